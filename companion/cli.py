@@ -1,0 +1,229 @@
+"""The ``companion`` command line.
+
+Every failure a user can cause ends in one line on stderr and a non-zero
+exit status, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_USAGE = 2
+EXIT_BAD_INPUT = 1
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed as one line, exit status 1."""
+
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _read_text(path: str) -> str:
+    p = Path(path)
+    if not p.exists():
+        raise CommandError(f"{path}: no such file")
+    if p.is_dir():
+        raise CommandError(f"{path}: is a folder, not a file")
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise CommandError(f"{path}: not a text file") from None
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+# -- score -----------------------------------------------------------------
+
+def cmd_score(args: argparse.Namespace) -> int:
+    from companion.rules.interchange import score_json
+
+    status = 0
+    for path in args.boards:
+        try:
+            text = _read_text(path)
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno}"
+                                   f" column {exc.colno}") from None
+            result = score_json(data)
+        except (CommandError, ValueError) as exc:
+            msg = str(exc) if str(exc).startswith(path) else f"{path}: {exc}"
+            print(f"companion score: {msg}", file=sys.stderr)
+            status = EXIT_BAD_INPUT
+            continue
+        if args.json:
+            print(json.dumps(result), flush=True)
+        else:
+            _print_score_table(path, result, sys.stdout)
+    return status
+
+
+def _print_score_table(path: str, result: dict[str, Any], out: TextIO) -> None:
+    out.write(f"{path}\n  {'colour':<8} tallest majorities buildings total\n")
+    for color, s in result["colors"].items():
+        out.write(f"  {color:<8} {s['tallest']:>7} {s['majorities']:>10} {s['buildings']:>9}"
+                  f" {s['total']:>5}\n")
+    for name, total in result.get("players", {}).items():
+        out.write(f"  player {name}: {total}\n")
+
+
+# -- play ------------------------------------------------------------------
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from companion.bots import make_bots
+    from companion.rules import Player, apply_move, get_edition, make_config, new_game, standings
+    from companion.rules.board import board_text_diagram
+    from companion.rules.record import GameRecord, MoveEntry
+    from companion.rules.state import default_players
+
+    kinds = args.bot_kind.split(",") if args.bot_kind else ["greedy"]
+    if len(kinds) == 1:
+        kinds = kinds * args.bots
+    if len(kinds) != args.bots:
+        raise CommandError(f"--bot-kind names {len(kinds)} bots for {args.bots} players")
+    edition = get_edition(args.edition)
+    players = [Player(f"{p.name} ({kinds[i]})", p.seat, p.colors)
+               for i, p in enumerate(default_players(edition, args.bots))]
+    config = make_config(players, edition=edition, variants=args.variant or [],
+                         track_cards=True, seed=args.seed, no_build=_no_build(args.no_build))
+    bots = make_bots(kinds, args.seed)
+    state = new_game(config)
+    entries: list[MoveEntry] = []
+    out = sys.stdout
+    quiet = args.json
+    if not quiet:
+        names = ", ".join(f"{p.name} at {p.seat} with {'+'.join(p.colors)}"
+                          for p in config.players)
+        out.write(f"{config.edition.title}; {names}; seed {args.seed}\n")
+        if config.variants:
+            out.write(f"variants: {', '.join(sorted(v.value for v in config.variants))}\n")
+    scored = 0
+    while not state.is_over:
+        if not quiet and state.phase.value == "commit" and state.to_move == state.start:
+            out.write(f"\n== Round {state.round} (start: {state.player.name}) ==\n")
+        move = bots[state.to_move].choose(state)
+        state = apply_move(state, move)
+        entries.append(MoveEntry(move))
+        if not quiet:
+            out.write(f"{state.ply:>3}. {move}\n" if not str(move).split()[1] == "commit"
+                      else f"     {move}\n")
+        if len(state.scores) > scored:
+            scored = len(state.scores)
+            if not quiet:
+                _print_round(out, state, scored)
+                out.write(board_text_diagram(state.board))
+    record = GameRecord(config, tuple(entries))
+    if args.record:
+        Path(args.record).write_text(record.dumps() + "\n", encoding="utf-8")
+    if quiet:
+        print(json.dumps(record.to_json()))
+    else:
+        out.write("\nFinal standings:\n")
+        for row in standings(state):
+            out.write(f"  {row.rank}. {row.name}: {row.points} points\n")
+    return 0
+
+
+def _print_round(out: TextIO, state: Any, k: int) -> None:
+    score = state.scores[k - 1]
+    out.write(f"-- Scores after round {k} --\n")
+    br = score.to_json()["breakdown"]
+    tall = br["tallest"]
+    if tall["owner"]:
+        out.write(f"  tallest: {tall['sites'][0]} ({tall['height']} storeys, {tall['owner']})\n")
+    elif tall["sites"]:
+        out.write(f"  tallest: tie at {tall['height']} storeys ({', '.join(tall['sites'])}),"
+                  " nobody scores\n")
+    totals = state.totals()
+    for color in state.config.colors:
+        s = score.colors[color]
+        out.write(f"  {color:<7} tallest {s.tallest} majorities {s.majorities} buildings "
+                  f"{s.buildings} = {s.total:>2}   total {totals[color]}\n")
+
+
+def _no_build(value: str) -> Any:
+    from companion.rules import NoBuildPolicy
+
+    return NoBuildPolicy(value)
+
+
+# -- parser ----------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="companion", description="The Manhattan table companion.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("score", help="score boards given as manhattan-board/1 JSON")
+    p.add_argument("boards", nargs="+", metavar="BOARD.json")
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("play", help="a full bot game in the terminal")
+    p.add_argument("--bots", type=int, default=4, choices=(2, 3, 4))
+    p.add_argument("--bot-kind", default="", help="greedy or random, or one per player: "
+                   "greedy,random,...")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--edition", default="classic")
+    p.add_argument("--variant", action="append", metavar="NAME",
+                   help="anti-trust, slow-growth, monster, baby-monster, godzilla")
+    p.add_argument("--no-build", default="pass", choices=("pass", "forfeit"),
+                   help="house rule when a card allows no legal build")
+    p.add_argument("--record", metavar="FILE", help="write the game record here")
+    p.add_argument("--json", action="store_true", help="print the game record as JSON")
+    p.set_defaults(func=cmd_play)
+
+    for register in _EXTRA_COMMANDS:
+        register(sub)
+    return parser
+
+
+#: Other packages add sub-commands here (read, replay, demo, run ...).
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    _load_extra_commands()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args))
+    except CommandError as exc:
+        print(f"companion {args.command}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as exc:  # every rules/vision input error is a ValueError
+        print(f"companion {args.command}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except OSError as exc:
+        print(f"companion {args.command}: {exc.strerror or exc}"
+              f"{': ' + str(exc.filename) if exc.filename else ''}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"companion {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+def _load_extra_commands() -> None:
+    """Import command modules lazily so ``companion score`` stays light."""
+    if _EXTRA_COMMANDS:
+        return
+    import importlib
+
+    for name in ("companion.commands",):
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        _EXTRA_COMMANDS.extend(getattr(mod, "REGISTER", []))

@@ -1,0 +1,288 @@
+"""Game records: a JSON header, the move list, corrections and round scores.
+
+Corrections are entries of their own (never silent edits), so a record shows
+what the companion first believed and what the table fixed.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from companion.rules.board import Site
+from companion.rules.editions import get_edition
+from companion.rules.errors import RecordError, RulesError
+from companion.rules.legality import apply_move
+from companion.rules.moves import Move
+from companion.rules.notation import parse_move
+from companion.rules.state import GameConfig, GameState, NoBuildPolicy, Player, new_game
+from companion.rules.topology import Seat
+from companion.rules.variants import Variant
+
+RECORD_FORMAT = "manhattan-game/1"
+
+
+@dataclass(frozen=True)
+class MoveEntry:
+    """A move as it happened; ``forced`` marks an illegal build the table let stand."""
+
+    move: Move
+    forced: bool = False
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class Correction:
+    """Replace move number ``index`` (0-based) with ``move``, or delete it (None)."""
+
+    index: int
+    move: Move | None
+    note: str = ""
+    forced: bool = False
+
+
+Entry = MoveEntry | Correction
+
+
+@dataclass(frozen=True)
+class GameRecord:
+    config: GameConfig
+    entries: tuple[Entry, ...] = ()
+    date: str = field(default_factory=lambda: _dt.date.today().isoformat())
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    # -- building ----------------------------------------------------------
+    def with_move(self, move: Move, *, forced: bool = False,
+                  warning: str | None = None) -> GameRecord:
+        return replace(self, entries=self.entries + (MoveEntry(move, forced, warning),))
+
+    def with_correction(self, index: int, move: Move | None, note: str = "",
+                        *, forced: bool = False) -> GameRecord:
+        n = len(self.effective())
+        if not 0 <= index < n:
+            raise RecordError(f"no move number {index} to correct (the game has {n})")
+        return replace(self, entries=self.entries + (Correction(index, move, note, forced),))
+
+    # -- reading -----------------------------------------------------------
+    def effective(self) -> list[MoveEntry]:
+        """The move list with every correction applied, in order."""
+        moves: list[MoveEntry] = []
+        for e in self.entries:
+            if isinstance(e, MoveEntry):
+                moves.append(e)
+            elif e.move is None:
+                del moves[e.index]
+            else:
+                moves[e.index] = MoveEntry(e.move, e.forced, None)
+        return moves
+
+    @property
+    def moves(self) -> list[Move]:
+        return [e.move for e in self.effective()]
+
+    def states(self) -> Iterator[GameState]:
+        """The start position and the position after every effective move."""
+        state = new_game(self.config)
+        yield state
+        for n, e in enumerate(self.effective()):
+            try:
+                state = apply_move(state, e.move, check=not e.forced)
+            except RulesError as exc:
+                raise RecordError(f"move {n + 1} ({e.move}): {exc}") from None
+            yield state
+
+    def replay(self) -> GameState:
+        *_, final = self.states()
+        return final
+
+    # -- JSON --------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        final = self.replay()
+        entries: list[dict[str, Any]] = []
+        for e in self.entries:
+            if isinstance(e, MoveEntry):
+                item: dict[str, Any] = {"type": "move", "move": str(e.move)}
+                if e.forced:
+                    item["forced"] = True
+                if e.warning:
+                    item["warning"] = e.warning
+            else:
+                item = {"type": "correction", "replaces": e.index,
+                        "move": None if e.move is None else str(e.move)}
+                if e.note:
+                    item["note"] = e.note
+                if e.forced:
+                    item["forced"] = True
+            entries.append(item)
+        players = [(p.name, p.colors) for p in self.config.players]
+        rounds = [{"round": k + 1, **s.to_json(), "players": s.players(players)}
+                  for k, s in enumerate(final.scores)]
+        out: dict[str, Any] = {
+            "format": RECORD_FORMAT,
+            "header": header_json(self.config, self.date, self.meta),
+            "entries": entries,
+            "rounds": rounds,
+        }
+        if final.is_over:
+            out["result"] = final_result(final)
+        return out
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=1)
+
+    @classmethod
+    def from_json(cls, data: Any) -> GameRecord:
+        if not isinstance(data, dict) or data.get("format") != RECORD_FORMAT:
+            raise RecordError(f"not a game record (expected format {RECORD_FORMAT!r})")
+        header = data.get("header")
+        if not isinstance(header, dict):
+            raise RecordError("game record has no header")
+        config = config_from_json(header)
+        entries: list[Entry] = []
+        raw_entries = data.get("entries", [])
+        if not isinstance(raw_entries, list):
+            raise RecordError("'entries' must be a list")
+        for n, item in enumerate(raw_entries):
+            if not isinstance(item, dict):
+                raise RecordError(f"entries[{n}] must be an object")
+            try:
+                if item.get("type") == "move":
+                    entries.append(MoveEntry(parse_move(str(item["move"])),
+                                             bool(item.get("forced", False)),
+                                             item.get("warning")))
+                elif item.get("type") == "correction":
+                    mv = item.get("move")
+                    entries.append(Correction(int(item["replaces"]),
+                                              None if mv is None else parse_move(str(mv)),
+                                              str(item.get("note", "")),
+                                              bool(item.get("forced", False))))
+                else:
+                    raise RecordError(f"entries[{n}]: unknown entry type {item.get('type')!r}")
+            except (KeyError, TypeError) as exc:
+                raise RecordError(f"entries[{n}]: missing or bad field {exc}") from None
+            except RulesError as exc:
+                raise RecordError(f"entries[{n}]: {exc}") from None
+        rec = cls(config, tuple(entries), str(header.get("date", "")),
+                  dict(header.get("meta", {}) or {}))
+        rec._check_corrections()
+        final = rec.replay()
+        recorded = data.get("rounds")
+        if recorded is not None:
+            _check_rounds(recorded, final)
+        return rec
+
+    @classmethod
+    def loads(cls, text: str) -> GameRecord:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise RecordError(f"malformed JSON: {exc.msg} at line {exc.lineno}") from None
+        return cls.from_json(data)
+
+    def _check_corrections(self) -> None:
+        count = 0
+        for e in self.entries:
+            if isinstance(e, MoveEntry):
+                count += 1
+                continue
+            if not 0 <= e.index < count:
+                raise RecordError(f"a correction names move {e.index}, which does not exist")
+            if e.move is None:
+                count -= 1
+
+
+def _check_rounds(recorded: Any, final: GameState) -> None:
+    if not isinstance(recorded, list):
+        raise RecordError("'rounds' must be a list")
+    if len(recorded) > len(final.scores):
+        raise RecordError(f"the record lists {len(recorded)} scored rounds, the moves give "
+                          f"{len(final.scores)}")
+    for k, item in enumerate(recorded):
+        got = final.scores[k].to_json()["colors"]
+        want = item.get("colors") if isinstance(item, dict) else None
+        if want != got:
+            raise RecordError(f"round {k + 1}: recorded scores {want} differ from the moves' {got}")
+
+
+def header_json(config: GameConfig, date: str,
+                meta: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "edition": config.edition.name,
+        "variants": sorted(v.value for v in config.variants),
+        "players": [p.to_json() for p in config.players],
+        "date": date,
+        "seed": config.seed,
+        "track_cards": config.track_cards,
+        "no_build": config.no_build.value,
+    }
+    if config.reshuffle_at_round_end is not None:
+        out["reshuffle_at_round_end"] = config.reshuffle_at_round_end
+    if config.monster_start is not None:
+        out["monster_start"] = config.monster_start.code
+    if config.monster_wrap is not None:
+        out["monster_wrap"] = config.monster_wrap
+    if config.slow_growth_order != (0, 1, 2, 3, 4, 5):
+        out["slow_growth_order"] = list(config.slow_growth_order)
+    if meta:
+        out["meta"] = meta
+    return out
+
+
+def config_from_json(header: dict[str, Any]) -> GameConfig:
+    """Read a game set-up: a record header or a ``game.json`` (formats.md)."""
+    try:
+        edition = get_edition(str(header.get("edition", "classic")))
+        raw_players = header.get("players")
+        if not isinstance(raw_players, list) or not raw_players:
+            raise RecordError("the set-up needs a list of players")
+        players = []
+        for n, p in enumerate(raw_players):
+            if not isinstance(p, dict):
+                raise RecordError(f"players[{n}] must be an object")
+            colors = p.get("colors")
+            if not isinstance(colors, list) or not all(isinstance(c, str) for c in colors):
+                raise RecordError(f"players[{n}]: 'colors' must be a list of colour names")
+            players.append(Player(str(p.get("name") or f"Player {n + 1}"),
+                                  Seat.parse(str(p.get("seat", ""))), tuple(colors)))
+        variants = header.get("variants", []) or []
+        if not isinstance(variants, list):
+            raise RecordError("'variants' must be a list")
+        kw: dict[str, Any] = {}
+        if "monster_start" in header:
+            kw["monster_start"] = Site.parse(str(header["monster_start"]))
+        if "monster_wrap" in header:
+            kw["monster_wrap"] = bool(header["monster_wrap"])
+        if "reshuffle_at_round_end" in header:
+            kw["reshuffle_at_round_end"] = bool(header["reshuffle_at_round_end"])
+        if "slow_growth_order" in header:
+            kw["slow_growth_order"] = tuple(int(x) for x in header["slow_growth_order"])
+        return GameConfig(
+            edition, tuple(players), frozenset(Variant.parse(str(v)) for v in variants),
+            no_build=NoBuildPolicy(str(header.get("no_build", "pass"))),
+            track_cards=bool(header.get("track_cards", False)),
+            seed=int(header.get("seed", 0)), **kw)
+    except RecordError:
+        raise
+    except RulesError as exc:
+        raise RecordError(f"bad set-up: {exc}") from None
+    except (TypeError, ValueError) as exc:
+        raise RecordError(f"bad set-up: {exc}") from None
+
+
+def final_result(state: GameState) -> dict[str, Any]:
+    """Standings with the edition's tie-break; ``winners`` may hold several names."""
+    from companion.rules.endgame import standings
+
+    rows = standings(state)
+    return {
+        "standings": [r.to_json() for r in rows],
+        "winners": [r.name for r in rows if r.rank == 1],
+        "tie_break": state.config.edition.tie_break.value,
+    }
+
+
+def record_from_moves(config: GameConfig, moves: Sequence[Move], **kw: Any) -> GameRecord:
+    return GameRecord(config, tuple(MoveEntry(m) for m in moves), **kw)
