@@ -185,7 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-#: Other packages add sub-commands here (read, replay, demo, run ...).
+#: Other packages add sub-commands: each module named here may define
+#: ``REGISTER``, a list of functions taking the sub-parsers object.
+COMMAND_MODULES = (
+    "companion.vision.commands",
+    "companion.web.commands",
+    "companion.store.commands",
+    "companion.commands",
+)
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = []
 
 
@@ -219,7 +226,7 @@ def _load_extra_commands() -> None:
         return
     import importlib
 
-    for name in ("companion.commands",):
+    for name in COMMAND_MODULES:
         try:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as exc:

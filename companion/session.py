@@ -1,0 +1,398 @@
+"""The live game: one record shared by the controller, the page and the journal.
+
+The game record is the source of truth. Everything that changes the game goes
+through :class:`GameSession`, which appends an entry to the record, hands the
+same entry to the journal (so a crash loses nothing), and wakes the page.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from companion.rules import (
+    Build,
+    Card,
+    Commit,
+    GameConfig,
+    GameRecord,
+    GameState,
+    IllegalMoveError,
+    Move,
+    Pass,
+    Phase,
+    RulesError,
+    Seat,
+    Site,
+    apply_move,
+    check_move,
+    legal_builds,
+    new_game,
+)
+from companion.rules.record import Correction, MoveEntry, final_result, header_json
+
+
+class JournalSink(Protocol):
+    """What the session needs from a journal (companion.store implements it)."""
+
+    def begin_game(self, header: dict[str, Any]) -> str: ...
+
+    def append(self, game_id: str, entry: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class TableWarning:
+    """A legality warning shown until resolved (by a correction or by the players)."""
+
+    id: int
+    ply: int  # index of the move in the effective move list
+    reason: str
+    message: str
+    site: str | None = None
+    crop: str | None = None  # evidence id of the photo crop, if any
+    resolved: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "ply": self.ply, "reason": self.reason, "message": self.message,
+                "site": self.site, "crop": self.crop, "resolved": self.resolved}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to a move handed to the session."""
+
+    move: Move
+    legal: bool
+    warning: TableWarning | None = None
+
+
+@dataclass
+class _Live:
+    record: GameRecord
+    state: GameState
+    game_id: str | None = None
+    warnings: list[TableWarning] = field(default_factory=list)
+    evidence: dict[int, str] = field(default_factory=dict)  # ply -> crop id
+    card_seen: tuple[Seat, Card] | None = None
+    unseen: list[str] = field(default_factory=list)
+
+
+class GameSession:
+    """Thread-safe holder of the current game; every change is an event."""
+
+    def __init__(self, config: GameConfig | None = None, *, journal: JournalSink | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._lock = threading.RLock()
+        self._journal = journal
+        self._clock = clock
+        self._subscribers: list[queue.Queue[dict[str, Any]]] = []
+        self._ids = itertools.count(1)
+        self.version = 0
+        self._live: _Live | None = None
+        if config is not None:
+            self.new_game(config)
+
+    # -- set-up ------------------------------------------------------------
+    def new_game(self, config: GameConfig, *, date: str | None = None,
+                 meta: dict[str, Any] | None = None) -> None:
+        record = GameRecord(config, meta=dict(meta or {}))
+        if date:
+            record = replace(record, date=date)
+        with self._lock:
+            live = _Live(record, new_game(config))
+            if self._journal is not None:
+                live.game_id = self._journal.begin_game(header_json(config, record.date,
+                                                                    record.meta))
+            self._live = live
+            self._changed("setup")
+
+    def resume(self, record: GameRecord, game_id: str | None = None) -> None:
+        """Continue a game read back from the journal, exactly where it was."""
+        with self._lock:
+            live = _Live(record, record.replay(), game_id)
+            for ply, entry in enumerate(record.effective()):
+                if entry.warning:
+                    reason, _, message = entry.warning.partition(": ")
+                    live.warnings.append(TableWarning(next(self._ids), ply, reason, message))
+            self._live = live
+            self._changed("resume")
+
+    @property
+    def has_game(self) -> bool:
+        return self._live is not None
+
+    def _require(self) -> _Live:
+        if self._live is None:
+            raise RulesError("no game is set up yet")
+        return self._live
+
+    @property
+    def state(self) -> GameState:
+        with self._lock:
+            return self._require().state
+
+    @property
+    def record(self) -> GameRecord:
+        with self._lock:
+            return self._require().record
+
+    @property
+    def game_id(self) -> str | None:
+        with self._lock:
+            return self._require().game_id
+
+    # -- moves ---------------------------------------------------------------
+    def play(self, move: Move, *, allow_illegal: bool = False,
+             evidence: str | None = None) -> Outcome:
+        """Apply a move. An illegal one raises unless ``allow_illegal`` (what the
+        camera saw really happened): then it is recorded with a warning."""
+        with self._lock:
+            live = self._require()
+            warning: TableWarning | None = None
+            try:
+                check_move(live.state, move)
+                legal = True
+            except IllegalMoveError as exc:
+                if not allow_illegal or exc.reason in ("game-over", "wrong-phase"):
+                    raise
+                legal = False
+                site = move.site.name if isinstance(move, Build) else None
+                warning = TableWarning(next(self._ids), len(live.record.effective()), exc.reason,
+                                  str(exc), site, evidence)
+            state = apply_move(live.state, move, check=legal)
+            entry = MoveEntry(move, forced=not legal,
+                              warning=None if warning is None
+                              else f"{warning.reason}: {warning.message}")
+            ply = len(live.record.effective())
+            live.record = replace(live.record, entries=live.record.entries + (entry,))
+            live.state = state
+            live.card_seen = None
+            if evidence:
+                live.evidence[ply] = evidence
+            if warning is not None:
+                live.warnings.append(warning)
+            self._journal_entry(live, _entry_json(entry))
+            self._changed("move", {"ply": ply, "move": str(move), "legal": legal})
+            return Outcome(move, legal, warning)
+
+    def correct(self, index: int, move: Move | None, note: str = "") -> None:
+        """Replace (or delete, with None) move ``index``; recorded as a correction."""
+        with self._lock:
+            live = self._require()
+            record = live.record.with_correction(index, move, note)
+            forced = False
+            try:
+                state = record.replay()
+            except RulesError:
+                # The corrected move may itself be illegal (what the table did):
+                # keep it, flagged, rather than refuse the fix.
+                record = live.record.with_correction(index, move, note, forced=True)
+                state = record.replay()
+                forced = True
+            corr = record.entries[-1]
+            assert isinstance(corr, Correction)
+            live.record, live.state = record, state
+            live.warnings = [replace(w, resolved=True) if w.ply == index else w
+                             for w in live.warnings]
+            if move is None:
+                live.warnings = [w if w.ply < index else replace(w, ply=w.ply - 1)
+                                 for w in live.warnings if w.ply != index]
+            self._journal_entry(live, _entry_json(corr))
+            self._changed("correction", {"ply": index, "move": None if move is None
+                                         else str(move), "forced": forced})
+
+    def undo(self) -> None:
+        """Take back the last move (a deleting correction)."""
+        with self._lock:
+            n = len(self._require().record.effective())
+            if n == 0:
+                raise RulesError("there is no move to undo")
+            self.correct(n - 1, None, "undo")
+
+    def resolve_warning(self, warning_id: int) -> None:
+        with self._lock:
+            live = self._require()
+            if not any(w.id == warning_id for w in live.warnings):
+                raise RulesError(f"no warning {warning_id}")
+            live.warnings = [replace(w, resolved=True) if w.id == warning_id else w
+                             for w in live.warnings]
+            self._changed("warning")
+
+    def see_card(self, seat: Seat, card: Card) -> None:
+        """The camera saw a new card on ``seat``'s stack: the page and LEDs show its sites."""
+        with self._lock:
+            self._require().card_seen = (seat, card)
+            self._changed("card", {"seat": seat.value, "card": str(card)})
+
+    def set_unseen(self, sites: list[Site]) -> None:
+        with self._lock:
+            self._require().unseen = [s.code for s in sites]
+            self._changed("unseen")
+
+    # -- reading -------------------------------------------------------------
+    def guidance(self) -> dict[str, Any] | None:
+        """The sites the current card allows: lit, or dimmed where no block fits."""
+        with self._lock:
+            live = self._require()
+            state = live.state
+            if live.card_seen is None or state.phase is not Phase.BUILD:
+                return None
+            seat, card = live.card_seen
+            row, col = card.site_cell(seat)
+            ok = {b.site for b in legal_builds(state, (card,))} if seat == state.seat else set()
+            sites = [Site(city, row, col) for city in range(6)]
+            return {
+                "seat": seat.value, "card": str(card),
+                "colors": list(state.config.player_of(seat).colors),
+                "lit": [s.index for s in sites if s in ok],
+                "dim": [s.index for s in sites if s not in ok],
+                "monster": state.monster.index if state.monster else None,
+            }
+
+    def snapshot(self, ply: int | None = None) -> dict[str, Any]:
+        """Everything the page shows, as JSON (``GET /api/state``)."""
+        with self._lock:
+            live = self._live
+            if live is None:
+                return {"board": {"format": "manhattan-board/1", "sites": []}, "moves": [],
+                        "scores": {"rounds": [], "totals": {}, "players": {}},
+                        "game": None, "warnings": [], "version": self.version}
+            record = live.record
+            effective = record.effective()
+            if ply is None or ply >= len(effective):
+                state, shown = live.state, len(effective)
+            else:
+                shown = max(0, ply)
+                state = _state_at(record, shown)
+            return _snapshot(record, effective, state, shown, live, self.version,
+                             live.card_seen if shown == len(effective) else None,
+                             self.guidance() if shown == len(effective) else None)
+
+    # -- events --------------------------------------------------------------
+    def subscribe(self) -> queue.Queue[dict[str, Any]]:
+        q: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=256)
+        with self._lock:
+            self._subscribers.append(q)
+        return q
+
+    def unsubscribe(self, q: queue.Queue[dict[str, Any]]) -> None:
+        with self._lock:
+            if q in self._subscribers:
+                self._subscribers.remove(q)
+
+    def _changed(self, kind: str, data: dict[str, Any] | None = None) -> None:
+        self.version += 1
+        event = {"type": kind, "version": self.version, "time": self._clock(), **(data or {})}
+        for q in list(self._subscribers):
+            try:
+                q.put_nowait(event)
+            except queue.Full:  # a stalled page must not stall the table
+                pass
+
+    def _journal_entry(self, live: _Live, entry: dict[str, Any]) -> None:
+        if self._journal is not None and live.game_id is not None:
+            self._journal.append(live.game_id, entry)
+
+
+def _entry_json(e: MoveEntry | Correction) -> dict[str, Any]:
+    if isinstance(e, MoveEntry):
+        out: dict[str, Any] = {"type": "move", "move": str(e.move)}
+        if e.forced:
+            out["forced"] = True
+        if e.warning:
+            out["warning"] = e.warning
+        return out
+    out = {"type": "correction", "replaces": e.index,
+           "move": None if e.move is None else str(e.move)}
+    if e.note:
+        out["note"] = e.note
+    if e.forced:
+        out["forced"] = True
+    return out
+
+
+def _state_at(record: GameRecord, ply: int) -> GameState:
+    for n, state in enumerate(record.states()):
+        if n == ply:
+            return state
+    raise RulesError(f"no position {ply}")
+
+
+def move_json(n: int, entry: MoveEntry) -> dict[str, Any]:
+    m = entry.move
+    out: dict[str, Any] = {"ply": n, "notation": str(m), "seat": m.seat.value,
+                           "type": type(m).__name__.lower()}
+    if isinstance(m, Build):
+        out.update(color=m.block.color, storeys=m.block.storeys, city=m.site.city,
+                   row=m.site.row, col=m.site.col, site=m.site.name, card=str(m.card))
+    elif isinstance(m, Pass):
+        out.update(card=str(m.card), forfeit=str(m.forfeit) if m.forfeit else None)
+    elif isinstance(m, Commit):
+        out["blocks"] = None if m.blocks is None else [str(b) for b in m.blocks]
+    if entry.forced:
+        out["forced"] = True
+    if entry.warning:
+        out["warning"] = entry.warning
+    return out
+
+
+def _snapshot(record: GameRecord, effective: list[MoveEntry], state: GameState, shown: int,
+              live: _Live, version: int, card_seen: tuple[Seat, Card] | None,
+              guidance: dict[str, Any] | None) -> dict[str, Any]:
+    config = state.config
+    board = state.board.to_json(config.colors)
+    board["players"] = [p.to_json() for p in config.players]
+    if shown == len(effective) and live.unseen:
+        board["unseen"] = [_site_ref(code) for code in live.unseen]
+    players_cs = [(p.name, p.colors) for p in config.players]
+    rounds = [{"round": k + 1, **s.to_json(), "players": s.players(players_cs)}
+              for k, s in enumerate(state.scores)]
+    moves = [move_json(n, e) for n, e in enumerate(effective)]
+    for mv in moves:
+        crop = live.evidence.get(mv["ply"])
+        if crop:
+            mv["crop"] = crop
+    last_build = next((e.move for e in reversed(effective[:shown]) if isinstance(e.move, Build)),
+                      None)
+    game: dict[str, Any] = {
+        "header": header_json(config, record.date, record.meta),
+        "edition_title": config.edition.title,
+        "round": state.round, "rounds": config.rounds, "phase": state.phase.value,
+        "to_move": None if state.is_over else state.player.name,
+        "to_move_seat": None if state.is_over else state.seat.value,
+        "start_player": config.players[state.start].name,
+        "ply": shown, "plies": len(effective),
+        "players": [{
+            **p.to_json(),
+            "blocks_left": [str(b) for b in (state.remaining_blocks(i) or ())],
+            "blocks_left_count": state.blocks_left_this_round(i),
+            "declared": state.remaining_blocks(i) is not None,
+            "played_top": str(state.played[p.seat][-1]) if state.played[p.seat] else None,
+        } for i, p in enumerate(config.players)],
+        "last_move": str(last_build) if last_build else None,
+        "last_site": last_build.site.index if last_build else None,
+        "card_seen": {"seat": card_seen[0].value, "card": str(card_seen[1])}
+        if card_seen else None,
+        "monster": state.monster.index if state.monster else None,
+        "over": state.is_over,
+        "result": final_result(state) if state.is_over else None,
+    }
+    return {
+        "board": board,
+        "moves": moves,
+        "scores": {"rounds": rounds, "totals": state.totals(), "players": state.player_totals()},
+        "game": game,
+        "warnings": [w.to_json() for w in live.warnings],
+        "guidance": guidance,
+        "version": version,
+    }
+
+
+def _site_ref(code: str) -> dict[str, int]:
+    s = Site.parse(code)
+    return {"city": s.city, "row": s.row, "col": s.col}
