@@ -233,23 +233,27 @@ class Board:
         return f"Board.from_towers({occupied!r})"
 
 
+def _letter(color: str) -> str:
+    return "k" if color == "black" else color[0]
+
+
 def board_text_diagram(board: Board) -> str:
-    """A terminal picture: each site as height+owner initial, cities in a 2 x 3 grid."""
+    """A terminal picture: each site as height + owner initial, cities in their grid."""
     topo = default_topology()
+    width = topo.cols * 4
     lines: list[str] = []
     for crow in range(topo.city_grid[0]):
-        names = [topo.city_names[crow * topo.city_grid[1] + cc] for cc in range(topo.city_grid[1])]
-        lines.append("   ".join(f"{n[:14]:<14}" for n in names))
+        cities = [crow * topo.city_grid[1] + cc for cc in range(topo.city_grid[1])]
+        lines.append("   ".join(f"{topo.city_names[c][:width]:<{width}}" for c in cities))
         for r in range(topo.rows):
             cells = []
-            for cc in range(topo.city_grid[1]):
-                city = crow * topo.city_grid[1] + cc
-                row = []
+            for city in cities:
+                row = ""
                 for c in range(topo.cols):
                     t = board.tower(Site(city, r, c))
-                    row.append(f"{tower_height(t):>2}{t[-1].color[0]}" if t else "  .")
-                cells.append(" ".join(row) + "   ")
-            lines.append("   ".join(f"{x:<14}" for x in cells))
+                    row += f"{tower_height(t):>3}{_letter(t[-1].color)}" if t else "   ."
+                cells.append(row)
+            lines.append("   ".join(cells))
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"
 
