@@ -41,6 +41,7 @@ from companion.rules import (
 )
 from companion.rules.board import tower_height
 from companion.rules.editions import EDITIONS
+from companion.tracking import Decision, decide
 
 
 @dataclass(frozen=True)
@@ -332,30 +333,17 @@ def _one_turn(state: GameState, record: GameRecord, changes: list[Change],
               new_cards: Mapping[Seat, Card], obs: Observation, turn: int,
               warnings: list[dict[str, Any]]) -> tuple[GameState, GameRecord,
                                                        list[dict[str, Any]]]:
-    mover = state.player
-    card = new_cards.get(mover.seat)
-    if not changes:
-        # A card was played and nothing built: a pass.
-        if card is None:
-            card = next(iter(new_cards.values()))
-        move: Build | Pass = Pass(mover.seat, card)
-        return _apply(state, record, move, obs, turn, warnings)
-    ch = changes[0]
-    color = ch.after[1]
-    seat = mover.seat
-    owner = state.config.owner_of_color(color)
-    if owner is None:
-        warnings.append({"photo": obs.name, "reason": "unknown-color",
-                         "message": f"{obs.name}: {color} is not a colour in this game; "
-                                    f"change at {ch.site.name} ignored"})
+    decision = decide(state, obs.sites, sorted(obs.unseen), new_cards)
+    if decision.kind == "none" and not changes and new_cards:
+        # A card on another seat's stack and nothing built: a pass out of turn.
+        seat, card = next(iter(new_cards.items()))
+        decision = Decision("move", Pass(seat, card), False, "wrong-turn",
+                            f"{seat} played a card out of turn")
+    if decision.move is None or decision.kind != "move":
+        warnings.append({"photo": obs.name, "turn": turn, "reason": decision.kind,
+                         "message": f"{obs.name}: {decision.message or 'nothing to explain'}"})
         return state, record, []
-    if owner.seat != seat:
-        seat = owner.seat
-        card = new_cards.get(seat, card)
-    if card is None:
-        card = Card.for_site(seat, ch.site.row, ch.site.col)
-    move = Build(seat, card, ch.site, Block(color, ch.delta))
-    return _apply(state, record, move, obs, turn, warnings)
+    return _apply(state, record, decision.move, obs, turn, warnings)
 
 
 def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observation,

@@ -1,0 +1,164 @@
+"""Deciding a move from what changed on the table.
+
+The rules engine proposes; the image disposes. Each candidate move (every
+legal build of the player to move, plus the physically possible illegal ones
+at the changed site) is scored by how well the board it predicts matches the
+reading. A misread storey count or colour is corrected toward the legal move
+that explains the photo best; an illegal build that explains it clearly
+better is kept, with its legality warning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from companion.rules import (
+    Block,
+    Build,
+    Card,
+    GameState,
+    IllegalMoveError,
+    Pass,
+    Phase,
+    Seat,
+    Site,
+    SiteView,
+    check_move,
+    legal_builds,
+)
+from companion.rules.board import tower_height
+
+#: Cost weights of the ranking: storeys off, wrong top colour, card disagreeing
+#: with the stack the camera read, and the price of calling a move illegal.
+HEIGHT_COST = 1.0
+COLOR_COST = 2.5
+CARD_COST = 1.5
+ILLEGAL_COST = 1.2
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The explanation of one still scene."""
+
+    kind: str  # "none", "move", "several", "unexplained"
+    move: Build | Pass | None = None
+    legal: bool = True
+    reason: str | None = None  # legality reason code when not legal
+    message: str = ""
+    cost: float = 0.0
+    changed: tuple[Site, ...] = ()
+
+
+def changed_sites(state: GameState, sites: Mapping[Site, SiteView],
+                  unseen: Sequence[Site] = ()) -> list[Site]:
+    """Visible sites whose height or owner differs from the record's board."""
+    hidden = set(unseen)
+    out = []
+    for index in range(54):
+        site = Site.from_index(index)
+        if site in hidden:
+            continue
+        tower = state.board.tower(site)
+        view = sites.get(site)
+        expected = (tower_height(tower), tower[-1].color) if tower else None
+        seen = (view.height, view.owner) if view else None
+        if expected != seen:
+            out.append(site)
+    return out
+
+
+def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Site] = (),
+           new_cards: Mapping[Seat, Card] | None = None) -> Decision:
+    """Explain a reading of the table as one move of the player to move."""
+    new_cards = dict(new_cards or {})
+    if state.phase is not Phase.BUILD:
+        return Decision("none", message="not in a building phase")
+    changed = changed_sites(state, sites, unseen)
+    if not changed:
+        card = new_cards.get(state.seat)
+        if card is None:
+            return Decision("none")
+        move = Pass(state.seat, card)
+        try:
+            check_move(state, move)
+        except IllegalMoveError as exc:
+            return Decision("move", move, False, exc.reason, str(exc), 0.0, ())
+        return Decision("move", move, True, None, "", 0.0, ())
+    if len(changed) > 1:
+        names = ", ".join(s.name for s in changed)
+        return Decision("several", changed=tuple(changed),
+                        message=f"{len(changed)} sites changed at once ({names}); "
+                                "confirm each move")
+    site = changed[0]
+    view = sites.get(site)
+    if view is None:
+        return Decision("unexplained", changed=(site,),
+                        message=f"{site.name} looks empty now: blocks are never removed")
+    best: tuple[float, Build, bool, str | None, str] | None = None
+    seen_card = new_cards.get(state.seat)
+    for move, legal, reason, message in _candidates(state, site, view, seen_card):
+        cost = _cost(state, move, view, new_cards)
+        if not legal:
+            cost += ILLEGAL_COST
+        if best is None or cost < best[0] - 1e-9:
+            best = (cost, move, legal, reason, message)
+    if best is None:
+        return Decision("unexplained", changed=(site,),
+                        message=f"no block of the player to move explains {site.name}")
+    cost, move, legal, reason, message = best
+    if cost >= HEIGHT_COST * 3 + COLOR_COST:
+        return Decision("unexplained", move, legal, reason,
+                        f"the change at {site.name} fits no move well", cost, (site,))
+    return Decision("move", move, legal, reason, message, cost, (site,))
+
+
+def _candidates(state: GameState, site: Site, view: SiteView, seen_card: Card | None,
+                ) -> Iterator[tuple[Build, bool, str | None, str]]:
+    """Legal builds at the site, then every physically possible build there."""
+    seen: set[Build] = set()
+    for move in legal_builds(state):
+        if move.site == site:
+            seen.add(move)
+            yield move, True, None, ""
+    player = state.player
+    cards = [Card.for_site(player.seat, site.row, site.col)]
+    if seen_card is not None and seen_card not in cards:
+        cards.append(seen_card)  # the card on the stack, though it gives another site
+    for color in player.colors:
+        for storeys in range(1, 5):
+            for card in cards:
+                move = Build(player.seat, card, site, Block(color, storeys))
+                if move in seen:
+                    continue
+                try:
+                    check_move(state, move)
+                except IllegalMoveError as exc:
+                    if exc.reason in ("wrong-phase", "game-over", "not-your-color"):
+                        continue
+                    yield move, False, exc.reason, str(exc)
+                    continue
+                yield move, True, None, ""
+    # Another player's colour: the wrong player built (reported, not hidden).
+    for other in state.config.players:
+        if other == player or view.owner not in other.colors:
+            continue
+        for storeys in range(1, 5):
+            card = Card.for_site(other.seat, site.row, site.col)
+            move = Build(other.seat, card, site, Block(view.owner, storeys))
+            yield move, False, "wrong-turn", (
+                f"{view.owner.capitalize()} built at {site.name}, but it is "
+                f"{player.name}'s turn ({'+'.join(player.colors)})")
+
+
+def _cost(state: GameState, move: Build, view: SiteView, new_cards: Mapping[Seat, Card]) -> float:
+    height = state.board.height(move.site) + move.block.storeys
+    cost = HEIGHT_COST * abs(height - view.height)
+    if move.block.color != view.owner:
+        cost += COLOR_COST
+    seen_card = new_cards.get(move.seat)
+    if seen_card is not None and seen_card != move.card:
+        cost += CARD_COST
+    if move.seat != state.seat and state.seat in new_cards and move.seat not in new_cards:
+        cost += 2 * CARD_COST  # the player to move just played a card: they built
+    return cost

@@ -1,0 +1,106 @@
+"""Deciding the move from a reading: ranking legal moves against what was seen."""
+
+from __future__ import annotations
+
+from companion.rules import (
+    Block,
+    Board,
+    Build,
+    Card,
+    Commit,
+    Seat,
+    Site,
+    SiteView,
+    apply_move,
+    make_config,
+    new_game,
+)
+from companion.tracking import decide
+
+
+def _state_with(blocks_s=("red", (4, 3, 2, 1, 1, 1))):
+    cfg = make_config(4)
+    state = new_game(cfg)
+    commits = {
+        Seat.S: ("red", (4, 3, 2, 1, 1, 1)), Seat.W: ("blue", (4, 3, 2, 1, 1, 1)),
+        Seat.N: ("green", (4, 3, 2, 1, 1, 1)), Seat.E: ("black", (4, 3, 2, 1, 1, 1)),
+    }
+    for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
+        color, sizes = commits[seat]
+        state = apply_move(state, Commit(seat, tuple(Block(color, s) for s in sizes)))
+    return state
+
+
+def _views(board: Board) -> dict[Site, SiteView]:
+    return board.views()
+
+
+def test_an_exact_reading_gives_the_legal_build():
+    state = _state_with()
+    board = state.board.with_block(Site(2, 0, 2), Block("red", 3))
+    d = decide(state, _views(board), new_cards={Seat.S: Card(0, 2)})
+    assert d.kind == "move" and d.legal
+    assert d.move == Build(Seat.S, Card(0, 2), Site(2, 0, 2), Block("red", 3))
+
+
+def test_a_misread_colour_is_explained_by_the_movers_colour():
+    state = _state_with()
+    views = _views(state.board.with_block(Site(2, 0, 2), Block("red", 2)))
+    views[Site(2, 0, 2)] = SiteView(2, "black")  # read as black in a shadow
+    d = decide(state, views, new_cards={Seat.S: Card(0, 2)})
+    assert d.move == Build(Seat.S, Card(0, 2), Site(2, 0, 2), Block("red", 2))
+    assert d.legal
+
+
+def test_a_height_that_no_committed_block_gives_is_snapped_to_the_nearest_legal_one():
+    state = _state_with()
+    views = _views(state.board)
+    views[Site(0, 1, 1)] = SiteView(5, "red")  # no 5-storey block exists
+    d = decide(state, views, new_cards={Seat.S: Card(1, 1)})
+    assert d.kind == "move" and d.legal
+    assert d.move == Build(Seat.S, Card(1, 1), Site(0, 1, 1), Block("red", 4))
+
+
+def test_a_card_that_gives_another_site_is_a_wrong_site_warning():
+    state = _state_with()
+    board = state.board.with_block(Site(0, 0, 0), Block("red", 1))
+    d = decide(state, _views(board), new_cards={Seat.S: Card(2, 2)})
+    assert d.kind == "move" and not d.legal
+    assert d.reason == "wrong-site"
+    assert d.move == Build(Seat.S, Card(2, 2), Site(0, 0, 0), Block("red", 1))
+
+
+def test_a_build_by_the_wrong_player_is_reported_as_such():
+    state = _state_with()
+    board = state.board.with_block(Site(1, 1, 1), Block("green", 2))
+    d = decide(state, _views(board))
+    assert d.kind == "move" and not d.legal and d.reason == "wrong-turn"
+    assert d.move == Build(Seat.N, Card(1, 1), Site(1, 1, 1), Block("green", 2))
+
+
+def test_two_changes_at_once_are_reported_not_merged():
+    state = _state_with()
+    board = state.board.with_block(Site(1, 1, 1), Block("red", 2)).with_block(
+        Site(3, 0, 0), Block("red", 1))
+    d = decide(state, _views(board))
+    assert d.kind == "several" and d.move is None
+    assert d.changed == (Site(1, 1, 1), Site(3, 0, 0))
+    assert "2 sites changed at once" in d.message
+
+
+def test_an_unseen_site_is_not_a_change():
+    state = _state_with()
+    d = decide(state, {}, unseen=[Site(0, 0, 0)])
+    assert d.kind == "none"
+
+
+def test_takeover_with_too_few_storeys_keeps_the_reason():
+    state = _state_with()
+    state = apply_move(state, Build(Seat.S, Card(0, 0), Site(0, 0, 0), Block("red", 4)))
+    # West (blue) puts 2 storeys on red's 4: illegal, but it happened
+    board = state.board.with_block(Site(0, 0, 0), Block("blue", 2))
+    card = Card.for_site(Seat.W, 0, 0)
+    d = decide(state, _views(board), new_cards={Seat.W: card})
+    assert d.kind == "move" and not d.legal and d.reason == "too-few-storeys"
+    assert d.move == Build(Seat.W, card, Site(0, 0, 0), Block("blue", 2))
+    assert "Blue needs 4 storeys" in d.message and "would have 2" in d.message
