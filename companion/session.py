@@ -214,6 +214,18 @@ class GameSession:
                 raise RulesError("there is no move to undo")
             self.correct(n - 1, None, "undo")
 
+    def report(self, reason: str, message: str, site: str | None = None,
+               evidence: str | None = None) -> TableWarning:
+        """A warning that is not about a recorded move (two changes at once, a
+        change no move explains): shown until the players resolve it."""
+        with self._lock:
+            live = self._require()
+            warning = TableWarning(next(self._ids), len(live.record.effective()), reason,
+                                   message, site, evidence)
+            live.warnings.append(warning)
+            self._changed("warning", {"reason": reason, "message": message})
+            return warning
+
     def resolve_warning(self, warning_id: int) -> None:
         with self._lock:
             live = self._require()

@@ -1,0 +1,213 @@
+"""The live table: camera -> vision -> rules -> LEDs and page.
+
+The controller owns no game logic. Each frame passes a cheap motion gate; a
+hand over the board keeps the scene "moving" and is never read. Once the
+scene has been still for a short time, one full reading is taken and the
+rules engine explains it (companion.tracking); the session records the move
+and the LEDs follow the session.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from companion.rules import Card, Commit, Phase, Seat, Site, SiteView
+from companion.session import GameSession
+from companion.tracking import decide
+
+log = logging.getLogger(__name__)
+
+
+class ReadingLike(Protocol):
+    sites: Mapping[Site, SiteView]
+    unseen: Sequence[Site]
+    cards: Mapping[Seat, Any]
+    pose: Any
+
+
+class Reader(Protocol):
+    """Reads a still frame (companion.vision.reader adapts to this)."""
+
+    def __call__(self, image: np.ndarray, previous_pose: Any = None) -> ReadingLike: ...
+
+
+class MotionGate(Protocol):
+    """Says whether anything moves in a frame (cheap; runs on every frame)."""
+
+    def update(self, image: np.ndarray, timestamp: float) -> bool: ...
+
+
+class LedSink(Protocol):
+    def show_guidance(self, guidance: dict[str, Any] | None, warning_sites: Sequence[int],
+                      state: Any) -> None: ...
+
+
+@dataclass
+class ControllerStats:
+    frames: int = 0
+    moving_frames: int = 0
+    readings: int = 0
+    moves: int = 0
+    warnings: int = 0
+    read_seconds: list[float] = field(default_factory=list)
+    decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
+
+
+class DiffMotionGate:
+    """Frame differencing on a small grey thumbnail: a few hundred microseconds."""
+
+    def __init__(self, width: int = 160, threshold: float = 12.0, fraction: float = 0.004):
+        self.width = width
+        self.threshold = threshold
+        self.fraction = fraction
+        self._prev: np.ndarray | None = None
+
+    def update(self, image: np.ndarray, timestamp: float) -> bool:
+        import cv2
+
+        h, w = image.shape[:2]
+        small = cv2.resize(image, (self.width, max(1, h * self.width // w)),
+                           interpolation=cv2.INTER_AREA)
+        grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY).astype(np.int16)
+        prev, self._prev = self._prev, grey
+        if prev is None:
+            return True
+        moved = np.count_nonzero(np.abs(grey - prev) > self.threshold)
+        return bool(moved > self.fraction * grey.size)
+
+
+class Controller:
+    """Drives one live game from frames."""
+
+    def __init__(self, session: GameSession, reader: Reader, *,
+                 gate: MotionGate | None = None, leds: LedSink | None = None,
+                 still_seconds: float = 0.4, auto_commit: bool = True,
+                 on_frame: Callable[[np.ndarray, Any], None] | None = None,
+                 watchdog: Callable[[], None] | None = None) -> None:
+        self.session = session
+        self.reader = reader
+        self.gate = gate or DiffMotionGate()
+        self.leds = leds
+        self.still_seconds = still_seconds
+        self.auto_commit = auto_commit
+        self.on_frame = on_frame
+        self.watchdog = watchdog
+        self.stats = ControllerStats()
+        self._still_since: float | None = None
+        self._dirty = True
+        self._pose: Any = None
+        self._cards: dict[Seat, Any] = {}
+        self._stop = threading.Event()
+        self.last_reading: ReadingLike | None = None
+
+    # -- one frame -----------------------------------------------------------
+    def process(self, image: np.ndarray, timestamp: float) -> str:
+        """Feed one frame; returns what happened: moving, waiting, idle, read."""
+        self.stats.frames += 1
+        if self.watchdog is not None:
+            self.watchdog()
+        self._auto_commit()
+        if self.gate.update(image, timestamp):
+            self.stats.moving_frames += 1
+            self._still_since = None
+            self._dirty = True
+            return "moving"
+        if self._still_since is None:
+            self._still_since = timestamp
+        if not self._dirty:
+            return "idle"
+        if timestamp - self._still_since < self.still_seconds:
+            return "waiting"
+        self._dirty = False
+        self._read(image, timestamp)
+        return "read"
+
+    def _auto_commit(self) -> None:
+        """The camera cannot see block selection: record it as undeclared."""
+        if not self.auto_commit or not self.session.has_game:
+            return
+        while self.session.state.phase is Phase.COMMIT:
+            self.session.play(Commit(self.session.state.seat, None))
+
+    def _read(self, image: np.ndarray, timestamp: float) -> None:
+        t0 = time.perf_counter()
+        try:
+            reading = self.reader(image, self._pose)
+        except ValueError as exc:  # board not found: a hand, a bump, darkness
+            log.info("frame not read: %s", exc)
+            self._dirty = True
+            return
+        self.stats.readings += 1
+        self.stats.read_seconds.append(time.perf_counter() - t0)
+        self.last_reading = reading
+        self._pose = reading.pose
+        if self.on_frame is not None:
+            self.on_frame(image, reading)
+        cards = {seat: _as_card(c) for seat, c in reading.cards.items()}
+        new_cards = {s: c for s, c in cards.items() if self._cards.get(s) != c}
+        self._cards.update(cards)
+        if not self.session.has_game:
+            return
+        state = self.session.state
+        self.session.set_unseen(list(reading.unseen))
+        decision = decide(state, reading.sites, list(reading.unseen), new_cards)
+        if decision.kind == "none":
+            if state.phase is Phase.BUILD and state.seat in new_cards:
+                self.session.see_card(state.seat, new_cards[state.seat])
+            self._update_leds()
+            return
+        if decision.kind == "move" and decision.move is not None:
+            outcome = self.session.play(decision.move, allow_illegal=True)
+            self.stats.moves += 1
+            if outcome.warning is not None:
+                self.stats.warnings += 1
+            self.stats.decide_latency.append(
+                timestamp - (self._still_since or timestamp) + time.perf_counter() - t0)
+        else:
+            site = decision.changed[0].name if decision.changed else None
+            self.session.report(decision.kind, decision.message, site)
+            self.stats.warnings += 1
+        self._update_leds()
+
+    def _update_leds(self) -> None:
+        if self.leds is None or not self.session.has_game:
+            return
+        snap = self.session.snapshot()
+        warn_sites = []
+        for w in snap["warnings"]:
+            if not w["resolved"] and w["site"]:
+                warn_sites.append(Site.parse(w["site"]).index)
+        self.leds.show_guidance(self.session.guidance(), warn_sites, self.session.state)
+
+    # -- loop ------------------------------------------------------------------
+    def run(self, frames: Any, *, max_frames: int | None = None) -> ControllerStats:
+        """Consume a frame source (anything with ``read()`` giving .image/.timestamp)."""
+        n = 0
+        while not self._stop.is_set():
+            frame = frames.read()
+            if frame is None:
+                break
+            self.process(frame.image, frame.timestamp)
+            n += 1
+            if max_frames is not None and n >= max_frames:
+                break
+        return self.stats
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def _as_card(value: Any) -> Card:
+    if isinstance(value, Card):
+        return value
+    if isinstance(value, dict):
+        value = value.get("cell")
+    r, c = value
+    return Card(int(r), int(c))
