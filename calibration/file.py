@@ -1,0 +1,59 @@
+"""The one versioned calibration file of a table."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+FORMAT = "companion-calibration/1"
+SECTIONS = ("camera", "board", "colors", "leds", "exposure")
+
+
+class CalibrationFileError(ValueError):
+    """A calibration file that cannot be used; the message says why in one line."""
+
+
+def empty() -> dict[str, Any]:
+    return {"format": FORMAT, "profile": "reference-board"}
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    p = Path(path)
+    if not p.exists():
+        return empty()
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CalibrationFileError(f"{p}: cannot read: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise CalibrationFileError(f"{p}: malformed JSON at line {exc.lineno}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise CalibrationFileError(f"{p}: not a calibration file (expected format {FORMAT})")
+    unknown = set(data) - set(SECTIONS) - {"format", "profile", "updated"}
+    if unknown:
+        raise CalibrationFileError(f"{p}: unknown sections {sorted(unknown)}")
+    return data
+
+
+def save(path: str | Path, data: dict[str, Any]) -> None:
+    """Write atomically: a power cut leaves the old file or the new one, never half."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=p.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, p)
+
+
+def update(path: str | Path, section: str, value: Any) -> dict[str, Any]:
+    if section not in SECTIONS:
+        raise CalibrationFileError(f"unknown calibration section {section!r}")
+    data = load(path)
+    data[section] = value
+    save(path, data)
+    return data

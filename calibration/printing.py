@@ -1,0 +1,81 @@
+"""Printable sheets at true size: the four board markers and the ChArUco sheet.
+
+PNG for any printer, and a one-page PDF whose page size fixes the scale (a
+PDF viewer printing "actual size" keeps millimetres exact).
+"""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def marker_sheet(profile: dict[str, Any], dpi: int = 300,
+                 page_mm: tuple[float, float] = (297.0, 210.0)) -> np.ndarray:
+    """The board's four ArUco markers at their printed size, with quiet zones,
+    ids, and a 100 mm scale bar to check the print."""
+    import cv2
+
+    m = profile["markers"]
+    size_mm, quiet_mm = float(m["size_mm"]), float(m["quiet_zone_mm"])
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, m["dictionary"]))
+    px = dpi / 25.4
+    page = np.full((round(page_mm[1] * px), round(page_mm[0] * px)), 255, np.uint8)
+    side = round(size_mm * px)
+    cell_mm = size_mm + 2 * quiet_mm + 20
+    ids = sorted(int(k) for k in m["centres_mm"])
+    for n, marker_id in enumerate(ids):
+        x0 = round((15 + (n % 4) * cell_mm + quiet_mm) * px)
+        y0 = round((20 + quiet_mm) * px)
+        img = cv2.aruco.generateImageMarker(d, marker_id, side)
+        page[y0:y0 + side, x0:x0 + side] = img
+        # cutting guide around the quiet zone
+        q = round(quiet_mm * px)
+        cv2.rectangle(page, (x0 - q, y0 - q), (x0 + side + q, y0 + side + q), 180, 1)
+        cx, cy = m["centres_mm"][str(marker_id)]
+        cv2.putText(page, f"id {marker_id} at ({cx:g}, {cy:g}) mm, top edge north",
+                    (x0 - q, y0 + side + q + round(6 * px)), cv2.FONT_HERSHEY_SIMPLEX,
+                    dpi / 300 * 0.7, 0, max(1, dpi // 200), cv2.LINE_AA)
+    y = round(120 * px)
+    x0, x1 = round(15 * px), round(115 * px)
+    cv2.line(page, (x0, y), (x1, y), 0, max(2, dpi // 100))
+    for x in (x0, x1):
+        cv2.line(page, (x, y - round(3 * px)), (x, y + round(3 * px)), 0, max(2, dpi // 100))
+    cv2.putText(page, "100 mm: measure this after printing", (x0, y + round(10 * px)),
+                cv2.FONT_HERSHEY_SIMPLEX, dpi / 300 * 0.8, 0, max(1, dpi // 200), cv2.LINE_AA)
+    return page
+
+
+def write_pdf(image: np.ndarray, path: str | Path, page_mm: tuple[float, float]) -> None:
+    """A one-page PDF showing a greyscale image over the whole page."""
+    if image.ndim != 2:
+        raise ValueError("write_pdf takes a greyscale image")
+    h, w = image.shape
+    pts = (page_mm[0] / 25.4 * 72, page_mm[1] / 25.4 * 72)
+    data = zlib.compress(np.ascontiguousarray(image, np.uint8).tobytes(), 9)
+    content = f"q {pts[0]:.3f} 0 0 {pts[1]:.3f} 0 0 cm /Im0 Do Q".encode()
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        (f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 {pts[0]:.3f} {pts[1]:.3f}] "
+         "/Resources << /XObject << /Im0 4 0 R >> >> /Contents 5 0 R >>").encode(),
+        (f"<< /Type /XObject /Subtype /Image /Width {w} /Height {h} /ColorSpace /DeviceGray "
+         f"/BitsPerComponent 8 /Filter /FlateDecode /Length {len(data)} >>\nstream\n").encode()
+        + data + b"\nendstream",
+        f"<< /Length {len(content)} >>\nstream\n".encode() + content + b"\nendstream",
+    ]
+    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+    offsets = []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{i} 0 obj\n".encode() + body + b"\nendobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+            ).encode()
+    Path(path).write_bytes(bytes(out))

@@ -1,0 +1,95 @@
+"""ChArUco calibration on synthetic views; true-size printable sheets."""
+
+from __future__ import annotations
+
+import re
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration import file as calfile
+from calibration.charuco import CalibrationError, CharucoSpec, calibrate, sheet_image
+from calibration.printing import marker_sheet, write_pdf
+from companion.profiles import load_profile
+
+K_TRUE = np.array([[900.0, 0, 640], [0, 900.0, 360], [0, 0, 1]])
+
+
+def _views(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    spec = CharucoSpec()
+    px_mm = 4.0
+    w_mm, h_mm = spec.size_mm
+    sheet = spec.board().generateImage((round(w_mm * px_mm), round(h_mm * px_mm)), marginSize=0)
+    sheet = cv2.copyMakeBorder(sheet, 40, 40, 40, 40, cv2.BORDER_CONSTANT, value=255)
+    corners_px = np.float32([[0, 0], [sheet.shape[1], 0], [sheet.shape[1], sheet.shape[0]],
+                             [0, sheet.shape[0]]])
+    m = 40 / px_mm
+    corners_mm = np.float32([[-m, -m, 0], [w_mm + m, -m, 0], [w_mm + m, h_mm + m, 0],
+                             [-m, h_mm + m, 0]])
+    views = []
+    for _ in range(n):
+        rvec = np.array([rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5), rng.uniform(-0.3, 0.3)])
+        tvec = np.array([-w_mm / 2 + rng.uniform(-20, 20), -h_mm / 2 + rng.uniform(-20, 20),
+                         rng.uniform(380, 520)])
+        img_pts, _ = cv2.projectPoints(corners_mm, rvec, tvec, K_TRUE, None)
+        H = cv2.getPerspectiveTransform(corners_px, img_pts.reshape(4, 2).astype(np.float32))
+        view = cv2.warpPerspective(sheet, H, (1280, 720), borderValue=128)
+        views.append(view)
+    return views
+
+
+def test_charuco_calibration_recovers_the_focal_length():
+    cal = calibrate(_views(8, seed=1))
+    assert cal.views >= 6
+    assert cal.rms < 1.0
+    assert abs(cal.camera_matrix[0, 0] - 900) / 900 < 0.03
+    assert abs(cal.camera_matrix[1, 1] - 900) / 900 < 0.03
+    assert abs(cal.camera_matrix[0, 2] - 640) < 25
+    js = cal.to_json()
+    assert len(js["dist_coeffs"]) == 5 and js["image_size"] == [1280, 720]
+
+
+def test_too_few_views_is_a_clear_error():
+    blank = [np.full((720, 1280), 200, np.uint8)] * 3
+    with pytest.raises(CalibrationError, match=r"found in 0 view\(s\); at least 5"):
+        calibrate(blank)
+
+
+def test_sheets_are_true_size():
+    dpi = 300
+    page = sheet_image(dpi=dpi)
+    assert page.shape == (round(210 / 25.4 * dpi), round(297 / 25.4 * dpi))
+    sheet = marker_sheet(load_profile(), dpi=dpi)
+    det = cv2.aruco.ArucoDetector(cv2.aruco.getPredefinedDictionary(cv2.aruco.DICT_4X4_50))
+    corners, ids, _ = det.detectMarkers(sheet)
+    assert sorted(np.asarray(ids).reshape(-1).tolist()) == [0, 1, 2, 3]
+    for c in corners:
+        c = np.asarray(c).reshape(4, 2)
+        side_px = np.linalg.norm(c[1] - c[0])
+        assert abs(side_px / dpi * 25.4 - 40.0) < 0.5  # 40 mm markers
+
+
+def test_pdf_page_is_the_paper_size(tmp_path):
+    out = tmp_path / "markers.pdf"
+    write_pdf(marker_sheet(load_profile(), dpi=100), out, (297.0, 210.0))
+    data = out.read_bytes()
+    assert data.startswith(b"%PDF-1.4")
+    box = re.search(rb"/MediaBox \[0 0 ([\d.]+) ([\d.]+)\]", data)
+    assert box
+    assert abs(float(box.group(1)) - 841.89) < 0.01
+    assert abs(float(box.group(2)) - 595.28) < 0.01
+    assert data.rstrip().endswith(b"%%EOF")
+
+
+def test_calibration_file_round_trip_and_errors(tmp_path):
+    path = tmp_path / "cal.json"
+    assert calfile.load(path)["format"] == calfile.FORMAT
+    calfile.update(path, "camera", {"camera_matrix": K_TRUE.tolist()})
+    assert calfile.load(path)["camera"]["camera_matrix"][0][0] == 900.0
+    with pytest.raises(calfile.CalibrationFileError, match="unknown calibration section"):
+        calfile.update(path, "nonsense", {})
+    path.write_text("{bad")
+    with pytest.raises(calfile.CalibrationFileError, match="malformed JSON at line 1"):
+        calfile.load(path)
