@@ -25,7 +25,7 @@ def marker_sheet(profile: dict[str, Any], dpi: int = 300,
     px = dpi / 25.4
     page = np.full((round(page_mm[1] * px), round(page_mm[0] * px)), 255, np.uint8)
     side = round(size_mm * px)
-    cell_mm = size_mm + 2 * quiet_mm + 20
+    cell_mm = size_mm + 2 * quiet_mm + 12
     ids = sorted(int(k) for k in m["centres_mm"])
     for n, marker_id in enumerate(ids):
         x0 = round((15 + (n % 4) * cell_mm + quiet_mm) * px)
