@@ -1,0 +1,97 @@
+"""A folder of phone photos: which files, in which order.
+
+Photos are taken in file-name order (natural: IMG_2 before IMG_10). When the
+names carry no order (no digits, or digits that do not differ), the EXIF
+DateTimeOriginal orders them instead; a photo without EXIF time keeps its
+name's place after the dated ones.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from pathlib import Path
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"}
+
+
+def natural_key(name: str) -> tuple[object, ...]:
+    return tuple(int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", name))
+
+
+def exif_datetime(path: Path) -> str | None:
+    """DateTimeOriginal (or DateTime) of a JPEG as 'YYYY:MM:DD HH:MM:SS', else None."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(128 * 1024)
+    except OSError:
+        return None
+    if head[:2] != b"\xff\xd8":
+        return None
+    i = 2
+    while i + 4 <= len(head):
+        if head[i] != 0xFF:
+            return None
+        marker = head[i + 1]
+        size = struct.unpack(">H", head[i + 2:i + 4])[0]
+        if marker == 0xE1 and head[i + 4:i + 10] == b"Exif\x00\x00":
+            return _tiff_datetime(head[i + 10:i + 2 + size])
+        if marker in (0xDA, 0xD9):
+            return None
+        i += 2 + size
+    return None
+
+
+def _tiff_datetime(tiff: bytes) -> str | None:
+    if len(tiff) < 8:
+        return None
+    endian = {b"II": "<", b"MM": ">"}.get(tiff[:2])
+    if endian is None:
+        return None
+
+    def ifd(offset: int) -> dict[int, tuple[int, int, int]]:
+        out: dict[int, tuple[int, int, int]] = {}
+        if offset + 2 > len(tiff):
+            return out
+        (n,) = struct.unpack(endian + "H", tiff[offset:offset + 2])
+        for k in range(n):
+            e = offset + 2 + 12 * k
+            if e + 12 > len(tiff):
+                break
+            tag, typ, count = struct.unpack(endian + "HHI", tiff[e:e + 8])
+            (value,) = struct.unpack(endian + "I", tiff[e + 8:e + 12])
+            out[tag] = (typ, count, value)
+        return out
+
+    def ascii_at(entry: tuple[int, int, int]) -> str | None:
+        typ, count, off = entry
+        if typ != 2 or count < 19 or off + count > len(tiff):
+            return None
+        return tiff[off:off + 19].decode("ascii", "replace")
+
+    (first,) = struct.unpack(endian + "I", tiff[4:8])
+    ifd0 = ifd(first)
+    if 0x8769 in ifd0:
+        sub = ifd(ifd0[0x8769][2])
+        if 0x9003 in sub:
+            return ascii_at(sub[0x9003])
+    if 0x0132 in ifd0:
+        return ascii_at(ifd0[0x0132])
+    return None
+
+
+def ordered_photos(folder: Path) -> tuple[list[Path], str]:
+    """The photos of a folder in game order, and how the order was decided."""
+    photos = sorted((p for p in folder.iterdir()
+                     if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
+                    key=lambda p: natural_key(p.name))
+    numbers = [tuple(int(x) for x in re.findall(r"\d+", p.stem)) for p in photos]
+    names_order = len(set(numbers)) == len(photos) and all(numbers)
+    if names_order or len(photos) < 2:
+        return photos, "file names"
+    times = {p: exif_datetime(p) for p in photos}
+    if not any(times.values()):
+        return photos, "file names (no EXIF times)"
+    dated = sorted((p for p in photos if times[p]), key=lambda p: (times[p], natural_key(p.name)))
+    undated = [p for p in photos if not times[p]]
+    return dated + undated, "EXIF time"

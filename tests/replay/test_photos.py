@@ -1,0 +1,57 @@
+"""Photo ordering: natural file names, EXIF time when names carry no order."""
+
+from __future__ import annotations
+
+import struct
+
+import cv2
+import numpy as np
+
+from companion.photos import exif_datetime, natural_key, ordered_photos
+
+
+def _jpeg_with_exif(when: str | None) -> bytes:
+    ok, buf = cv2.imencode(".jpg", np.full((8, 8, 3), 128, np.uint8))
+    body = buf.tobytes()[2:]  # drop SOI
+    if when is None:
+        return b"\xff\xd8" + body
+    text = when.encode() + b"\x00"  # 20 bytes
+    # TIFF little endian: IFD0 at 8 with one entry (ExifIFD pointer) -> sub IFD at 26
+    ifd0 = struct.pack("<H", 1) + struct.pack("<HHII", 0x8769, 4, 1, 26) + struct.pack("<I", 0)
+    sub = struct.pack("<H", 1) + struct.pack("<HHII", 0x9003, 2, len(text), 44) + \
+        struct.pack("<I", 0)
+    tiff = b"II*\x00" + struct.pack("<I", 8) + ifd0 + sub + text
+    app1 = b"Exif\x00\x00" + tiff
+    return b"\xff\xd8\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + body
+
+
+def test_exif_time_is_read(tmp_path):
+    p = tmp_path / "a.jpg"
+    p.write_bytes(_jpeg_with_exif("2026:11:21 19:20:05"))
+    assert exif_datetime(p) == "2026:11:21 19:20:05"
+    q = tmp_path / "b.jpg"
+    q.write_bytes(_jpeg_with_exif(None))
+    assert exif_datetime(q) is None
+    r = tmp_path / "c.jpg"
+    r.write_bytes(b"not a jpeg")
+    assert exif_datetime(r) is None
+
+
+def test_natural_name_order(tmp_path):
+    for name in ("IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg", "notes.txt"):
+        (tmp_path / name).write_bytes(_jpeg_with_exif(None))
+    photos, how = ordered_photos(tmp_path)
+    assert [p.name for p in photos] == ["IMG_1.jpg", "IMG_2.jpg", "IMG_10.jpg"]
+    assert how == "file names"
+    assert natural_key("a9") < natural_key("a10")
+
+
+def test_exif_orders_names_without_order(tmp_path):
+    times = {"kiwi.jpg": "2026:11:21 20:00:00", "apple.jpg": "2026:11:21 20:05:00",
+             "mango.jpg": "2026:11:21 19:55:00"}
+    for name, when in times.items():
+        (tmp_path / name).write_bytes(_jpeg_with_exif(when))
+    (tmp_path / "zzz.jpg").write_bytes(_jpeg_with_exif(None))
+    photos, how = ordered_photos(tmp_path)
+    assert how == "EXIF time"
+    assert [p.name for p in photos] == ["mango.jpg", "kiwi.jpg", "apple.jpg", "zzz.jpg"]
