@@ -96,4 +96,121 @@ def register_calibrate(sub: Any) -> None:
     p.set_defaults(func=cmd_calibrate)
 
 
-REGISTER = [register_calibrate]
+# -- replay --------------------------------------------------------------------
+
+def _read_one(job: tuple[str, str | None, tuple[str, ...] | None]) -> dict[str, Any]:
+    """Read one photo (in a worker process): a plain dict, so it pickles."""
+    path, camera, colors = job
+    from companion.vision.reader import read_paths
+
+    try:
+        [reading] = read_paths([path], camera_path=camera, colors=list(colors) if colors else None)
+    except ValueError as exc:
+        return {"path": path, "error": str(exc)}
+    except Exception as exc:  # one corrupt photo must not stop a whole replay
+        return {"path": path, "error": f"unreadable ({type(exc).__name__}: {exc})"}
+    return {"path": path, "reading": reading}
+
+
+def _progress(done: int, total: int, name: str) -> None:
+    if not sys.stderr.isatty():
+        return
+    width = 30
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {name[:30]:<30}")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
+                workers: int = 2) -> tuple[list[Any], list[tuple[str, str]], str]:
+    """Read every photo of a folder in game order (in parallel); bad ones are listed."""
+    from companion.photos import ordered_photos
+    from companion.replay import Observation
+    from companion.rules import Card, Seat, parse_board_json
+
+    photos, how = ordered_photos(folder)
+    if not photos:
+        raise CommandError(f"{folder}: no photos (jpg, png, ...) in this folder")
+    jobs = [(str(p), camera, tuple(colors) if colors else None) for p in photos]
+    results: list[dict[str, Any]] = []
+    if workers > 1 and len(jobs) > 2:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(workers) as pool:
+            for n, res in enumerate(pool.imap(_read_one, jobs), 1):
+                results.append(res)
+                _progress(n, len(jobs), Path(res["path"]).name)
+    else:
+        for n, job in enumerate(jobs, 1):
+            results.append(_read_one(job))
+            _progress(n, len(jobs), Path(job[0]).name)
+    observations, skipped = [], []
+    for res in results:
+        name = Path(res["path"]).name
+        if "error" in res:
+            msg = res["error"]
+            prefix = f"{res['path']}: "
+            skipped.append((name, msg[len(prefix):] if msg.startswith(prefix) else msg))
+            continue
+        reading = res["reading"]
+        views, _towers, _colors, unseen = parse_board_json(reading)
+        cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
+        observations.append(Observation(name, views, frozenset(unseen), cards))
+    return observations, skipped, how
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from companion.replay import replay
+    from companion.rules.record import config_from_json
+
+    folder = Path(args.folder)
+    config = None
+    game_file = folder / "game.json"
+    if game_file.exists():
+        try:
+            config = config_from_json(json.loads(game_file.read_text(encoding="utf-8")))
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{game_file}: malformed JSON at line {exc.lineno}") from None
+    colors = list(config.colors) if config else (args.colors.split(",") if args.colors else None)
+    observations, skipped, how = read_folder(folder, args.camera, colors, args.workers)
+    if not observations:
+        raise CommandError(f"{folder}: no photo could be read "
+                           f"({'; '.join(f'{n}: {w}' for n, w in skipped[:3])})")
+    result = replay(observations, config, skipped=[
+        (name, f"{why}; the builds it would show are recovered from the next photo")
+        for name, why in skipped])
+    out = result.to_json()
+    out["order"] = how
+    if args.html:
+        from companion.report import replay_html
+
+        boards = [r.get("board", {}) for r in out["rounds"]]
+        Path(args.html).write_text(replay_html(out, boards, title=f"Replay of {folder.name}"),
+                                   encoding="utf-8")
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for m in out["moves"]:
+            print(m.get("notation") or f"{m['seat']} {m['color']}{m['storeys']}@{m['site']}")
+        for w in out["warnings"]:
+            print(f"warning: {w['message']}")
+        for r in out["rounds"]:
+            totals = ", ".join(f"{c} {v['total']}" for c, v in r["colors"].items())
+            print(f"round {r['round']}: {totals}")
+    return 0
+
+
+def register_replay(sub: Any) -> None:
+    p = sub.add_parser("replay", help="replay a game from a folder of photos")
+    p.add_argument("folder", metavar="DIR")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
+    p.add_argument("--camera", metavar="CAMERA.json", help="intrinsics (default: estimated)")
+    p.add_argument("--colors", help="colours in play, e.g. red,blue,green,black")
+    p.add_argument("--workers", type=int, default=2, help="photos read in parallel")
+    p.set_defaults(func=cmd_replay)
+
+
+REGISTER = [register_calibrate, register_replay]

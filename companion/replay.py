@@ -80,6 +80,7 @@ class ReplayResult:
     state: GameState
     inferred_players: bool = False
     rounds_override: list[dict[str, Any]] | None = None
+    round_boards: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         players = [(p.name, p.colors) for p in self.state.config.players]
@@ -87,6 +88,8 @@ class ReplayResult:
                   for k, s in enumerate(self.state.scores)]
         if self.rounds_override is not None:
             rounds = self.rounds_override
+        for r, board in zip(rounds, self.round_boards, strict=False):
+            r["board"] = board
         out: dict[str, Any] = {"moves": self.moves, "rounds": rounds, "warnings": self.warnings,
                                "players": [p.to_json() for p in self.state.config.players],
                                "record": self.record.to_json()}
@@ -191,6 +194,7 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     record = GameRecord(config)
     moves: list[dict[str, Any]] = []
     prev_cards: dict[Seat, Card] = {}
+    boards: list[dict[str, Any]] = []
     turn = 0
     for k, obs in enumerate(observations):
         if state.is_over:
@@ -212,8 +216,10 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
         else:
             state, record, info, turn = _gap(state, record, changes, obs, turn, warnings)
             moves.extend(info)
+        if len(state.scores) > len(boards):
+            boards.append(state.board.to_json(state.config.colors))
         prev_cards.update(obs.cards)
-    return ReplayResult(record, moves, warnings, state, inferred)
+    return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards)
 
 
 def _mostly_gaps(observations: Sequence[Observation]) -> bool:
@@ -246,6 +252,7 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
         len(diff_views(a, b)) >= per_round // 2 for a, b in gaps)
     moves: list[dict[str, Any]] = []
     rounds: list[dict[str, Any]] = []
+    round_boards: list[dict[str, Any]] = []
     cumulative = 0
     round_no = 1
     state = new_game(config)
@@ -277,6 +284,12 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
                                     "order is not known"})
         if ends_round or (a, b) == gaps[-1]:
             score = score_views(b.sites, config.colors)
+            board = {"format": "manhattan-board/1", "colors": list(config.colors),
+                     "sites": [{"city": s.city, "row": s.row, "col": s.col, "height": v.height,
+                                "owner": v.owner} for s, v in sorted(b.sites.items())],
+                     "unseen": [{"city": s.city, "row": s.row, "col": s.col}
+                                for s in sorted(b.unseen)]}
+            round_boards.append(board)
             rounds.append({"round": round_no, "photo": b.name, **score.to_json(),
                            "players": score.players(players), "complete": ends_round})
             if b.unseen:
@@ -288,6 +301,7 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
     record = GameRecord(config, meta={"photographed": "per-round", "order_known": False})
     result = ReplayResult(record, moves, warnings, state, inferred)
     result.rounds_override = rounds
+    result.round_boards = round_boards
     return result
 
 

@@ -75,9 +75,9 @@ def replay_html(result: Mapping[str, Any], boards: Sequence[Mapping[str, Any]],
             f"{html.escape('+'.join(p['colors']))})" for p in players) + "</p>")
     res = result.get("result")
     if res:
-        out.append("<h2>Result</h2><ol>" + "".join(
-            f"<li>{html.escape(s['name'])}: {s['points']} points</li>"
-            for s in res["standings"]) + "</ol>")
+        out.append("<h2>Result</h2><ul class='standings'>" + "".join(
+            f"<li>{s['rank']}. {html.escape(s['name'])}: {s['points']} points</li>"
+            for s in res["standings"]) + "</ul>")
     for k, rnd in enumerate(result.get("rounds", [])):
         out.append(f"<section><h2>Round {rnd['round']}</h2>")
         if k < len(boards):
