@@ -213,4 +213,71 @@ def register_replay(sub: Any) -> None:
     p.set_defaults(func=cmd_replay)
 
 
-REGISTER = [register_calibrate, register_replay]
+# -- doctor --------------------------------------------------------------------
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from hardware.doctor import probe
+
+    report = probe(args.camera, args.leds, args.buttons, sample_frames=args.frames)
+    report["markers"] = _doctor_markers(args.camera)
+    report["ledmap"] = _doctor_ledmap(args.ledmap)
+    for part in ("markers", "ledmap"):
+        if report[part].get("advice"):
+            report.setdefault("advice", []).append(report[part]["advice"])
+            report["ok"] = False
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"platform: {report.get('platform', {}).get('model') or 'not a Raspberry Pi'}")
+        for part in ("camera", "leds", "buttons", "markers", "ledmap"):
+            item = report.get(part, {})
+            print(f"{part}: {'ok' if item.get('ok') else 'PROBLEM'}  "
+                  f"{json.dumps({k: v for k, v in item.items() if k != 'advice'})}")
+        for line in report.get("advice", []):
+            print(f"advice: {line}")
+    return 0 if report.get("ok") else 1
+
+
+def _doctor_markers(camera_spec: str | None) -> dict[str, Any]:
+    """Grab one frame and count the board markers the camera sees."""
+    try:
+        from companion.vision.geometry import board_geometry
+        from companion.vision.pose import detect_markers
+        from hardware.camera import open_camera
+
+        with open_camera(camera_spec) as cam:
+            frame = cam.read()
+        found = sorted(detect_markers(frame.image, board_geometry()))
+    except Exception as exc:  # doctor reports, never crashes
+        return {"ok": False, "error": str(exc),
+                "advice": "the camera gave no frame to look for board markers in"}
+    out: dict[str, Any] = {"ok": len(found) >= 2, "visible": found}
+    if len(found) < 2:
+        out["advice"] = (f"the camera sees {len(found)} of the 4 board markers: at least two "
+                         "are needed; aim the camera at the whole board and light it")
+    return out
+
+
+def _doctor_ledmap(spec: str) -> dict[str, Any]:
+    from hardware.leds.ledmap import LedMap, builtin
+
+    try:
+        ledmap = LedMap.load(spec) if spec.endswith(".json") else builtin(spec)
+    except (ValueError, OSError) as exc:
+        return {"ok": False, "error": str(exc),
+                "advice": f"the LED map {spec!r} cannot be used: {exc}"}
+    return {"ok": True, "name": spec, "count": ledmap.count}
+
+
+def register_doctor(sub: Any) -> None:
+    p = sub.add_parser("doctor", help="check camera, LEDs, buttons and markers; advice")
+    p.add_argument("--camera", help="camera spec (picamera2, opencv:0, folder:DIR, fake)")
+    p.add_argument("--leds", help="LED backend (spi, ws281x, fake)")
+    p.add_argument("--buttons", help="button backend (pi, fake)")
+    p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
+    p.add_argument("--frames", type=int, default=15, help="frames sampled for the frame rate")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_doctor)
+
+
+REGISTER = [register_calibrate, register_replay, register_doctor]
