@@ -1,0 +1,50 @@
+"""Sub-commands of the web package: ``companion demo``.
+
+The web app, waitress and the bots are imported inside the handler so that
+``companion score`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from companion.demo import run_demo
+
+    return run_demo(args)
+
+
+def register_demo(sub: Any) -> None:
+    p = sub.add_parser("demo", help="a simulated game served on the page (bots play)")
+    add_arguments(p)
+    p.set_defaults(func=cmd_demo)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="0.0.0.0 to let phones on the network open the page")
+    p.add_argument("--data-dir", metavar="DIR", help="keep (and resume) games in this folder")
+    p.add_argument("--speed", type=_positive, default=1.0,
+                   help="move speed: 2 plays twice as fast (default 1: a move per 1.5 s)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--pin", help="the table PIN (default: six random digits, printed here)")
+    p.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
+    p.add_argument("--edition", default="classic")
+    p.add_argument("--threads", type=int, default=32,
+                   help="web server threads, at least 16 (each open page holds one)")
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return value
+
+
+REGISTER = [register_demo]

@@ -1,0 +1,70 @@
+"""Uploaded photos: loose files or a zip, turned into (name, bytes) for the replay service.
+
+A zip is unpacked in memory with limits, so a hostile archive cannot fill the
+Pi's memory; only images and a ``game.json`` are kept, by base name.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import zipfile
+from collections.abc import Iterable
+
+from flask import current_app
+from werkzeug.datastructures import FileStorage
+
+from companion.web.app import UploadedFile
+from companion.web.auth import fail
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+MAX_FILES = 2000
+
+
+def _wanted(name: str) -> bool:
+    low = name.lower()
+    return low.endswith(IMAGE_SUFFIXES) or low == "game.json"
+
+
+def collect_files(storages: Iterable[FileStorage]) -> list[UploadedFile]:
+    """Every photo (and game.json) from the upload; 400 if there is none."""
+    limit = int(current_app.config.get("MAX_CONTENT_LENGTH") or 200 * 1024 * 1024) * 2
+    out: list[UploadedFile] = []
+    total = 0
+    for fs in storages:
+        name = posixpath.basename((fs.filename or "").replace("\\", "/"))
+        data = fs.read()
+        if name.lower().endswith(".zip") or data[:4] == b"PK\x03\x04":
+            found, size = _unzip(name or "upload.zip", data, limit - total)
+            out.extend(found)
+            total += size
+        elif _wanted(name):
+            out.append(UploadedFile(name, data))
+            total += len(data)
+        if len(out) > MAX_FILES:
+            fail(413, f"too many files (at most {MAX_FILES} photos)")
+    if not any(f.name.lower().endswith(IMAGE_SUFFIXES) for f in out):
+        fail(400, "no photos in the upload: send JPEG or PNG files, or a zip of them")
+    return out
+
+
+def _unzip(name: str, data: bytes, budget: int) -> tuple[list[UploadedFile], int]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        fail(400, f"{name}: not a readable zip file")
+    out: list[UploadedFile] = []
+    used = 0
+    with archive:
+        for info in archive.infolist():
+            base = posixpath.basename(info.filename)
+            if info.is_dir() or base.startswith(".") or not _wanted(base):
+                continue
+            used += info.file_size
+            if used > budget:
+                fail(413, f"{name}: the photos inside are too large")
+            try:
+                out.append(UploadedFile(base, archive.read(info)))
+            except (zipfile.BadZipFile, NotImplementedError, OSError) as exc:
+                fail(400, f"{name}: cannot read {base} ({exc})")
+    return out, used

@@ -1,0 +1,208 @@
+"""The page in a real browser: Debian's Chromium, driven by Playwright.
+
+The test plays the moves itself (no timers), so every step is deterministic:
+a move appears without a reload, a finished round shows its breakdown, the
+PIN unlocks the controls, and the screenshots are not blank.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from companion.session import GameSession
+from companion.web import create_app
+from companion.web.server import WebServer
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+PIN = "135790"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                                reason=f"{CHROMIUM} is missing: apt-get install chromium")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def table(session: GameSession) -> Iterator[WebServer]:
+    app = create_app({"PIN": PIN}, session=session)
+    with WebServer(app, port=0) as server:
+        yield server
+
+
+def _check_screenshot(png: bytes, name: str) -> None:
+    """Not blank: many distinct colours, and not (nearly) all white."""
+    import cv2
+    import numpy as np
+
+    img = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_COLOR)
+    assert img is not None and img.shape[0] > 300
+    q = (img.reshape(-1, 3) // 8).astype(np.int32)
+    colours = np.unique((q[:, 0] << 10) | (q[:, 1] << 5) | q[:, 2])
+    assert len(colours) > 150, f"{name}: only {len(colours)} colours"
+    white = np.all(img > 245, axis=2).mean()
+    assert white < 0.6, f"{name}: {white:.0%} white"
+    out = os.environ.get("WEB_SCREENSHOT_DIR")
+    if out:
+        Path(out).mkdir(parents=True, exist_ok=True)
+        (Path(out) / f"{name}.png").write_bytes(png)
+
+
+def _log_has(page: Any, text: str) -> None:
+    page.wait_for_function("t => document.getElementById('log').textContent.includes(t)",
+                           arg=text, timeout=5000)
+
+
+def _pos_is(page: Any, text: str) -> None:
+    page.wait_for_function("t => document.getElementById('step-pos').textContent === t",
+                           arg=text, timeout=5000)
+
+
+def test_live_page(browser: Any, table: WebServer, session: GameSession, driver: Any) -> None:
+    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" and "status of 400"
+            not in m.text else None)  # the one 400 is the bad notation entered on purpose
+    page.on("dialog", lambda d: d.accept())
+    page.goto(table.url + "/")
+    page.wait_for_selector("#board svg")
+    page.wait_for_selector("#conn.ok", timeout=5000)  # the event stream is open
+    page.evaluate("window.__marker = 42")
+
+    # a move made at the table appears without a reload
+    move = driver.play(1)[0]
+    _log_has(page, str(move))
+    _pos_is(page, "move 1 of 1 · live")
+    assert page.evaluate("window.__marker") == 42
+
+    # a card seen lights its sites on the board and on the virtual LED strip
+    driver.to_build_phase()
+    nxt = driver.next_move()
+    session.see_card(nxt.seat, nxt.card)  # type: ignore[union-attr]
+    page.wait_for_function("() => document.querySelectorAll('#board .tile.lit, #board .tile.dim')"
+                           ".length === 6")
+    assert page.locator(".leds .led.on").count() >= 1 or page.locator(".leds .led.dim").count()
+    assert str(nxt.card) in page.inner_text("#card")  # type: ignore[union-attr]
+    session.play(nxt)
+    _log_has(page, str(nxt))
+    page.wait_for_selector("#board .tile.last")
+
+    # the round ends: the breakdown per colour and the chart appear
+    driver.finish_round()
+    page.wait_for_selector("#breakdown table", timeout=5000)
+    text = page.inner_text("#scores")
+    assert "Round 1" in text and "Tallest building" in text and "City majorities" in text
+    totals = session.snapshot()["scores"]["players"]
+    for name, points in totals.items():
+        assert name in text and str(points) in text
+    assert page.locator("#chart svg polyline").count() == 4
+    assert page.evaluate("window.__marker") == 42
+    _check_screenshot(page.screenshot(full_page=True), "desktop")
+
+    # stepping back with the arrow keys, and back to live
+    plies = len(session.record.moves)
+    page.locator("body").press("ArrowLeft")
+    _pos_is(page, f"move {plies - 1} of {plies}")
+    assert page.is_visible("#history-bar")
+    page.locator("body").press("Home")
+    _pos_is(page, f"move 0 of {plies}")
+    assert page.locator("#board .towers .tower").count() == 0
+    page.click("[data-step='last']")
+    page.wait_for_function("() => document.getElementById('step-pos').textContent.includes('live')")
+
+    # a warning in plain words, until resolved (with the PIN)
+    session.report("unexplained", "Cairo S grew by two storeys", "Cairo S")
+    page.wait_for_selector("#warnings:not([hidden])")
+    assert "Cairo S grew by two storeys" in page.inner_text("#warnings")
+    assert "no move explains" in page.inner_text("#warnings").lower()
+
+    # unlock with the PIN, enter a move by hand, resolve the warning, undo
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("body.unlocked")
+    page.click("#warnings button:has-text('keep it')")
+    page.wait_for_selector("#warnings", state="hidden")
+    by_hand = driver.next_move()
+    page.click("#move-ctl summary")
+    page.fill("#move-input", str(by_hand))
+    page.click("#move-form button[type=submit]")
+    _log_has(page, str(by_hand))
+    assert session.record.moves[-1] == by_hand
+    page.fill("#move-input", "S c99 nonsense")
+    page.click("#move-form button[type=submit]")
+    page.wait_for_selector(".toast.error")
+    assert "cannot read move" in page.inner_text("#toast")
+    page.click("#undo-btn")
+    _pos_is(page, f"move {plies} of {plies} · live")
+    assert len(session.record.moves) == plies
+
+    # the game ends: the result with the edition's tie-break
+    driver.finish_game()
+    page.wait_for_selector("#result:not([hidden])", timeout=5000)
+    result = page.inner_text("#result")
+    assert "final result" in result.lower()
+    assert "no tie-break: tied players share the place" in result  # the classic edition
+    assert page.evaluate("window.__marker") == 42
+    assert not errors, errors
+    ctx.close()
+
+
+def test_phone_layout(browser: Any, table: WebServer, session: GameSession,
+                      driver: Any) -> None:
+    driver.play(40)
+    session.set_unseen([])
+    ctx = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=2,
+                              is_mobile=True, has_touch=True)
+    page = ctx.new_page()
+    page.goto(table.url + "/")
+    page.wait_for_selector("#board svg.compact")
+    page.wait_for_selector("#breakdown table")
+    overflow = page.evaluate("document.scrollingElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the page is {overflow}px wider than the phone"
+    # tap a site: its tower is described
+    site = session.snapshot()["board"]["sites"][0]
+    idx = site["city"] * 9 + site["row"] * 3 + site["col"]
+    page.locator(f"#board [data-site='{idx}']").tap()
+    assert f"{site['height']} storey" in page.inner_text("#site-info")
+    _check_screenshot(page.screenshot(), "phone")
+    ctx.close()
+
+
+def test_page_without_a_game(browser: Any) -> None:
+    app = create_app({"PIN": PIN}, session=GameSession())
+    with WebServer(app, port=0) as server:
+        ctx = browser.new_context(viewport={"width": 1000, "height": 700})
+        page = ctx.new_page()
+        page.goto(server.url + "/")
+        page.wait_for_function(
+            "() => document.getElementById('turn').textContent.includes('No game is set up')")
+        # set a game up from the page
+        page.fill("#pin", PIN)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_selector("body.unlocked")
+        page.click("#setup-ctl summary")
+        page.select_option("#setup-count", "2")
+        page.fill("input[name=name0]", "Ann")
+        page.fill("input[name=name1]", "Bo")
+        page.click("#setup-form button[type=submit]")
+        page.wait_for_function(
+            "() => document.getElementById('turn').textContent.includes('Ann')")
+        assert "Bo" in page.inner_text("#players")
+        assert page.locator("#players .swatch").count() == 4  # two colours each
+        ctx.close()
