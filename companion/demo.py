@@ -157,9 +157,9 @@ def run_demo(args: argparse.Namespace) -> int:
     if journal is not None:
         from companion.store import resume_or_start
 
+        game_id, resumed = resume_or_start(session, journal, lambda: factory(args.seed))
         for notice in journal.notices:
             print(f"companion demo: warning: {notice}", file=sys.stderr)
-        game_id, resumed = resume_or_start(session, journal, lambda: factory(args.seed))
 
     def finish(sess: GameSession) -> None:
         if journal is not None and sess.game_id:

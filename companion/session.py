@@ -169,6 +169,8 @@ class GameSession:
                               warning=None if warning is None
                               else f"{warning.reason}: {warning.message}")
             ply = len(live.record.effective())
+            # Journal first: if the disk refuses, the live game stays as it was.
+            self._journal_entry(live, _entry_json(entry))
             live.record = replace(live.record, entries=live.record.entries + (entry,))
             live.state = state
             live.card_seen = None
@@ -176,7 +178,6 @@ class GameSession:
                 live.evidence[ply] = evidence
             if warning is not None:
                 live.warnings.append(warning)
-            self._journal_entry(live, _entry_json(entry))
             self._changed("move", {"ply": ply, "move": str(move), "legal": legal})
             return Outcome(move, legal, warning)
 
@@ -196,13 +197,13 @@ class GameSession:
                 forced = True
             corr = record.entries[-1]
             assert isinstance(corr, Correction)
+            self._journal_entry(live, _entry_json(corr))
             live.record, live.state = record, state
             live.warnings = [replace(w, resolved=True) if w.ply == index else w
                              for w in live.warnings]
             if move is None:
                 live.warnings = [w if w.ply < index else replace(w, ply=w.ply - 1)
                                  for w in live.warnings if w.ply != index]
-            self._journal_entry(live, _entry_json(corr))
             self._changed("correction", {"ply": index, "move": None if move is None
                                          else str(move), "forced": forced})
 

@@ -6,6 +6,7 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from companion.rules.errors import InvalidBoardError, NotationError
@@ -97,8 +98,15 @@ class Site:
 
 
 def all_sites(topology: Topology | None = None) -> tuple[Site, ...]:
-    topo = topology or default_topology()
-    return tuple(Site.from_index(i) for i in range(topo.site_count))
+    if topology is None:
+        return _default_sites()
+    return tuple(Site.from_index(i) for i in range(topology.site_count))
+
+
+@lru_cache(maxsize=1)
+def _default_sites() -> tuple[Site, ...]:
+    """Every site of the default board, by index (sites are immutable: shared freely)."""
+    return tuple(Site.from_index(i) for i in range(default_topology().site_count))
 
 
 @dataclass(frozen=True, order=True)
@@ -175,9 +183,10 @@ class Board:
         return tower_owner(self.towers[site.index])
 
     def occupied(self) -> Iterator[Site]:
+        sites = _default_sites()
         for i, t in enumerate(self.towers):
             if t:
-                yield Site.from_index(i)
+                yield sites[i]
 
     def with_tower(self, site: Site, tower: Iterable[Block]) -> Board:
         cells = list(self.towers)
@@ -204,11 +213,9 @@ class Board:
 
     def views(self) -> dict[Site, SiteView]:
         """Height and owner of every occupied site: what scoring needs."""
-        out: dict[Site, SiteView] = {}
-        for site in self.occupied():
-            t = self.tower(site)
-            out[site] = SiteView(tower_height(t), t[-1].color)
-        return out
+        sites = _default_sites()
+        return {sites[i]: SiteView(tower_height(t), t[-1].color)
+                for i, t in enumerate(self.towers) if t}
 
     def to_json(self, colors: Sequence[str] | None = None, *,
                 blocks: bool = True) -> dict[str, Any]:
@@ -333,7 +340,10 @@ def parse_board_json(data: Any, *, known_colors: Sequence[str] | None = None) ->
         if tower is not None:
             towers[site] = tower
     unseen: list[Site] = []
-    for n, entry in enumerate(data.get("unseen", []) or []):
+    unseen_raw = data.get("unseen", []) or []
+    if not isinstance(unseen_raw, list):
+        raise InvalidBoardError("'unseen' must be a list")
+    for n, entry in enumerate(unseen_raw):
         site = _parse_site_ref(entry, f"unseen[{n}]")
         if site in views:
             raise InvalidBoardError(f"unseen[{n}]: {site.name} is also listed in 'sites'")

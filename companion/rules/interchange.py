@@ -80,11 +80,16 @@ def _player_totals(players: Any, colors: list[str], scores: Mapping[str, Any]) -
         name, pcolors, seat = p.get("name"), p.get("colors"), p.get("seat")
         if not isinstance(name, str) or not name:
             raise InvalidBoardError(f"players[{n}]: missing name")
-        if seat is not None and seat not in {s.value for s in Seat}:
+        if name in out:
+            raise InvalidBoardError(f"players[{n}]: player {name!r} is listed twice")
+        if seat is not None and (not isinstance(seat, str)
+                                 or seat not in {s.value for s in Seat}):
             raise InvalidBoardError(f"players[{n}]: unknown seat {seat!r}")
         if not isinstance(pcolors, list) or not pcolors:
             raise InvalidBoardError(f"players[{n}]: 'colors' must be a non-empty list")
         for c in pcolors:
+            if not isinstance(c, str):
+                raise InvalidBoardError(f"players[{n}]: colours must be names, not {c!r}")
             if c not in colors:
                 raise InvalidBoardError(f"players[{n}]: unknown colour {c!r}")
             if c in seen:

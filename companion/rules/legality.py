@@ -186,6 +186,12 @@ def _check_pass(state: GameState, idx: int, move: Pass) -> None:
         raise _illegal("not-your-color", f"{move.forfeit.color} is not {player.name}'s colour")
     if remaining is not None and move.forfeit not in remaining:
         raise _illegal("bad-forfeit", f"{move.forfeit} is not among the blocks left")
+    color = move.forfeit.color
+    if state.placed_this_round.get(color, 0) >= state.config.blocks_per_color:
+        raise _illegal("bad-forfeit", f"{player.name} has no {color} block left this round")
+    if state.pending.get(color) is None and \
+            state.supply[color].get(move.forfeit.storeys, 0) <= 0:
+        raise _illegal("bad-forfeit", f"{color} has no {move.forfeit.storeys}-storey block left")
 
 
 def _forfeit_required(state: GameState, idx: int) -> bool:

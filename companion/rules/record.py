@@ -152,7 +152,7 @@ class GameRecord:
                 if item.get("type") == "move":
                     entries.append(MoveEntry(parse_move(str(item["move"])),
                                              bool(item.get("forced", False)),
-                                             item.get("warning")))
+                                             _text_or_none(item.get("warning"))))
                 elif item.get("type") == "correction":
                     mv = item.get("move")
                     entries.append(Correction(int(item["replaces"]),
@@ -161,12 +161,14 @@ class GameRecord:
                                               bool(item.get("forced", False))))
                 else:
                     raise RecordError(f"entries[{n}]: unknown entry type {item.get('type')!r}")
-            except (KeyError, TypeError) as exc:
-                raise RecordError(f"entries[{n}]: missing or bad field {exc}") from None
             except RulesError as exc:
                 raise RecordError(f"entries[{n}]: {exc}") from None
-        rec = cls(config, tuple(entries), str(header.get("date", "")),
-                  dict(header.get("meta", {}) or {}))
+            except (KeyError, TypeError, ValueError, OverflowError) as exc:
+                raise RecordError(f"entries[{n}]: missing or bad field {exc}") from None
+        meta = header.get("meta", {}) or {}
+        if not isinstance(meta, dict):
+            raise RecordError("'meta' in the header must be an object")
+        rec = cls(config, tuple(entries), str(header.get("date", "")), dict(meta))
         rec._check_corrections()
         final = rec.replay()
         recorded = data.get("rounds")
@@ -263,13 +265,27 @@ def config_from_json(header: dict[str, Any]) -> GameConfig:
             edition, tuple(players), frozenset(Variant.parse(str(v)) for v in variants),
             no_build=NoBuildPolicy(str(header.get("no_build", "pass"))),
             track_cards=bool(header.get("track_cards", False)),
-            seed=int(header.get("seed", 0)), **kw)
+            seed=_seed(header.get("seed", 0)), **kw)
     except RecordError:
         raise
     except RulesError as exc:
         raise RecordError(f"bad set-up: {exc}") from None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise RecordError(f"bad set-up: {exc}") from None
+
+
+def _seed(value: Any) -> int:
+    """Seeds are stored as JSON numbers; refuse what cannot replay the same deal."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2 ** 63:
+        raise RecordError(f"bad set-up: the seed must be a whole number from 0 to 2**63-1, "
+                          f"not {str(value)[:40]!r}")
+    return value
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise RecordError("'warning' must be text")
+    return value
 
 
 def final_result(state: GameState) -> dict[str, Any]:

@@ -92,13 +92,11 @@ def score_views(views: Mapping[Site, SiteView], colors: Sequence[str]) -> Score:
         tallest[top_owner] += TALLEST_POINTS
     topo = default_topology()
     city_owner: list[str | None] = []
-    city_counts: list[dict[str, int]] = []
-    for city in range(topo.cities):
-        counts: dict[str, int] = {}
-        for site, view in views.items():
-            if site.city == city:
-                counts[view.owner] = counts.get(view.owner, 0) + 1
-        city_counts.append(counts)
+    city_counts: list[dict[str, int]] = [{} for _ in range(topo.cities)]
+    for site, view in views.items():
+        counts = city_counts[site.city]
+        counts[view.owner] = counts.get(view.owner, 0) + 1
+    for counts in city_counts:
         winner = _strict_max(counts)
         city_owner.append(winner)
         if winner is not None:

@@ -78,6 +78,15 @@ class GameConfig:
     slow_growth_order: tuple[int, ...] = (0, 1, 2, 3, 4, 5)
 
     def __post_init__(self) -> None:
+        # Accept the plain strings of a header or a keyword argument ("forfeit"):
+        # the policy is compared by identity, so it must be the enum member.
+        try:
+            object.__setattr__(self, "no_build", NoBuildPolicy(self.no_build))
+        except ValueError:
+            raise SetupError(f"unknown no-build house rule {self.no_build!r} "
+                             f"(known: {', '.join(p.value for p in NoBuildPolicy)})") from None
+        object.__setattr__(self, "variants", frozenset(
+            v if isinstance(v, Variant) else Variant.parse(str(v)) for v in self.variants))
         n = len(self.players)
         rules = self.edition.rules_for(n)
         seats = [p.seat for p in self.players]

@@ -64,15 +64,20 @@ class MonsterStep:
 
 
 def step_site(site: Site, d_row: int, d_col: int, wrap: bool) -> Site:
-    """Move one square on the whole-board grid of sites (cities side by side)."""
+    """Move one square on the whole-board grid of sites (cities side by side).
+
+    Without ``wrap`` a step that would leave the board is not made: the
+    monster stops at the outer edge (also for a diagonal step along an edge,
+    which must not turn into a sideways slide).
+    """
     topo = default_topology()
     crow, ccol = topo.city_cell(site.city)
     g_rows, g_cols = topo.city_grid[0] * topo.rows, topo.city_grid[1] * topo.cols
     gr, gc = crow * topo.rows + site.row + d_row, ccol * topo.cols + site.col + d_col
     if wrap:
         gr, gc = gr % g_rows, gc % g_cols
-    else:
-        gr, gc = min(max(gr, 0), g_rows - 1), min(max(gc, 0), g_cols - 1)
+    elif not (0 <= gr < g_rows and 0 <= gc < g_cols):
+        return site
     city = (gr // topo.rows) * topo.city_grid[1] + gc // topo.cols
     return Site(city, gr % topo.rows, gc % topo.cols)
 

@@ -1,0 +1,840 @@
+"""Render a photo of the table: board print, markers, towers, card stacks, hands, light.
+
+Pipeline (all in linear light, BGR channel order as OpenCV images):
+1. the table and the board print are warped onto an undistorted canvas (with a margin
+   for the lens distortion) by plane homographies;
+2. the lamp's shadow map gives cast shadows on the table (warped occupancy) and on the
+   towers and hands (percentage-closer filtering);
+3. towers, card stacks and hands are rasterized with a z-buffer, far to near;
+4. the canvas is remapped through the lens distortion, vignetted, blurred, given sensor
+   noise, white-balanced, gamma-encoded and optionally JPEG round-tripped.
+The truth (what a perfect reader would report, and what it could not see) is counted
+from the label buffer drawn alongside the colours.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.rules.board import Site
+from companion.rules.topology import Seat
+from companion.sim.camera import CameraModel
+from companion.sim.layout import Layout, default_layout
+from companion.sim.raster import (
+    Canvas,
+    Face,
+    Light,
+    Object3D,
+    ShadowMap,
+    View,
+    hull_area_px,
+    polygon_area_px,
+    rasterize,
+)
+from companion.sim.scene import TABLES, Hand, Lighting, Scene, random_lighting
+from companion.sim.textures import (
+    CARD_PPM,
+    TABLE_HALF_MM,
+    TABLE_PPM,
+    board_textures,
+    card_back,
+    card_face,
+    table_texture,
+)
+
+SEATS: tuple[Seat, ...] = (Seat.S, Seat.W, Seat.N, Seat.E)
+
+# label buffer values
+LABEL_FLOOR = 1  # + site index: the empty site square on the board
+LABEL_TOP = 100  # + site index: top face of the tower
+LABEL_SIDE = 200  # + site index: side faces of the tower
+LABEL_MARKER = 300  # + marker id
+LABEL_CARD = 400  # + seat index (S W N E): top card of the played stack
+LABEL_CARD_SIDE = 410
+LABEL_HAND = 500  # + hand index
+LABEL_HELD = 600  # + hand index: a block in a hand
+LABEL_CODES = {"floor": LABEL_FLOOR, "top": LABEL_TOP, "side": LABEL_SIDE,
+               "marker": LABEL_MARKER, "card": LABEL_CARD, "card_side": LABEL_CARD_SIDE,
+               "hand": LABEL_HAND, "held": LABEL_HELD}
+
+UP = np.array([0.0, 0.0, 1.0])
+HELD_TOP_ABOVE_TIP = 3.0  # a held block's top sits this far above the fingertips
+
+
+# ---------------------------------------------------------------------------------------------
+# colour helpers
+
+
+def srgb_to_linear(v: np.ndarray | Sequence[float]) -> np.ndarray:
+    a = np.asarray(v, np.float64) / 255.0
+    return np.where(a <= 0.04045, a / 12.92, ((a + 0.055) / 1.055) ** 2.4)
+
+
+def lin_bgr(rgb: Sequence[float]) -> np.ndarray:
+    """sRGB (r, g, b) 0..255 -> linear (b, g, r) float32."""
+    return srgb_to_linear(rgb)[::-1].astype(np.float32)
+
+
+_SRGB_LUT = srgb_to_linear(np.arange(256)).astype(np.float32)
+
+
+SQRT_RANGE = 1.25  # linear values up to SQRT_RANGE**2 keep detail in the highlight shoulder
+
+
+def _sqrt_to_srgb_lut() -> np.ndarray:
+    """8-bit square-root code -> sRGB code, with a soft highlight shoulder above 0.8."""
+    x = (np.arange(256) / 255.0 * SQRT_RANGE) ** 2
+    knee = 0.8
+    y = np.where(x < knee, x, knee + (1 - knee) * np.tanh((x - knee) / (1 - knee)))
+    enc = np.where(y <= 0.0031308, 12.92 * y, 1.055 * np.power(y, 1 / 2.4) - 0.055)
+    return np.clip(np.round(enc * 255), 0, 255).astype(np.uint8)
+
+
+_SQRT_LUT = _sqrt_to_srgb_lut()
+
+
+def encode_srgb(lin: np.ndarray) -> np.ndarray:
+    """Linear float -> sRGB uint8 through an 8-bit square-root code (fast, ~1 code error)."""
+    r = cv2.sqrt(lin)  # the canvas is never negative
+    return cv2.LUT(cv2.convertScaleAbs(r, alpha=255 / SQRT_RANGE), _SQRT_LUT)
+
+
+@lru_cache(maxsize=16)
+def _tint_lut(rgb: tuple[int, int, int]) -> np.ndarray:
+    """Grey table luminance (uint8) -> tinted BGR (uint8) for a table colour."""
+    t = lin_bgr(rgb) / np.float32(0.45)
+    lin = _SRGB_LUT[:, None] * t[None, :]
+    enc = np.where(lin <= 0.0031308, 12.92 * lin, 1.055 * np.power(lin, 1 / 2.4) - 0.055)
+    return np.clip(np.round(enc * 255), 0, 255).astype(np.uint8).reshape(1, 256, 3)
+
+
+@lru_cache(maxsize=8)
+def _vignette(w: int, h: int, cx: float, cy: float, strength: float) -> np.ndarray:
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    r2 = ((xx - np.float32(cx)) ** 2 + (yy - np.float32(cy)) ** 2) / np.float32(
+        (w / 2) ** 2 + (h / 2) ** 2)
+    vig = 1 - np.float32(strength) * r2 * (np.float32(0.6) + np.float32(0.4) * r2)
+    return cv2.merge([vig, vig, vig])
+
+
+@lru_cache(maxsize=4)
+def _noise_field(w: int, h: int) -> np.ndarray:
+    """A fixed field of unit Gaussian noise; each render takes a random band of rows."""
+    rng = np.random.default_rng(4242)
+    return rng.standard_normal((h + 97, w, 3), dtype=np.float32)
+
+
+def _noise_sigma_lut(noise: float) -> np.ndarray:
+    """Noise std in sRGB code values per code value: shot + read noise in linear light."""
+    v = np.arange(256) / 255.0
+    lin = _SRGB_LUT.astype(np.float64)
+    sig_lin = noise * np.sqrt(0.02 + 4.0 * lin)
+    slope = np.gradient(v, lin + 1e-9 * np.arange(256))
+    slope = np.minimum(slope, 6.0)
+    return (sig_lin * slope * 255).astype(np.float32)
+
+
+def _add_noise(img: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
+    h, w = img.shape[:2]
+    field = _noise_field(w, h)
+    oy = int(rng.integers(0, 97))
+    sign = 1.0 if rng.random() < 0.5 else -1.0
+    sig = cv2.LUT(img, _noise_sigma_lut(noise))
+    grain = cv2.multiply(sig, field[oy:oy + h], scale=sign).astype(np.int16)
+    return cv2.add(img, grain, dtype=cv2.CV_8U)  # saturates at 0 and 255
+
+
+# ---------------------------------------------------------------------------------------------
+# geometry builders
+
+
+def _box_faces(centre: np.ndarray, ex: np.ndarray, ey: np.ndarray, sx: float, sy: float,
+               z0: float, z1: float) -> tuple[Face, list[Face], Face]:
+    """Top, four sides (s along the face, t up from z0) and bottom of an oriented box."""
+    c0 = np.array([centre[0], centre[1], z0])
+    hx, hy = sx / 2 * np.r_[ex, 0.0], sy / 2 * np.r_[ey, 0.0]
+    exx, eyy = np.r_[ex, 0.0], np.r_[ey, 0.0]
+    top_o = c0 - hx - hy + UP * (z1 - z0)
+    top = Face(np.array([top_o, top_o + 2 * hx, top_o + 2 * hx + 2 * hy, top_o + 2 * hy]),
+               top_o, exx, eyy, UP.copy(), np.zeros(3))
+    bot_o = c0 - hx - hy
+    bottom = Face(np.array([bot_o, bot_o + 2 * hy, bot_o + 2 * hx + 2 * hy, bot_o + 2 * hx]),
+                  bot_o, exx, eyy, -UP, np.zeros(3))
+    sides = []
+    for n, half_n, width in ((-eyy, hy, sx), (exx, hx, sy), (eyy, hy, sx), (-exx, hx, sy)):
+        e1 = np.cross(-n, UP)
+        o = c0 + n * np.linalg.norm(half_n) - e1 * width / 2
+        h = z1 - z0
+        sides.append(Face(np.array([o, o + e1 * width, o + e1 * width + UP * h, o + UP * h]),
+                          o, e1, UP.copy(), n.copy(), np.zeros(3)))
+    return top, sides, bottom
+
+
+PROFILE_RES = 20.0  # samples per mm of the 1D albedo profiles
+
+
+def _bevel_lut(width: float, gain: float, sigma: float) -> np.ndarray:
+    """1D factor across a face: 1 + gain at both edges, fading over ``sigma`` mm."""
+    x = np.arange(int(width * PROFILE_RES) + 2, dtype=np.float64) / PROFILE_RES
+    e = np.minimum(x, width - x).clip(0)
+    return (1 + gain * np.exp(-(e / sigma) ** 2)).astype(np.float32)
+
+
+def _lookup(lut: np.ndarray, x: np.ndarray) -> np.ndarray:
+    idx = (x * np.float32(PROFILE_RES) + np.float32(0.5)).astype(np.int32)
+    np.clip(idx, 0, len(lut) - 1, out=idx)
+    return lut[idx]
+
+
+def _side_albedo(tops: np.ndarray, cols: np.ndarray, storey: float, width: float):
+    """Side of a tower: block colours by height, storey grooves, block seams, bevelled
+    vertical edges, contact darkening at the foot. Precomputed as 1D profiles."""
+    n = int(tops[-1] * PROFILE_RES) + 2
+    t = np.arange(n, dtype=np.float64) / PROFILE_RES
+    idx = np.clip(np.searchsorted(tops[:-1], t, side="right"), 0, len(cols) - 1)
+    n_storeys = int(round(tops[-1] / storey))
+    boundary = np.zeros(n_storeys + 1, bool)
+    boundary[np.round(tops / storey).astype(int)] = True
+    boundary[0] = True
+    line = np.clip(np.rint(t / storey), 0, n_storeys).astype(int)
+    d = np.abs(t - line * storey)
+    depth = np.where(boundary[line], 0.6, 0.42)
+    f = (1 - depth * np.exp(-(d / 0.55) ** 2)) * (1 - 0.3 * np.exp(-t / 5.0))
+    profile = (cols[idx] * f[:, None]).astype(np.float32)
+    bevel = _bevel_lut(width, 0.12, 0.6)
+
+    def fn(s: np.ndarray, t: np.ndarray) -> np.ndarray:
+        return _lookup(profile, t) * _lookup(bevel, s)[..., None]
+
+    return fn
+
+
+def _top_albedo(col: np.ndarray, size: float):
+    c = col.astype(np.float32)
+    edge = _bevel_lut(size, -0.3, 0.7)
+
+    def fn(s: np.ndarray, t: np.ndarray) -> np.ndarray:
+        return c * np.minimum(_lookup(edge, s), _lookup(edge, t))[..., None]
+
+    return fn
+
+
+def _texture_albedo(tex_lin: np.ndarray, ppm: float, height_mm: float):
+    """Card-like texture: s to the right from the left edge, t up from the bottom edge."""
+
+    def fn(s: np.ndarray, t: np.ndarray) -> np.ndarray:
+        mx = (s * np.float32(ppm) - 0.5).astype(np.float32)
+        my = ((np.float32(height_mm) - t) * np.float32(ppm) - 0.5).astype(np.float32)
+        return cv2.remap(tex_lin, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+
+    return fn
+
+
+@lru_cache(maxsize=64)
+def _linear_texture(key: tuple[str, int, int]) -> np.ndarray:
+    kind, r, c = key
+    img = card_back() if kind == "back" else card_face(r, c)
+    return cv2.LUT(img, _SRGB_LUT)
+
+
+def tower_object(scene: Scene, site: Site, lighting: Lighting) -> Object3D:
+    """One tower: a prism of stacked blocks with per-block colours on its sides."""
+    lay = scene.layout
+    x, y, ang = scene.tower_pose(site)
+    a = math.radians(ang)
+    ex, ey = np.array([math.cos(a), math.sin(a)]), np.array([-math.sin(a), math.cos(a)])
+    tower = scene.board.tower(site)
+    tops = np.cumsum([b.storeys * lay.storey for b in tower]).astype(np.float64)
+    cols = np.array([lin_bgr(scene.colors[b.color]) for b in tower])
+    rng = np.random.default_rng([scene.layout_seed, 31, site.index])
+    cols = cols * rng.uniform(0.97, 1.03, (len(tower), 1))
+    fp = lay.footprint
+    top, sides, bottom = _box_faces(np.array([x, y]), ex, ey, fp, fp, 0.0, float(tops[-1]))
+    top.albedo = _top_albedo(cols[-1], fp)
+    top.label = LABEL_TOP + site.index
+    top.specular, top.shininess = lighting.specular, lighting.shininess
+    side_fn = _side_albedo(tops, cols, lay.storey, fp)
+    for f in sides:
+        f.albedo = side_fn
+        f.label = LABEL_SIDE + site.index
+        f.specular, f.shininess = lighting.specular * 0.6, lighting.shininess * 0.7
+    return Object3D([top, *sides], "solid", shadow_faces=[top, *sides, bottom],
+                    anchor=np.array([x, y, tops[-1] / 2]))
+
+
+def _board_thickness(lay: Layout) -> float:
+    return float(lay.profile.get("board", {}).get("thickness_mm", 2.0))
+
+
+def _card_thickness(lay: Layout) -> float:
+    return float(lay.profile.get("cards", {}).get("thickness_mm", 0.35))
+
+
+def _card_box(lay: Layout, centre: np.ndarray, right: np.ndarray, fwd: np.ndarray, z0: float,
+              z1: float, tex_key: tuple[str, int, int], label: int, side_label: int,
+              lighting: Lighting) -> Object3D:
+    cw, ch = lay.card_size
+    top, sides, bottom = _box_faces(centre, right, fwd, cw, ch, z0, z1)
+    top.albedo = _texture_albedo(_linear_texture(tex_key), CARD_PPM, ch)
+    top.label = label
+    top.specular, top.shininess = lighting.specular * 0.3, 12.0
+    paper = lin_bgr((214, 208, 194))
+    for f in sides:
+        f.albedo = paper
+        f.label = side_label
+    return Object3D([top, *sides], "solid", shadow_faces=[top, *sides, bottom],
+                    anchor=np.array([centre[0], centre[1], z1]))
+
+
+def card_objects(scene: Scene, lighting: Lighting) -> list[Object3D]:
+    """Each seat's played stack (top card face up, edges of cards below) and the draw pile."""
+    lay = scene.layout
+    z_table = -_board_thickness(lay)
+    th = _card_thickness(lay)
+    out: list[Object3D] = []
+    for k, seat in enumerate(SEATS):
+        cell = scene.cards.get(seat)
+        if cell is None:
+            continue
+        count = max(1, int(scene.stack_counts.get(seat, 1)))
+        along, ang = scene.stack_pose(seat)
+        rng = np.random.default_rng([scene.layout_seed, 41, k, count])
+        for j in range(min(count - 1, 2)):
+            da = float(rng.uniform(-3.5, 3.5))
+            dang = float(rng.uniform(-5, 5))
+            c, r, f = lay.card_frame(seat, along + da, ang + dang,
+                                     lay.card_edge_gap + float(rng.uniform(-2, 3)))
+            kind = (int(rng.integers(0, 3)), int(rng.integers(0, 3)))
+            out.append(_card_box(lay, c, r, f, z_table, z_table + (count - 1 - j) * th,
+                                 ("face", *kind), 0, 0, lighting))
+        c, r, f = lay.card_frame(seat, along, ang)
+        out.append(_card_box(lay, c, r, f, z_table, z_table + count * th,
+                             ("face", int(cell[0]), int(cell[1])), LABEL_CARD + k,
+                             LABEL_CARD_SIDE + k, lighting))
+    if scene.deck:
+        rng = np.random.default_rng([scene.layout_seed, 43])
+        sx, sy = rng.choice([-1, 1], 2)
+        bw, bh = lay.board_size
+        centre = np.array([sx * (bw / 2 + 70 + rng.uniform(0, 30)),
+                           sy * (bh / 2 + 60 + rng.uniform(0, 30))])
+        a = math.radians(float(rng.uniform(0, 360)))
+        right, fwd = np.array([math.cos(a), math.sin(a)]), np.array([-math.sin(a), math.cos(a)])
+        out.append(_card_box(lay, centre, right, fwd, z_table,
+                             z_table + int(rng.integers(8, 30)) * th, ("back", 0, 0), 0, 0,
+                             lighting))
+    return out
+
+
+def board_edge_object(scene: Scene) -> Object3D:
+    lay = scene.layout
+    bw, bh = lay.board_size
+    _, sides, _ = _box_faces(np.zeros(2), np.array([1.0, 0.0]), np.array([0.0, 1.0]), bw, bh,
+                             -_board_thickness(lay), 0.0)
+    for f in sides:
+        f.albedo = lin_bgr((40, 42, 48))
+    return Object3D(sides, "solid", casts_shadow=False, anchor=np.zeros(3))
+
+
+def _capsule(u0: float, v0: float, u1: float, v1: float, w: float, n_arc: int = 5
+             ) -> tuple[np.ndarray, tuple[float, float], tuple[float, float]]:
+    """A finger-like polygon from (u0, v0) to a rounded end at (u1, v1); plus its axis."""
+    d = np.array([u1 - u0, v1 - v0], np.float64)
+    ln = float(np.linalg.norm(d))
+    d /= ln
+    perp = np.array([-d[1], d[0]])
+    r = w / 2
+    end = np.array([u1, v1]) - d * r
+    pts = [np.array([u0, v0]) - perp * r]
+    for k in range(n_arc + 1):
+        th = -math.pi / 2 + math.pi * k / n_arc
+        pts.append(end + r * (math.cos(th) * d + math.sin(th) * perp))
+    pts.append(np.array([u0, v0]) + perp * r)
+    return np.array(pts), (u0, v0), (float(d[0]), float(d[1]))
+
+
+def hand_object(hand: Hand, index: int, lighting: Lighting,
+                colors: dict[str, tuple[int, int, int]] | None = None,
+                layout: Layout | None = None) -> list[Object3D]:
+    """An arm, palm, thumb and four fingers as shaded planar pieces, plus a held block."""
+    sc = hand.scale
+    tip, fwd, left = hand.frame()
+    tilt = math.tan(math.radians(hand.tilt_deg))
+    eu = fwd + np.array([0.0, 0.0, -tilt])
+    eu_n = eu / np.linalg.norm(eu)
+    ev = left
+    normal = np.cross(eu_n, ev)
+    normal /= np.linalg.norm(normal)
+    mirror = 1.0 if hand.right_handed else -1.0
+    skin = lin_bgr(hand.skin)
+    label = LABEL_HAND + index
+    faces: list[Face] = []
+
+    def piece(poly_uv: np.ndarray, axis_o: tuple[float, float], axis_d: tuple[float, float],
+              albedo: np.ndarray, half_w: float, bend: float, lift: float = 0.0) -> None:
+        uv = poly_uv * sc
+        verts = np.array([tip + u * eu + mirror * v * ev + normal * lift for u, v in uv])
+        ou, ov = axis_o[0] * sc, axis_o[1] * sc
+        origin = tip + ou * eu + mirror * ov * ev + normal * lift
+        du, dv = axis_d
+        e1 = du * eu_n + mirror * dv * ev
+        e1 /= np.linalg.norm(e1)
+        e2 = np.cross(normal, e1)
+        faces.append(Face(verts, origin, e1, e2, normal.copy(), albedo, label, specular=0.06,
+                          shininess=8.0, bend=bend, half_width=half_w * sc, two_sided=True))
+
+    wrist = -175.0
+    arm_len = 720.0
+    arm = np.array([[wrist + 30, -31], [wrist - arm_len, -42], [wrist - arm_len, 42],
+                    [wrist + 30, 31]])
+    piece(arm, (wrist, 0.0), (-1.0, 0.0), skin * np.float32(0.97), 36, 1.0)
+    if hand.sleeve is not None:
+        s0 = wrist - 90 - 60 * ((index * 37) % 10) / 10
+        sl = np.array([[s0, -47], [wrist - arm_len, -55], [wrist - arm_len, 55], [s0, 47]])
+        piece(sl, (s0, 0.0), (-1.0, 0.0), lin_bgr(hand.sleeve), 50, 1.1, lift=2.0)
+    thumb, o, d = _capsule(-150, 34, -92, 66, 22)
+    piece(thumb, o, d, skin, 11, 1.0, lift=-1.0)
+    palm = np.array([[-70, -40], [-95, -45], [-150, -41], [-180, -31], [-180, 31], [-150, 41],
+                     [-95, 45], [-70, 40]], np.float64)
+    piece(palm, (-125.0, 0.0), (1.0, 0.0), skin, 46, 0.5, lift=0.5)
+    for v, ln, w in ((27, 72, 17.5), (9, 80, 18.5), (-9, 76, 17.5), (-26, 62, 15.5)):
+        base_u = -80.0
+        fin, o, d = _capsule(base_u, v, base_u + ln, v * 0.85, w)
+        piece(fin, o, d, skin * np.float32(1.02), w / 2, 1.1, lift=1.0)
+        nail, o2, d2 = _capsule(base_u + ln - 15, v * 0.86, base_u + ln - 1.5, v * 0.85, w - 7)
+        piece(nail, o2, d2, np.clip(skin * np.float32(1.25) + np.float32(0.03), 0, 1),
+              (w - 7) / 2, 0.9, lift=1.4)
+    out = [Object3D(faces, "layered", shadow_bias=4.0,
+                    anchor=tip + (-150 * sc) * eu)]
+    if hand.holding is not None:
+        lay = layout or default_layout()
+        storey, fp = lay.storey, lay.footprint
+        h = hand.holding.storeys * storey
+        c = hand.point(-35 * sc, 0.0)
+        ang = math.atan2(fwd[1], fwd[0])
+        ex = np.array([math.cos(ang), math.sin(ang)])
+        ey = np.array([-math.sin(ang), math.cos(ang)])
+        z1 = hand.tip_height + HELD_TOP_ABOVE_TIP
+        top, sides, bottom = _box_faces(c[:2], ex, ey, fp, fp, z1 - h, z1)
+        rgb = hand.holding_color or (colors or {}).get(hand.holding.color, (128, 128, 128))
+        col = lin_bgr(rgb)
+        top.albedo = col
+        tops = np.array([h])
+        fn = _side_albedo(tops, col[None, :], storey, fp)
+        for f in sides:
+            f.albedo = fn
+            f.label = LABEL_HELD + index
+            f.specular, f.shininess = lighting.specular * 0.6, lighting.shininess
+        top.label = LABEL_HELD + index
+        bottom.albedo = col * np.float32(0.6)
+        bottom.label = LABEL_HELD + index
+        out.append(Object3D([top, bottom, *sides], "solid",
+                            shadow_faces=[top, bottom, *sides], anchor=c))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# lens
+
+
+@lru_cache(maxsize=16)
+def _lens_maps(key: bytes, w: int, h: int) -> tuple[np.ndarray, np.ndarray, int, int, int, int,
+                                                    np.ndarray]:
+    """Remap tables: distorted output pixel -> undistorted canvas pixel, and the margins."""
+    arr = np.frombuffer(key, np.float64)
+    K, dist = arr[:9].reshape(3, 3), arr[9:14]
+    crit = (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 60, 1e-12)
+    n = 160
+    border = np.concatenate([
+        np.stack([np.linspace(-0.5, w - 0.5, n), np.full(n, -0.5)], 1),
+        np.stack([np.full(n, w - 0.5), np.linspace(-0.5, h - 0.5, n)], 1),
+        np.stack([np.linspace(w - 0.5, -0.5, n), np.full(n, h - 0.5)], 1),
+        np.stack([np.full(n, -0.5), np.linspace(h - 0.5, -0.5, n)], 1)])
+    und = cv2.undistortPoints(border.reshape(-1, 1, 2), K, dist, P=K, criteria=crit)
+    und = np.asarray(und, np.float64).reshape(-1, 2)
+    ml = int(math.ceil(max(0.0, -und[:, 0].min()))) + 4
+    mt = int(math.ceil(max(0.0, -und[:, 1].min()))) + 4
+    mr = int(math.ceil(max(0.0, und[:, 0].max() - (w - 1)))) + 4
+    mb = int(math.ceil(max(0.0, und[:, 1].max() - (h - 1)))) + 4
+    step = 8
+    gw, gh = -(-w // step), -(-h // step)
+    gx = step * (np.arange(gw + 2) - 1) + (step - 1) / 2
+    gy = step * (np.arange(gh + 2) - 1) + (step - 1) / 2
+    X, Y = np.meshgrid(gx, gy)
+    pts = np.stack([X.ravel(), Y.ravel()], 1).reshape(-1, 1, 2)
+    u = np.asarray(cv2.undistortPoints(pts, K, dist, P=K, criteria=crit), np.float64)
+    u = u.reshape(gh + 2, gw + 2, 2)
+    full = cv2.resize(u.astype(np.float32), (step * (gw + 2), step * (gh + 2)),
+                      interpolation=cv2.INTER_LINEAR)
+    full = full[step:step + h, step:step + w]
+    mx = np.ascontiguousarray(full[..., 0] + ml)
+    my = np.ascontiguousarray(full[..., 1] + mt)
+    frame_poly = (und + np.array([ml, mt])).astype(np.float32)
+    return mx, my, ml, mt, mr, mb, frame_poly
+
+
+# ---------------------------------------------------------------------------------------------
+# result
+
+
+@dataclass(eq=False)
+class Rendered:
+    """A rendered photo: BGR image, truth dict, and the per-pixel label image.
+
+    ``truth`` (JSON-ready) holds:
+
+    - ``camera``: the formats.md intrinsics JSON; ``pose``: rvec/tvec (board mm -> camera)
+      and the camera centre in board mm;
+    - ``board``: the full ``manhattan-board/1`` board (no blocks) with its colours;
+    - ``expected``: what a perfect reader prints for this photo: ``board`` minus the
+      unseen sites, plus ``unseen`` and ``cards``;
+    - ``visibility``: 54 entries ``{city, row, col, top, site}``: the visible fraction of
+      the site's top face (the floor square when empty) and of its whole silhouette;
+    - ``unseen``: sites whose top is under 50% visible (hidden, covered or out of frame);
+    - ``cards``: ``{"S": {"cell": [r, c]}}`` for stacks whose top card is >= 80% visible;
+      ``card_stacks``: every stack with ``cell``, ``count``, ``visible``, ``inside``;
+    - ``markers_visible``: marker ids fully in frame and >= 97% unoccluded;
+    - ``hands``: ``[{seat, pixels, box: [x0, y0, x1, y1] | None}]`` in image pixels;
+    - ``lighting``, ``colors``, ``jpeg_quality``, ``label_codes``.
+
+    ``labels`` (int16, image size) tells what each pixel shows: see ``label_codes``.
+    """
+
+    image: np.ndarray
+    truth: dict[str, Any]
+    labels: np.ndarray
+    camera: CameraModel
+    scene: Scene
+    lighting: Lighting
+    jpeg: bytes | None = None  # the exact JPEG file when the photo was compressed
+
+    def save(self, path_stem: str) -> tuple[str, str]:
+        """Write the photo (.jpg bytes as compressed, else .png) and its truth (.json)."""
+        import json
+
+        if self.jpeg is not None:
+            img_path = f"{path_stem}.jpg"
+            with open(img_path, "wb") as fh:
+                fh.write(self.jpeg)
+        else:
+            img_path = f"{path_stem}.png"
+            cv2.imwrite(img_path, self.image)
+        json_path = f"{path_stem}.json"
+        with open(json_path, "w", encoding="utf-8") as fh:
+            json.dump(self.truth, fh, indent=1)
+        return img_path, json_path
+
+
+# ---------------------------------------------------------------------------------------------
+# main entry
+
+
+def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, *,
+           rng: np.random.Generator, hands: Sequence[Hand] = (), noise: float = 0.006,
+           blur: float = 0.6, jpeg_quality: int | None = None, vignetting: float = 0.25,
+           distortion: bool = True) -> Rendered:
+    """Render ``scene`` through ``camera``; all randomness comes from ``rng``.
+
+    ``noise`` is the sensor noise (linear units at mid grey), ``blur`` the optical blur
+    sigma in pixels, ``vignetting`` the corner darkening (0..1). With ``distortion=False``
+    the lens is ideal and the truth camera says so.
+    """
+    lay = scene.layout
+    if lighting is None:
+        lighting = random_lighting(rng)
+    cam = camera if distortion else camera.without_distortion()
+    w, h = cam.width, cam.height
+    R = cam.R
+    tvec = np.asarray(cam.tvec, np.float64)
+    K = np.asarray(cam.K, np.float64)
+    has_dist = bool(np.any(np.abs(cam.dist) > 1e-12))
+    if has_dist:
+        key = np.concatenate([K.ravel(), np.asarray(cam.dist, np.float64)]).tobytes()
+        map_x, map_y, ml, mt, mr, mb, frame_poly = _lens_maps(key, w, h)
+    else:
+        ml = mt = mr = mb = 0
+    Wc, Hc = w + ml + mr, h + mt + mb
+    Kc = K.copy()
+    Kc[0, 2] += ml
+    Kc[1, 2] += mt
+    view = View(Kc, R, tvec, Wc, Hc)
+    cam_pos = view.centre
+
+    # --- objects --------------------------------------------------------------------------
+    objects: list[Object3D] = [board_edge_object(scene)]
+    occupied = list(scene.board.occupied())
+    for site in occupied:
+        objects.append(tower_object(scene, site, lighting))
+    objects.extend(card_objects(scene, lighting))
+    colors = {k: tuple(v) for k, v in scene.colors.items()}
+    for k, hand in enumerate(hands):
+        objects.extend(hand_object(hand, k, lighting, colors, lay))  # type: ignore[arg-type]
+
+    bw, bh = lay.board_size
+    # --- light ------------------------------------------------------------------------------
+    lpos = np.asarray(lighting.light_pos, np.float64)
+    # the map covers the board, the card stacks and the towers (arms reach far outside)
+    ext = np.array([bw / 2 + 160, bh / 2 + 160])
+    fit = [np.array([[sx * ext[0], sy * ext[1], 0.0] for sx in (-1, 1) for sy in (-1, 1)])]
+    fit += [f.verts for o in objects[:1 + len(occupied)] for f in o.faces]
+    shadow = ShadowMap(lpos, objects, lighting.softness_mm, fit_points=np.vstack(fit))
+    gain = _exposure(lighting, lpos) * lighting.white_balance[::-1]
+    light = Light(pos=lpos, ref_dist2=float(lpos @ lpos),
+                  lamp=(lighting.lamp_rgb[::-1] * lighting.direct * gain).astype(np.float32),
+                  ambient=(lighting.ambient_rgb[::-1] * lighting.ambient * gain
+                           ).astype(np.float32),
+                  shadow=shadow)
+
+    # --- ground: table and board print -----------------------------------------------------
+    z_table = -_board_thickness(lay)
+    trng = np.random.default_rng([scene.layout_seed, 3])
+    th_t = float(trng.uniform(0, 2 * math.pi))
+    shift = trng.uniform(-300, 300, 2)
+    T = np.array([[math.cos(th_t), -math.sin(th_t), shift[0]],
+                  [math.sin(th_t), math.cos(th_t), shift[1]], [0, 0, 1]])
+    A_t = np.array([[1 / TABLE_PPM, 0, -TABLE_HALF_MM + 0.5 / TABLE_PPM],
+                    [0, -1 / TABLE_PPM, TABLE_HALF_MM - 0.5 / TABLE_PPM], [0, 0, 1]])
+    Hg_table = view.plane_homography(z_table)
+    lum = cv2.warpPerspective(table_texture(), Hg_table @ T @ A_t, (Wc, Hc),
+                              flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    ground8 = cv2.LUT(cv2.cvtColor(lum, cv2.COLOR_GRAY2BGR),
+                      _tint_lut(TABLES.get(scene.table, TABLES["oak"])))
+
+    Hg = view.plane_homography(0.0)
+    dist_c = float(np.linalg.norm(cam_pos))
+    px_per_mm = float(K[0, 0]) / max(dist_c, 1.0)
+    levels = board_textures(lay)
+    tex = levels[0]
+    for lv in levels:
+        if lv.ppm >= px_per_mm * 1.2:
+            tex = lv
+    warped = cv2.warpPerspective(tex.bgra, Hg @ tex.px_to_mm, (Wc, Hc), flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+    wa = cv2.extractChannel(warped, 3).astype(np.float32) * np.float32(1 / 255)
+    ground8 = cv2.blendLinear(cv2.cvtColor(warped, cv2.COLOR_BGRA2BGR), ground8, wa, 1 - wa)
+    ground = cv2.LUT(ground8, _SRGB_LUT)
+
+    labels = np.zeros((Hc, Wc), np.int16)
+    full_box = (0, 0, Wc, Hc)
+    fp = lay.footprint
+    floor_faces = {}
+    for i in range(lay.site_count):
+        x, y = lay.site_xy[i]
+        f = _flat_square(x, y, fp / 2, fp / 2)
+        floor_faces[i] = f
+        _stamp(labels, view, f, LABEL_FLOOR + i, full_box)
+    marker_faces = {}
+    for mid in lay.marker_centres:
+        c = lay.marker_corners(mid)
+        f = Face(c[[3, 2, 1, 0]], c[3], np.array([1.0, 0, 0]), np.array([0, 1.0, 0]), UP,
+                 np.zeros(3))
+        marker_faces[mid] = f
+        _stamp(labels, view, f, LABEL_MARKER + mid, full_box)
+
+    # lamp on the ground: irradiance and a broad gloss, on a coarse grid
+    step = 8
+    gx = np.arange(0, Wc + step, step, dtype=np.float64)
+    gy = np.arange(0, Hc + step, step, dtype=np.float64)
+    GX, GY = np.meshgrid(gx, gy)
+    Hi = np.linalg.inv(Hg)
+    q = Hi @ np.stack([GX.ravel(), GY.ravel(), np.ones(GX.size)])
+    PX, PY = q[0] / q[2], q[1] / q[2]
+    Lx, Ly, Lz = lpos[0] - PX, lpos[1] - PY, lpos[2] - 0.0
+    d2 = Lx * Lx + Ly * Ly + Lz * Lz
+    dl = np.sqrt(d2)
+    irr = float(lpos @ lpos) / d2 * (Lz / dl)
+    Vx, Vy, Vz = cam_pos[0] - PX, cam_pos[1] - PY, cam_pos[2]
+    dv = np.sqrt(Vx * Vx + Vy * Vy + Vz * Vz)
+    Hz = Lz / dl + Vz / dv
+    Hn = np.sqrt((Lx / dl + Vx / dv) ** 2 + (Ly / dl + Vy / dv) ** 2 + Hz ** 2)
+    gloss = 0.25 * lighting.specular * (Hz / Hn) ** 14 * float(lpos @ lpos) / d2
+    coarse = np.stack([irr, gloss], -1).reshape(len(gy), len(gx), 2).astype(np.float32)
+    fine = cv2.resize(coarse, (step * len(gx), step * len(gy)), interpolation=cv2.INTER_LINEAR)
+    off = step // 2
+    fine = fine[off:off + Hc, off:off + Wc]
+    # cast shadows: the lamp's occupancy warped onto the table; contact darkening at bases
+    occ = shadow.occupancy()
+    lit = 1 - cv2.warpPerspective(occ, Hg @ np.linalg.inv(shadow.ground_homography()),
+                                  (Wc, Hc), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    ao = np.zeros((Hc, Wc), np.float32)
+    for site in occupied:
+        x, y, ang = scene.tower_pose(site)
+        p = view.project(_square_pts(x, y, ang, fp / 2 + 1.5))
+        cv2.fillConvexPoly(ao, np.round(p * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
+    if occupied:
+        ao = np.asarray(cv2.GaussianBlur(ao, (0, 0), max(1.0, 2.5 * px_per_mm)))
+    ao = 1 - np.float32(0.45) * ao
+    direct = cv2.multiply(fine[..., 0], lit)
+    glossy = cv2.multiply(fine[..., 1], lit)
+    direct = cv2.multiply(direct, ao)
+    amb, lamp = light.ambient, light.lamp
+    irr3 = cv2.merge([cv2.addWeighted(ao, float(amb[c]), direct, float(lamp[c]), 0.0)
+                      for c in range(3)])
+    gl3 = cv2.merge([glossy * np.float32(lamp[c]) for c in range(3)])
+    color = cv2.add(cv2.multiply(ground, irr3), gl3)
+
+    # --- objects, far to near, with the z-buffer -------------------------------------------
+    canvas = Canvas(view, np.ascontiguousarray(color, dtype=np.float32), labels)
+    order = sorted(objects, key=lambda o: -float(np.linalg.norm(o.anchor - cam_pos)))
+    for obj in order:
+        canvas.draw(obj, light)
+
+    # --- truth: what a perfect reader sees -------------------------------------------------
+    if has_dist:
+        in_frame = np.zeros((Hc, Wc), np.uint8)
+        cv2.fillPoly(in_frame, [np.round(frame_poly * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+        inside = in_frame.astype(bool)
+    else:
+        inside = np.ones((Hc, Wc), bool)
+    counts = np.bincount(canvas.labels[inside].ravel().astype(np.int64), minlength=1024)
+    truth = _truth(scene, cam, view, counts, floor_faces, marker_faces, lighting, hands)
+
+    # --- camera: lens, vignetting, blur, noise, white balance, gamma -----------------------
+    img = canvas.color
+    lab = canvas.labels
+    if has_dist:
+        img = cv2.remap(img, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        lab = cv2.remap(lab, map_x, map_y, cv2.INTER_NEAREST, borderMode=cv2.BORDER_REPLICATE)
+    if vignetting > 0:
+        img = cv2.multiply(img, _vignette(w, h, float(K[0, 2]), float(K[1, 2]),
+                                          float(vignetting)))
+    out = encode_srgb(img)
+    if blur > 0:
+        out = cv2.GaussianBlur(out, (0, 0), blur)
+    if noise > 0:
+        out = _add_noise(out, noise, rng)
+    jpeg: bytes | None = None
+    if jpeg_quality is not None:
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(jpeg_quality)])
+        if ok:
+            jpeg = np.asarray(buf).tobytes()
+            out = np.asarray(cv2.imdecode(buf, cv2.IMREAD_COLOR))
+    hand_info = []
+    for k, hand in enumerate(hands):
+        m = (lab == LABEL_HAND + k).astype(np.uint8)
+        x, y, bw_, bh_ = cv2.boundingRect(m)
+        hand_info.append({"seat": hand.seat.value, "pixels": int(m.sum()),
+                          "box": [int(x), int(y), int(x + bw_), int(y + bh_)] if bw_ else None})
+    truth["hands"] = hand_info
+    truth["jpeg_quality"] = jpeg_quality
+    return Rendered(out, truth, np.ascontiguousarray(lab), cam, scene, lighting, jpeg)
+
+
+def _exposure(lighting: Lighting, lpos: np.ndarray) -> np.float32:
+    cos_c = lpos[2] / max(float(np.linalg.norm(lpos)), 1.0)
+    return np.float32(lighting.exposure * 0.9 / (lighting.ambient + lighting.direct * cos_c))
+
+
+def _square_pts(x: float, y: float, ang_deg: float, half: float) -> np.ndarray:
+    a = math.radians(ang_deg)
+    ex = np.array([math.cos(a), math.sin(a), 0.0]) * half
+    ey = np.array([-math.sin(a), math.cos(a), 0.0]) * half
+    c = np.array([x, y, 0.0])
+    return np.array([c - ex - ey, c + ex - ey, c + ex + ey, c - ex + ey])
+
+
+def _flat_square(x: float, y: float, hx: float, hy: float, z: float = 0.0) -> Face:
+    o = np.array([x - hx, y - hy, z])
+    v = np.array([o, o + [2 * hx, 0, 0], o + [2 * hx, 2 * hy, 0], o + [0, 2 * hy, 0]])
+    return Face(v, o, np.array([1.0, 0, 0]), np.array([0, 1.0, 0]), UP.copy(), np.zeros(3))
+
+
+def _stamp(labels: np.ndarray, view: View, face: Face, value: int,
+           box: tuple[int, int, int, int]) -> None:
+    """Write a label where a ground polygon covers at least half a pixel."""
+    for r in rasterize(view, face, box):
+        hh, ww = r.cov.shape
+        roi = labels[r.y0:r.y0 + hh, r.x0:r.x0 + ww]
+        np.copyto(roi, np.int16(value), where=r.cov >= 0.5)
+
+
+def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
+           floor_faces: dict[int, Face], marker_faces: dict[int, Face], lighting: Lighting,
+           hands: Sequence[Hand]) -> dict[str, Any]:
+    lay = scene.layout
+    board = scene.board
+    colors = list(scene.colors)
+    vis = []
+    unseen = []
+    for i in range(lay.site_count):
+        site = Site.from_index(i)
+        hgt = board.height(site)
+        if hgt:
+            x, y, ang = scene.tower_pose(site)
+            z = hgt * lay.storey
+            top = _square_pts(x, y, ang, lay.footprint / 2) + np.array([0, 0, z])
+            top_area = polygon_area_px(view, top)
+            base = _square_pts(x, y, ang, lay.footprint / 2)
+            site_area = hull_area_px(view, np.vstack([base, top]))
+            top_f = counts[LABEL_TOP + i] / max(top_area, 1e-6)
+            site_f = (counts[LABEL_TOP + i] + counts[LABEL_SIDE + i]) / max(site_area, 1e-6)
+        else:
+            area = polygon_area_px(view, floor_faces[i].verts)
+            top_f = site_f = counts[LABEL_FLOOR + i] / max(area, 1e-6)
+        top_f, site_f = float(min(1.0, top_f)), float(min(1.0, site_f))
+        entry = {"city": site.city, "row": site.row, "col": site.col,
+                 "top": round(top_f, 4), "site": round(site_f, 4)}
+        vis.append(entry)
+        if top_f < 0.5:
+            unseen.append({"city": site.city, "row": site.row, "col": site.col})
+    markers = []
+    for mid, f in marker_faces.items():
+        area = polygon_area_px(view, f.verts)
+        frac = counts[LABEL_MARKER + mid] / max(area, 1e-6)
+        corners = cam.project(lay.marker_corners(mid))
+        inside = bool(np.all((corners >= 2) & (corners <= np.array([cam.width - 3,
+                                                                     cam.height - 3]))))
+        if frac >= 0.97 and inside:
+            markers.append(mid)
+    stacks: dict[str, Any] = {}
+    cards: dict[str, Any] = {}
+    for k, seat in enumerate(SEATS):
+        cell = scene.cards.get(seat)
+        if cell is None:
+            continue
+        along, ang = scene.stack_pose(seat)
+        c, right, fwd = lay.card_frame(seat, along, ang)
+        count = max(1, int(scene.stack_counts.get(seat, 1)))
+        z = -_board_thickness(lay) + count * _card_thickness(lay)
+        cw, ch = lay.card_size
+        card = np.array([np.r_[c + a * right + b * fwd, z] for a, b in
+                         ((-cw / 2, -ch / 2), (cw / 2, -ch / 2), (cw / 2, ch / 2),
+                          (-cw / 2, ch / 2))])
+        frac = counts[LABEL_CARD + k] / max(polygon_area_px(view, card), 1e-6)
+        in_img = cam.project(card)
+        inside = bool(np.all((in_img >= 0) & (in_img <= np.array([cam.width - 1,
+                                                                   cam.height - 1]))))
+        stack: dict[str, Any] = {"cell": [int(cell[0]), int(cell[1])], "count": count,
+                                 "visible": round(float(min(1.0, frac)), 4), "inside": inside}
+        stacks[seat.value] = stack
+        if frac >= 0.8:
+            cards[seat.value] = {"cell": [int(cell[0]), int(cell[1])]}
+    board_json = board.to_json(colors, blocks=False)
+    expected = dict(board_json)
+    unseen_set = {(u["city"], u["row"], u["col"]) for u in unseen}
+    expected["sites"] = [s for s in board_json["sites"]
+                         if (s["city"], s["row"], s["col"]) not in unseen_set]
+    expected["unseen"] = unseen
+    expected["cards"] = cards
+    return {
+        "format": "manhattan-sim-truth/1",
+        "camera": cam.to_json(),
+        "pose": cam.pose_json(),
+        "board": board_json,
+        "expected": expected,
+        "visibility": vis,
+        "unseen": unseen,
+        "cards": cards,
+        "card_stacks": stacks,
+        "markers_visible": sorted(markers),
+        "lighting": lighting.to_json(),
+        "colors": {k: list(v) for k, v in scene.colors.items()},
+        "label_codes": LABEL_CODES,
+    }

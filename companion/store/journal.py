@@ -1,0 +1,656 @@
+"""An SQLite journal of every game: a power cut, a kicked cable or a crash loses nothing.
+
+Each entry the session hands over is its own committed, fsynced transaction
+(WAL mode, ``synchronous=FULL``) before ``append`` returns, so whatever the
+table saw acknowledged is on the card. Replaying a game's header and entries
+through :meth:`GameRecord.from_json` rebuilds exactly the live state.
+
+A file that is not ours or is damaged is never overwritten or deleted: it is
+moved aside to ``<name>.corrupt-<timestamp>`` and a fresh journal starts, with
+a one-line notice in :attr:`Journal.notices` for the caller to show.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from companion.rules.errors import RecordError, RulesError
+from companion.rules.record import RECORD_FORMAT, GameRecord, final_result
+from companion.store.safety import image_kind
+
+if TYPE_CHECKING:
+    from companion.rules.state import GameConfig
+
+log = logging.getLogger(__name__)
+
+#: ``PRAGMA application_id`` of our files: "MNHT" (Manhattan) in ASCII.
+APPLICATION_ID = 0x4D4E4854
+#: ``PRAGMA user_version``: bump with a migration when the tables change.
+SCHEMA_VERSION = 1
+#: The journal's file name inside a data folder.
+DATA_FILE = "companion.sqlite3"
+#: Default evidence budget: photo crops never take more than this of the SD card.
+DEFAULT_EVIDENCE_BUDGET = 256 * 1024 * 1024
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS games (
+    id       TEXT PRIMARY KEY,
+    created  REAL NOT NULL,
+    header   TEXT NOT NULL,
+    finished INTEGER NOT NULL DEFAULT 0 CHECK (finished IN (0, 1)),
+    result   TEXT,
+    summary  TEXT
+);
+CREATE TABLE IF NOT EXISTS entries (
+    game_id TEXT NOT NULL REFERENCES games(id) ON DELETE CASCADE,
+    seq     INTEGER NOT NULL,
+    entry   TEXT NOT NULL,
+    time    REAL NOT NULL,
+    PRIMARY KEY (game_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS evidence (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,
+    game_id TEXT NOT NULL REFERENCES games(id) ON DELETE CASCADE,
+    ply     INTEGER,
+    kind    TEXT NOT NULL,
+    path    TEXT,
+    blob    BLOB,
+    bytes   INTEGER NOT NULL,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS evidence_game ON evidence(game_id);
+CREATE INDEX IF NOT EXISTS games_created ON games(created);
+"""
+
+_REQUIRED = {
+    "games": {"id", "created", "header", "finished", "result", "summary"},
+    "entries": {"game_id", "seq", "entry", "time"},
+    "evidence": {"id", "game_id", "ply", "kind", "path", "blob", "bytes", "created"},
+}
+
+
+class JournalError(ValueError):
+    """The journal cannot do what was asked (a ValueError, so the CLI prints one line)."""
+
+
+class UnknownGameError(JournalError):
+    """No game with that id in this journal."""
+
+
+class _Unusable(Exception):
+    """Internal: the file on disk cannot be used as our journal; the message says why."""
+
+
+@dataclass(frozen=True)
+class GameInfo:
+    """One line of ``companion games``: enough to pick a game without replaying it."""
+
+    id: str
+    created: float
+    date: str
+    players: tuple[str, ...]
+    moves: int
+    rounds_played: int | None
+    rounds: int | None
+    finished: bool
+    over: bool
+    winners: tuple[str, ...]
+    error: str | None = None
+    abandoned: bool = False
+
+    @property
+    def status(self) -> str:
+        """"in play", "over" (not yet marked finished), "finished", "abandoned" or "damaged"."""
+        if self.error:
+            return "damaged"
+        if self.abandoned:
+            return "abandoned"
+        if self.finished:
+            return "finished"
+        return "over" if self.over else "in play"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "created": time.strftime("%Y-%m-%dT%H:%M:%S",
+                                                    time.localtime(self.created)),
+            "date": self.date, "players": list(self.players), "moves": self.moves,
+            "rounds_played": self.rounds_played, "rounds": self.rounds,
+            "finished": self.finished, "over": self.over, "status": self.status,
+            "winners": list(self.winners), "error": self.error,
+        }
+
+
+def default_data_dir() -> Path:
+    """``$COMPANION_DATA_DIR``, else ``~/.local/share/manhattan-companion``."""
+    env = os.environ.get("COMPANION_DATA_DIR")
+    if env:
+        return Path(env)
+    return Path.home() / ".local" / "share" / "manhattan-companion"
+
+
+def _default_game_id(now: float) -> str:
+    """Readable and unique across journals (a moved-aside file keeps its ids)."""
+    return time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + secrets.token_hex(2)
+
+
+class Journal:
+    """The SQLite journal: a ``JournalSink`` for :class:`GameSession`, plus history and evidence.
+
+    Thread-safe: one connection shared under a lock (the web server calls in
+    from many threads). Use as a context manager or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *,
+                 evidence_dir: str | os.PathLike[str] | None = None,
+                 evidence_budget: int = DEFAULT_EVIDENCE_BUDGET,
+                 clock: Callable[[], float] = time.time,
+                 new_id: Callable[[float], str] = _default_game_id) -> None:
+        self.path = Path(path)
+        self.evidence_dir = (Path(evidence_dir) if evidence_dir is not None
+                             else self.path.parent / "evidence")
+        if evidence_budget < 0:
+            raise ValueError("the evidence budget cannot be negative")
+        self.evidence_budget = evidence_budget
+        self.notices: list[str] = []
+        self._clock = clock
+        self._new_id = new_id
+        self._lock = threading.RLock()
+        self._conn = self._open()
+        try:
+            self._sweep_evidence()
+        except OSError as exc:  # a tidy-up: never a reason not to open the journal
+            log.warning("journal %s: could not sweep evidence: %s", self.path, exc)
+
+    # -- opening -------------------------------------------------------------
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._inspect()
+        except _Unusable as why:
+            self._set_aside(str(why))
+        conn = self._connect()
+        try:
+            self._init_schema(conn)
+        except sqlite3.DatabaseError as exc:  # damage the first look did not catch
+            conn.close()
+            self._set_aside(f"unusable ({exc})")
+            conn = self._connect()
+            self._init_schema(conn)
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=15.0, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 15000")
+        conn.execute("PRAGMA foreign_keys = ON")
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":  # e.g. a file system without shared memory
+            log.warning("journal %s: WAL mode unavailable, using %s", self.path, mode)
+        conn.execute("PRAGMA synchronous = FULL")
+        return conn
+
+    def _inspect(self) -> None:
+        """Raise :class:`_Unusable` if the file on disk is not a healthy journal of ours."""
+        path = self.path
+        wal = Path(f"{path}-wal")
+        if not path.exists():
+            if wal.exists() and wal.stat().st_size > 0:
+                # SQLite would delete a WAL without its database: keep it for forensics.
+                raise _Unusable("missing, but its write-ahead log was left behind")
+            return
+        if path.is_dir():
+            raise _Unusable("a folder, not a file")
+        size = path.stat().st_size
+        if size == 0 and not (wal.exists() and wal.stat().st_size > 0):
+            return  # created but never written: nothing to lose
+        if size > 0:
+            with open(path, "rb") as fh:
+                if fh.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
+                    raise _Unusable("not an SQLite database")
+            if size < 512:
+                raise _Unusable(f"truncated ({size} bytes)")
+        try:
+            conn = sqlite3.connect(path, timeout=15.0, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise _Unusable(f"unreadable ({exc})") from None
+        try:
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            tables = {r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if app_id == 0 and version == 0 and not tables:
+                return  # an empty SQLite file: ours, interrupted before the schema
+            if app_id != APPLICATION_ID:
+                raise _Unusable("another program's SQLite database"
+                                f" (application_id {app_id:#x})")
+            if version > SCHEMA_VERSION:
+                raise _Unusable(f"written by a newer companion (schema {version}, "
+                                f"this one reads {SCHEMA_VERSION})")
+            rows = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(5)")]
+            if rows != ["ok"]:
+                raise _Unusable(f"damaged (integrity check: {'; '.join(rows)})")
+            for table, want in _REQUIRED.items():
+                have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+                if not want <= have:
+                    raise _Unusable(f"damaged (table {table!r} is missing or incomplete)")
+        except sqlite3.OperationalError as exc:
+            if "locked" in str(exc) or "busy" in str(exc):
+                # in use by another process: never mistake that for damage
+                raise JournalError(f"journal {path} is busy ({exc}); is another companion "
+                                   "writing it?") from None
+            raise _Unusable(f"damaged ({exc})") from None
+        except sqlite3.DatabaseError as exc:
+            raise _Unusable(f"damaged ({exc})") from None
+        finally:
+            conn.close()
+
+    def _set_aside(self, reason: str) -> None:
+        """Move the file (and its WAL) to ``<name>.corrupt-<timestamp>``; never overwrite."""
+        stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self._clock()))
+        base = f"{self.path.name}.corrupt-{stamp}"
+        n = 1
+        target = self.path.with_name(base)
+        while any(Path(f"{target}{s}").exists() for s in ("", *_SIDE_FILES)):
+            n += 1
+            target = self.path.with_name(f"{base}-{n}")
+        # Side files first: a crash half-way leaves the main file where it was.
+        for suffix in _SIDE_FILES:
+            side = Path(f"{self.path}{suffix}")
+            if side.exists():
+                _move_no_clobber(side, Path(f"{target}{suffix}"))
+        if self.path.exists():
+            _move_no_clobber(self.path, target)
+        reason = " ".join(reason.split())[:300]  # one line, whatever SQLite said
+        notice = (f"journal {self.path} was {reason}: moved it to {target.name} "
+                  "and started a fresh journal")
+        self.notices.append(notice)  # the caller shows it (page, stderr)
+        log.info("%s", notice)
+
+    @staticmethod
+    def _init_schema(conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for stmt in _SCHEMA.split(";"):
+                if stmt.strip():
+                    conn.execute(stmt)
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _sweep_evidence(self) -> None:
+        """Delete half-written crops (``*.tmp``) and files of our games no row names."""
+        if not self.evidence_dir.is_dir():
+            return
+        with self._lock:
+            known = {r[0] for r in self._conn.execute("SELECT id FROM games")}
+            paths = {r[0] for r in self._conn.execute(
+                "SELECT path FROM evidence WHERE path IS NOT NULL")}
+        for sub in self.evidence_dir.iterdir():
+            if not sub.is_dir() or sub.name not in known:
+                continue  # another journal's (e.g. a moved-aside file's): not ours to touch
+            for f in sub.iterdir():
+                rel = f"{sub.name}/{f.name}"
+                if f.is_file() and (f.suffix == ".tmp" or rel not in paths):
+                    f.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        """One committed (and, with synchronous=FULL, fsynced) transaction."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    # -- JournalSink ---------------------------------------------------------
+    def begin_game(self, header: dict[str, Any]) -> str:
+        """Start a game; the header is a record header (``header_json``)."""
+        if not isinstance(header, dict):
+            raise JournalError("a game header must be an object")
+        text = _dumps(header)
+        now = self._clock()
+        with self._tx() as db:
+            for _ in range(100):
+                game_id = self._new_id(now)
+                if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+                    break
+            else:
+                raise JournalError("could not find a free game id")
+            db.execute("INSERT INTO games (id, created, header) VALUES (?, ?, ?)",
+                       (game_id, now, text))
+        return game_id
+
+    def append(self, game_id: str, entry: dict[str, Any]) -> None:
+        """Add one record entry; it is on disk when this returns."""
+        if not isinstance(entry, dict) or entry.get("type") not in ("move", "correction"):
+            raise JournalError(f"not a game-record entry: {entry!r}")
+        text = _dumps(entry)
+        with self._tx() as db:
+            row = db.execute("SELECT finished FROM games WHERE id = ?", (game_id,)).fetchone()
+            if row is None:
+                raise UnknownGameError(f"no game {game_id!r} in the journal")
+            seq = db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM entries WHERE game_id = ?",
+                             (game_id,)).fetchone()[0]
+            db.execute("INSERT INTO entries (game_id, seq, entry, time) VALUES (?, ?, ?, ?)",
+                       (game_id, seq, text, self._clock()))
+            if row[0]:  # a late correction reopens a finished game: its result is stale
+                db.execute("UPDATE games SET finished = 0, result = NULL, summary = NULL "
+                           "WHERE id = ?", (game_id,))
+
+    # -- reading ---------------------------------------------------------------
+    def raw(self, game_id: str) -> dict[str, Any]:
+        """The stored header and entries as a record, without checking them."""
+        with self._lock:
+            row = self._conn.execute("SELECT header FROM games WHERE id = ?",
+                                     (game_id,)).fetchone()
+            if row is None:
+                raise UnknownGameError(f"no game {game_id!r} in the journal")
+            entries = [json.loads(r[0]) for r in self._conn.execute(
+                "SELECT entry FROM entries WHERE game_id = ? ORDER BY seq", (game_id,))]
+        return {"format": RECORD_FORMAT, "header": json.loads(row[0]), "entries": entries}
+
+    def load(self, game_id: str) -> GameRecord:
+        """The game rebuilt from its journal: equal to the live session's record."""
+        data = self.raw(game_id)
+        try:
+            return GameRecord.from_json(data)
+        except RulesError as exc:
+            raise RecordError(f"game {game_id}: {exc}") from None
+
+    def current_game(self) -> tuple[str, GameRecord] | None:
+        """The latest unfinished game, to resume after a restart (None if there is none)."""
+        game_id = self.latest_unfinished()
+        if game_id is None:
+            return None
+        return game_id, self.load(game_id)
+
+    def latest_unfinished(self) -> str | None:
+        """The id :meth:`current_game` would resume, without replaying it."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT id FROM games WHERE finished = 0 ORDER BY created DESC, rowid DESC "
+                "LIMIT 1").fetchone()
+        return None if row is None else str(row[0])
+
+    def has_game(self, game_id: str) -> bool:
+        with self._lock:
+            return self._conn.execute("SELECT 1 FROM games WHERE id = ?",
+                                      (game_id,)).fetchone() is not None
+
+    def list_games(self) -> list[GameInfo]:
+        """Every game, oldest first. A game that no longer replays is listed with its error."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT g.id, g.created, g.header, g.finished, g.result, g.summary, "
+                "(SELECT COUNT(*) FROM entries e WHERE e.game_id = g.id) "
+                "FROM games g ORDER BY g.created, g.rowid").fetchall()
+        out = []
+        for gid, created, header_text, finished, result_text, summary_text, n_entries in rows:
+            header = json.loads(header_text)
+            summary = json.loads(summary_text) if summary_text else None
+            if summary is None:
+                summary = self._summary(gid)
+            result = json.loads(result_text) if result_text else None
+            winners = result.get("winners", []) if isinstance(result, dict) else []
+            players = header.get("players") if isinstance(header, dict) else None
+            names = tuple(str(p.get("name", "?")) if isinstance(p, dict) else "?"
+                          for p in (players if isinstance(players, list) else []))
+            out.append(GameInfo(
+                id=gid, created=created, date=str(header.get("date", "")), players=names,
+                moves=summary.get("moves", n_entries), rounds_played=summary.get("rounds_played"),
+                rounds=summary.get("rounds"), finished=bool(finished),
+                over=bool(summary.get("over", False)),
+                winners=tuple(str(w) for w in winners), error=summary.get("error"),
+                abandoned=isinstance(result, dict) and "abandoned" in result))
+        return out
+
+    def _summary(self, game_id: str) -> dict[str, Any]:
+        try:
+            record = self.load(game_id)
+            state = record.replay()
+        except (RulesError, ValueError) as exc:
+            return {"error": str(exc)}
+        return {"moves": len(record.effective()), "rounds_played": len(state.scores),
+                "rounds": state.config.rounds, "over": state.is_over}
+
+    def finish(self, game_id: str, result: dict[str, Any] | None = None) -> None:
+        """Mark a game finished (it is no longer resumed). ``result`` defaults to the
+        standings if the game is over."""
+        summary = self._summary(game_id) if self.has_game(game_id) else None
+        if summary is None:
+            raise UnknownGameError(f"no game {game_id!r} in the journal")
+        if result is None and summary.get("over"):
+            result = final_result(self.load(game_id).replay())
+        with self._tx() as db:
+            db.execute("UPDATE games SET finished = 1, result = ?, summary = ? WHERE id = ?",
+                       (None if result is None else _dumps(result), _dumps(summary), game_id))
+
+    # -- interchange -----------------------------------------------------------
+    def export(self, game_id: str, *, check: bool = True) -> dict[str, Any]:
+        """A ``manhattan-game/1`` record; ``check=False`` gives the stored entries even
+        when they no longer replay (the last resort for a damaged game)."""
+        if not check:
+            return self.raw(game_id)
+        return self.load(game_id).to_json()
+
+    def import_record(self, data: Any) -> str:
+        """Store a ``manhattan-game/1`` record as a new game (validated first); its id."""
+        record = GameRecord.from_json(data)
+        for n, entry in enumerate(record.entries):
+            warning: object = getattr(entry, "warning", None)
+            if warning is not None and not isinstance(warning, str):
+                raise RecordError(f"entries[{n}]: 'warning' must be text")
+        normal = record.to_json()
+        header = {**data["header"], **normal["header"]}  # keep fields newer versions add
+        summary = self._summary_of(record)
+        result = normal.get("result")
+        now = self._clock()
+        with self._tx() as db:
+            for _ in range(100):
+                game_id = self._new_id(now)
+                if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+                    break
+            else:
+                raise JournalError("could not find a free game id")
+            db.execute("INSERT INTO games (id, created, header, finished, result, summary) "
+                       "VALUES (?, ?, ?, ?, ?, ?)",
+                       (game_id, now, _dumps(header), int(result is not None),
+                        None if result is None else _dumps(result),
+                        _dumps(summary) if result is not None else None))
+            db.executemany(
+                "INSERT INTO entries (game_id, seq, entry, time) VALUES (?, ?, ?, ?)",
+                [(game_id, n, _dumps(e), now) for n, e in enumerate(normal["entries"])])
+        return game_id
+
+    @staticmethod
+    def _summary_of(record: GameRecord) -> dict[str, Any]:
+        state = record.replay()
+        return {"moves": len(record.effective()), "rounds_played": len(state.scores),
+                "rounds": state.config.rounds, "over": state.is_over}
+
+    # -- evidence --------------------------------------------------------------
+    def add_evidence(self, game_id: str, ply: int | None, kind: str, jpeg_bytes: bytes) -> str:
+        """Keep a photo crop (e.g. of a disputed move); prunes old crops to stay in budget."""
+        data = bytes(jpeg_bytes)
+        if len(data) > self.evidence_budget:
+            raise JournalError(f"evidence of {len(data)} bytes exceeds the whole budget "
+                               f"({self.evidence_budget} bytes)")
+        safe_kind = re.sub(r"[^a-z0-9_-]+", "-", str(kind).lower())[:32] or "photo"
+        with self._lock:
+            if not self.has_game(game_id):
+                raise UnknownGameError(f"no game {game_id!r} in the journal")
+            folder = self.evidence_dir / game_id
+            folder.mkdir(parents=True, exist_ok=True)
+            ext = {"png": ".png", "bmp": ".bmp", "webp": ".webp", "tiff": ".tif"}.get(
+                image_kind(data[:16]) or "jpeg", ".jpg")
+            name = f"{'x' if ply is None else f'{ply:04d}'}-{safe_kind}-{secrets.token_hex(6)}{ext}"
+            final = folder / name
+            tmp = folder / (name + ".tmp")
+            try:
+                with open(tmp, "wb") as fh:
+                    fh.write(data)
+                os.replace(tmp, final)
+            except OSError:
+                tmp.unlink(missing_ok=True)
+                raise
+            try:
+                with self._tx() as db:
+                    cur = db.execute(
+                        "INSERT INTO evidence (game_id, ply, kind, path, bytes, created) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (game_id, ply, str(kind), f"{game_id}/{name}", len(data), self._clock()))
+                    evidence_id = int(cur.lastrowid or 0)
+            except BaseException:
+                final.unlink(missing_ok=True)
+                raise
+            self.prune_evidence(keep=evidence_id)
+        return str(evidence_id)
+
+    def evidence(self, evidence_id: str | int) -> bytes | None:
+        """The stored bytes, or None (unknown id, pruned, or lost in a crash)."""
+        try:
+            key = int(evidence_id)
+        except (TypeError, ValueError):
+            return None
+        with self._lock:
+            row = self._conn.execute("SELECT path, blob FROM evidence WHERE id = ?",
+                                     (key,)).fetchone()
+        if row is None:
+            return None
+        path, blob = row
+        if blob is not None:
+            return bytes(blob)
+        try:
+            return (self.evidence_dir / str(path)).read_bytes()
+        except OSError:
+            return None
+
+    def evidence_bytes(self) -> int:
+        """Bytes of evidence counted against the budget."""
+        with self._lock:
+            return int(self._conn.execute("SELECT COALESCE(SUM(bytes), 0) FROM evidence")
+                       .fetchone()[0])
+
+    def prune_evidence(self, keep: int | None = None) -> list[str]:
+        """Delete crops until within budget: finished games' oldest first, then the oldest
+        of any game. Returns the ids deleted."""
+        deleted: list[str] = []
+        with self._lock:
+            total = self.evidence_bytes()
+            if total <= self.evidence_budget:
+                return deleted
+            rows = self._conn.execute(
+                "SELECT e.id, e.path, e.bytes FROM evidence e JOIN games g ON g.id = e.game_id "
+                "WHERE e.id IS NOT ? ORDER BY g.finished DESC, e.created, e.id",
+                (keep,)).fetchall()
+            for eid, path, size in rows:
+                if total <= self.evidence_budget:
+                    break
+                if path:  # file first: a crash then leaves a row without a file, not a leak
+                    (self.evidence_dir / path).unlink(missing_ok=True)
+                with self._tx() as db:
+                    db.execute("DELETE FROM evidence WHERE id = ?", (eid,))
+                total -= size
+                deleted.append(str(eid))
+        return deleted
+
+
+def _dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise JournalError(f"cannot store as JSON: {exc}") from None
+
+
+def _move_no_clobber(src: Path, dst: Path) -> None:
+    """Rename without ever replacing an existing file (hard link + unlink where possible)."""
+    try:
+        os.link(src, dst)
+    except FileExistsError:
+        raise JournalError(f"{dst} already exists; not overwriting it") from None
+    except OSError:  # no hard links on this file system
+        if dst.exists():
+            raise JournalError(f"{dst} already exists; not overwriting it") from None
+        os.rename(src, dst)
+        return
+    os.unlink(src)
+
+
+def open_data_dir(path: str | os.PathLike[str], **kw: Any) -> Journal:
+    """The journal of a data folder (created if missing): ``<path>/companion.sqlite3``."""
+    folder = Path(path)
+    if folder.exists() and not folder.is_dir():
+        raise JournalError(f"{folder}: not a folder")
+    folder.mkdir(parents=True, exist_ok=True)
+    return Journal(folder / DATA_FILE, **kw)
+
+
+def resume_or_start(session: Any, journal: Journal,
+                    config_factory: Callable[[], GameConfig]) -> tuple[str, bool]:
+    """Continue the journal's unfinished game in ``session``, or start a new one.
+
+    ``session`` must be a GameSession built with ``journal=journal`` (so new
+    moves are journaled). A game that is over is marked finished; one that no
+    longer replays (e.g. damaged by hand) is set aside as finished with its
+    error, and a notice says so. Returns (game id, resumed?).
+    """
+    sink = getattr(session, "_journal", journal)
+    if sink is not journal:
+        raise JournalError("the session must be built with journal=<this journal>")
+    game_id = journal.latest_unfinished()
+    if game_id is not None:
+        try:
+            record = journal.load(game_id)
+            if not record.replay().is_over:
+                session.resume(record, game_id)
+                return game_id, True
+            journal.finish(game_id)
+        except (sqlite3.Error, OSError):
+            raise  # the card or the file, not the game: do not give up on the game
+        except Exception as exc:  # whatever else, the table must be able to start
+            reason = " ".join(str(exc).split()).removeprefix(f"game {game_id}: ")
+            notice = (f"could not resume game {game_id} ({reason or type(exc).__name__}); "
+                      "it is kept, a new game starts")
+            journal.notices.append(notice)
+            log.info("%s", notice)
+            journal.finish(game_id, {"abandoned": str(exc)})
+    session.new_game(config_factory())
+    return str(session.game_id), False
+
+
+__all__ = [
+    "APPLICATION_ID", "DATA_FILE", "DEFAULT_EVIDENCE_BUDGET", "SCHEMA_VERSION", "GameInfo",
+    "Journal", "JournalError", "UnknownGameError", "default_data_dir", "open_data_dir",
+    "resume_or_start",
+]

@@ -1,0 +1,264 @@
+"""Game records (manhattan-game/1): round-trips, corrections, verified round scores."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from rules_helpers import first_build_game
+
+from companion.rules import (
+    Block,
+    Build,
+    Card,
+    Commit,
+    GameRecord,
+    NoBuildPolicy,
+    RecordError,
+    Seat,
+    Site,
+    Variant,
+    apply_move,
+    config_from_json,
+    legal_moves,
+    make_config,
+    new_game,
+)
+from companion.rules.record import Correction, MoveEntry, record_from_moves
+
+S, W, N, E = Seat.S, Seat.W, Seat.N, Seat.E
+SIX = (4, 3, 2, 1, 1, 1)
+
+
+def commits4() -> list[Commit]:
+    return [Commit(seat, tuple(Block(color, k) for k in SIX))
+            for seat, color in ((S, "red"), (W, "blue"), (N, "green"), (E, "black"))]
+
+
+def b(seat: Seat, site: Site, color: str, storeys: int) -> Build:
+    return Build(seat, Card.for_site(seat, site.row, site.col), site, Block(color, storeys))
+
+
+def one_round_record(**kw: Any) -> GameRecord:
+    """A full first round played with the first legal move."""
+    cfg = make_config(4, seed=4, **kw)
+    s = new_game(cfg)
+    moves = []
+    while s.round == 1:
+        m = legal_moves(s)[0]
+        moves.append(m)
+        s = apply_move(s, m)
+    return record_from_moves(cfg, moves, date="2024-05-01")
+
+
+def test_whole_game_round_trip() -> None:
+    cfg = make_config(4, edition="mayfair", variants=["anti-trust", "monster"],
+                      track_cards=True, seed=9, no_build="forfeit")
+    s = new_game(cfg)
+    moves = []
+    while not s.is_over:
+        m = legal_moves(s)[0]
+        moves.append(m)
+        s = apply_move(s, m)
+    rec = record_from_moves(cfg, moves, date="2024-05-01", meta={"table": "kitchen"})
+    data = rec.to_json()
+    assert data["format"] == "manhattan-game/1"
+    assert data["header"] == {
+        "edition": "mayfair", "variants": ["anti-trust", "monster"],
+        "players": [{"name": f"Player {k + 1}", "seat": seat, "colors": [color]}
+                    for k, (seat, color) in enumerate(zip("SWNE", cfg.colors, strict=True))],
+        "date": "2024-05-01", "seed": 9, "track_cards": True, "no_build": "forfeit",
+        "meta": {"table": "kitchen"}}
+    assert len(data["rounds"]) == 4
+    assert [r["round"] for r in data["rounds"]] == [1, 2, 3, 4]
+    assert data["rounds"][0]["colors"] == s.scores[0].to_json()["colors"]
+    assert data["rounds"][0]["players"] == s.scores[0].players(
+        [(p.name, p.colors) for p in cfg.players])
+    assert "result" in data and data["result"]["tie_break"] == "shared"
+    again = GameRecord.loads(json.dumps(data))
+    assert again == rec
+    assert again.to_json() == data
+    assert again.replay() == s
+    assert first_build_game(cfg)[0] == s
+    assert again.config.no_build is NoBuildPolicy.FORFEIT
+    assert again.config.variants == frozenset({Variant.ANTI_TRUST, Variant.MONSTER})
+
+
+def test_header_options_round_trip() -> None:
+    cfg = make_config(3, edition="2017", variants=["godzilla", "slow-growth"],
+                      monster_start=Site(4, 1, 1), monster_wrap=False,
+                      reshuffle_at_round_end=True, slow_growth_order=(5, 4, 3, 2, 1, 0))
+    rec = GameRecord(cfg, (), date="2024-01-01")
+    header = rec.to_json()["header"]
+    assert header["monster_start"] == "4C"
+    assert header["monster_wrap"] is False
+    assert header["reshuffle_at_round_end"] is True
+    assert header["slow_growth_order"] == [5, 4, 3, 2, 1, 0]
+    assert config_from_json(header) == cfg
+    assert GameRecord.from_json(rec.to_json()) == rec
+
+
+def test_game_json_of_formats_md_is_a_set_up() -> None:
+    game = {"players": [{"name": "Ann", "seat": "S", "colors": ["red", "green"]},
+                        {"name": "Bob", "seat": "N", "colors": ["blue", "black"]}],
+            "edition": "classic", "variants": []}
+    cfg = config_from_json(game)
+    assert [(p.name, p.seat, p.colors) for p in cfg.players] == [
+        ("Ann", S, ("red", "green")), ("Bob", N, ("blue", "black"))]
+    assert cfg.rounds == 6
+
+
+def test_corrections_replace_and_delete_are_entries_of_their_own() -> None:
+    cfg = make_config(4)
+    rec = record_from_moves(cfg, commits4() + [
+        b(S, Site(0, 0, 0), "red", 4),
+        b(W, Site(1, 0, 0), "blue", 4),
+        b(N, Site(2, 0, 0), "green", 4),  # index 6: a phantom the camera saw
+    ], date="2024-05-01")
+    rec = rec.with_correction(6, None, "nobody built there")
+    rec = rec.with_correction(4, b(S, Site(0, 1, 1), "red", 4), "it was the centre")
+    rec = rec.with_move(b(N, Site(2, 2, 2), "green", 3))
+    assert len(rec.entries) == 10
+    assert isinstance(rec.entries[7], Correction) and rec.entries[7].move is None
+    assert [str(m) for m in rec.moves[4:]] == [
+        "S c11 red4@0C", "W c20 blue4@1NW", "N c00 green3@2SE"]
+    state = rec.replay()
+    assert state.board.owner(Site(0, 0, 0)) is None
+    assert state.board.owner(Site(0, 1, 1)) == "red"
+    assert state.board.owner(Site(2, 0, 0)) is None
+    assert state.seat is E
+    data = rec.to_json()
+    assert data["entries"][7] == {"type": "correction", "replaces": 6, "move": None,
+                                  "note": "nobody built there"}
+    assert data["entries"][8] == {"type": "correction", "replaces": 4,
+                                  "move": "S c11 red4@0C", "note": "it was the centre"}
+    again = GameRecord.from_json(data)
+    assert again == rec
+    assert again.replay() == state
+
+
+def test_correction_of_a_move_that_does_not_exist() -> None:
+    rec = record_from_moves(make_config(4), commits4())
+    with pytest.raises(RecordError, match=r"no move number 4 to correct \(the game has 4\)"):
+        rec.with_correction(4, None)
+    data = rec.to_json()
+    data["entries"].append({"type": "correction", "replaces": 9, "move": None})
+    with pytest.raises(RecordError, match="a correction names move 9, which does not exist"):
+        GameRecord.from_json(data)
+
+
+def test_forced_moves_are_kept_and_flagged() -> None:
+    cfg = make_config(4)
+    moves = commits4() + [b(S, Site(0, 0, 0), "red", 4)]
+    rec = record_from_moves(cfg, moves)
+    # West put a blue 1 on red's 4: illegal, but the table let it stand.
+    rec = rec.with_move(b(W, Site(0, 0, 0), "blue", 1), forced=True, warning="too few storeys")
+    data = rec.to_json()
+    assert data["entries"][-1] == {"type": "move", "move": "W c20 blue1@0NW", "forced": True,
+                                   "warning": "too few storeys"}
+    again = GameRecord.from_json(data)
+    assert again.replay().board.owner(Site(0, 0, 0)) == "blue"
+    # without the flag the same record is refused
+    data["entries"][-1].pop("forced")
+    with pytest.raises(RecordError, match=r"^move 6 \(W c20 blue1@0NW\): .*Blue needs 4"):
+        GameRecord.from_json(data)
+
+
+def test_recorded_round_scores_are_checked_on_load() -> None:
+    rec = one_round_record()
+    data = rec.to_json()
+    assert len(data["rounds"]) == 1
+    GameRecord.from_json(copy.deepcopy(data))
+    tampered = copy.deepcopy(data)
+    first = next(iter(tampered["rounds"][0]["colors"]))
+    tampered["rounds"][0]["colors"][first]["total"] += 1
+    with pytest.raises(RecordError, match=r"^round 1: recorded scores .* differ from the moves'"):
+        GameRecord.from_json(tampered)
+    tampered = copy.deepcopy(data)
+    tampered["rounds"][0]["colors"]["red"]["majorities"] = 99
+    with pytest.raises(RecordError, match="round 1"):
+        GameRecord.from_json(tampered)
+    extra = copy.deepcopy(data)
+    extra["rounds"].append(copy.deepcopy(data["rounds"][0]))
+    with pytest.raises(RecordError, match="the record lists 2 scored rounds, the moves give 1"):
+        GameRecord.from_json(extra)
+
+
+def _mutate(path: str, value: Any):
+    def apply(data: dict[str, Any]) -> dict[str, Any]:
+        target: Any = data
+        keys = path.split(".")
+        for k in keys[:-1]:
+            target = target[int(k)] if isinstance(target, list) else target[k]
+        last = keys[-1]
+        if value is _DELETE:
+            del target[last]
+        elif isinstance(target, list):
+            target[int(last)] = value
+        else:
+            target[last] = value
+        return data
+    return apply
+
+
+_DELETE = object()
+
+MALFORMED = [
+    (_mutate("format", "manhattan-game/2"), "not a game record"),
+    (_mutate("header", _DELETE), "game record has no header"),
+    (_mutate("header", []), "game record has no header"),
+    (_mutate("header.players", []), "the set-up needs a list of players"),
+    (_mutate("header.players.0", "Ann"), "players[0] must be an object"),
+    (_mutate("header.players.0.seat", "Q"), "bad set-up: unknown seat 'Q'"),
+    (_mutate("header.players.0.colors", "red"), "'colors' must be a list of colour names"),
+    (_mutate("header.players.1.colors", ["red"]), "bad set-up: a colour is given to two players"),
+    (_mutate("header.edition", "chess"), "bad set-up: unknown edition 'chess'"),
+    (_mutate("header.variants", "monster"), "'variants' must be a list"),
+    (_mutate("header.variants", ["kaiju"]), "bad set-up: unknown variant 'kaiju'"),
+    (_mutate("header.seed", "abc"), "bad set-up"),
+    (_mutate("header.no_build", "shrug"), "bad set-up"),
+    (_mutate("header.monster_start", "9ZZ"), "bad set-up"),
+    (_mutate("header.meta", 5), "'meta' in the header must be an object"),
+    (_mutate("entries", {}), "'entries' must be a list"),
+    (_mutate("entries.0", "S commit ?"), "entries[0] must be an object"),
+    (_mutate("entries.0.type", "comment"), "entries[0]: unknown entry type 'comment'"),
+    (_mutate("entries.0.move", _DELETE), "entries[0]: missing or bad field"),
+    (_mutate("entries.0.move", "S builds a tower"), "entries[0]: cannot read move"),
+    (_mutate("entries.1", {"type": "correction", "move": None}),
+     "entries[1]: missing or bad field"),
+    (_mutate("entries.1", {"type": "correction", "replaces": "first", "move": None}),
+     "entries[1]: missing or bad field"),
+    (_mutate("entries.1.move", "S commit ?"), "move 2 (S commit ?): "),
+    (_mutate("rounds", {"colors": {}}), "'rounds' must be a list"),
+]
+
+
+@pytest.mark.parametrize(("mutate", "message"), MALFORMED,
+                         ids=[m for _, m in MALFORMED])
+def test_malformed_records_raise_record_error(mutate, message: str) -> None:
+    data = one_round_record().to_json()
+    data = mutate(data)
+    with pytest.raises(RecordError) as info:
+        GameRecord.from_json(data)
+    assert message in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{", "malformed JSON"), ("[]", "not a game record"), ("null", "not a game record"),
+    ('{"format": "manhattan-board/1"}', "not a game record"),
+])
+def test_loads_refuses_what_is_not_a_record(text: str, message: str) -> None:
+    with pytest.raises(RecordError, match=message):
+        GameRecord.loads(text)
+
+
+def test_effective_moves_and_entries() -> None:
+    rec = record_from_moves(make_config(4), commits4())
+    assert all(isinstance(e, MoveEntry) for e in rec.entries)
+    assert rec.moves == commits4()
+    states = list(rec.states())
+    assert len(states) == 5
+    assert states[0] == new_game(make_config(4))

@@ -1,0 +1,157 @@
+"""A damaged or foreign file is set aside, never overwritten, and a fresh journal starts."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from companion.rules import make_config
+from companion.session import GameSession
+from companion.store.journal import APPLICATION_ID, Journal
+
+CLOCK = 1_700_000_000.0
+STAMP = time.strftime("%Y%m%d-%H%M%S", time.localtime(CLOCK))
+
+
+def _journal(path: Path) -> Journal:
+    return Journal(path, clock=lambda: CLOCK)
+
+
+def _good_db(path: Path, moves: int = 20) -> bytes:
+    """A real journal with one game in progress, checkpointed into the main file."""
+    with _journal(path) as j:
+        session = GameSession(make_config(4, seed=1, track_cards=True), journal=j)
+        from companion.bots import GreedyBot
+
+        bots = [GreedyBot(i) for i in range(4)]
+        for _ in range(moves):
+            session.play(bots[session.state.to_move].choose(session.state))
+    return path.read_bytes()
+
+
+def _foreign_db(path: Path, app_id: int = 0, tables: str = "CREATE TABLE photos (x)") -> None:
+    db = sqlite3.connect(path)
+    db.executescript(f"{tables}; INSERT INTO {tables.split()[2]} DEFAULT VALUES;")
+    db.execute(f"PRAGMA application_id = {app_id}")
+    db.commit()
+    db.close()
+
+
+def _truncate(path: Path) -> None:
+    data = _good_db(path)
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _flip_middle(path: Path) -> None:
+    data = bytearray(_good_db(path))
+    # damage a b-tree page (not the header): integrity_check must notice
+    for k in range(4096 + 8, 4096 + 200):
+        data[k] ^= 0x5A
+    path.write_bytes(bytes(data))
+
+
+CASES: list[tuple[str, Callable[[Path], None], str]] = [
+    ("garbage", lambda p: p.write_bytes(b"hello, this is not a database\n" * 50),
+     "not an SQLite database"),
+    ("tiny", lambda p: p.write_bytes(b"SQLite format 3\x00" + b"\x00" * 40), "truncated"),
+    ("truncated", _truncate, "damaged"),
+    ("flipped", _flip_middle, "damaged"),
+    ("foreign", _foreign_db, "another program's SQLite database"),
+    ("foreign-lookalike", lambda p: _foreign_db(
+        p, 0x1234, "CREATE TABLE games (id, created, header, finished, result, summary)"),
+     "another program's SQLite database (application_id 0x1234)"),
+    ("ours-without-tables", lambda p: _foreign_db(p, APPLICATION_ID),
+     "damaged (table 'games' is missing or incomplete)"),
+]
+
+
+@pytest.mark.parametrize("name, damage, reason", CASES, ids=[c[0] for c in CASES])
+def test_damaged_file_set_aside(tmp_path: Path, name: str, damage: Callable[[Path], None],
+                                reason: str) -> None:
+    path = tmp_path / "companion.sqlite3"
+    damage(path)
+    original = path.read_bytes()
+    journal = _journal(path)
+    aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
+    [notice] = journal.notices
+    assert notice.startswith(f"journal {path} was ")
+    assert notice.endswith(f": moved it to {aside.name} and started a fresh journal")
+    assert reason in notice
+    assert "\n" not in journal.notices[0]
+    assert aside.read_bytes() == original  # the bytes are all still there
+    # and the fresh journal works
+    session = GameSession(make_config(2, seed=1), journal=journal)
+    assert journal.load(session.game_id or "") == session.record
+    journal.close()
+    # reopening the fresh file is quiet
+    assert _journal(path).notices == []
+
+
+def test_newer_schema_kept(tmp_path: Path) -> None:
+    path = tmp_path / "companion.sqlite3"
+    _good_db(path, moves=3)
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA user_version = 99")
+    db.commit()
+    db.close()
+    original = path.read_bytes()
+    journal = _journal(path)
+    assert "written by a newer companion (schema 99" in journal.notices[0]
+    assert (tmp_path / f"companion.sqlite3.corrupt-{STAMP}").read_bytes() == original
+
+
+def test_never_overwrites_an_earlier_corrupt_file(tmp_path: Path) -> None:
+    path = tmp_path / "companion.sqlite3"
+    first = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
+    first.write_bytes(b"an earlier casualty")
+    path.write_bytes(b"x" * 1000)
+    journal = _journal(path)
+    assert first.read_bytes() == b"an earlier casualty"
+    second = tmp_path / f"companion.sqlite3.corrupt-{STAMP}-2"
+    assert second.read_bytes() == b"x" * 1000
+    assert second.name in journal.notices[0]
+
+
+def test_wal_moves_with_its_database(tmp_path: Path) -> None:
+    """A damaged file's write-ahead log may hold the last moves: it travels along."""
+    live = tmp_path / "live" / "companion.sqlite3"
+    live.parent.mkdir()
+    _good_db(live, moves=3)
+    # a power cut while a WAL is not yet checkpointed: copy the files as they are
+    holder = sqlite3.connect(live)
+    holder.execute("PRAGMA wal_autocheckpoint = 0")
+    holder.execute("INSERT INTO games (id, created, header) VALUES ('late', 1, '{}')")
+    holder.commit()
+    path = tmp_path / "companion.sqlite3"
+    wal_bytes = Path(f"{live}-wal").read_bytes()
+    assert len(wal_bytes) > 0
+    Path(f"{path}-wal").write_bytes(wal_bytes)
+    holder.close()
+    path.write_bytes(b"garbage" * 200)  # the main file is destroyed, the log survives
+    journal = _journal(path)
+    aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
+    assert Path(f"{aside}-wal").read_bytes() == wal_bytes
+    assert aside.read_bytes() == b"garbage" * 200
+    assert "not an SQLite database" in journal.notices[0]
+
+
+def test_orphan_wal_is_kept(tmp_path: Path) -> None:
+    path = tmp_path / "companion.sqlite3"
+    Path(f"{path}-wal").write_bytes(b"log without its database")
+    journal = _journal(path)
+    aside = Path(f"{tmp_path / f'companion.sqlite3.corrupt-{STAMP}'}-wal")
+    assert aside.read_bytes() == b"log without its database"
+    assert "write-ahead log" in journal.notices[0]
+
+
+def test_empty_file_is_a_fresh_journal(tmp_path: Path) -> None:
+    path = tmp_path / "companion.sqlite3"
+    path.write_bytes(b"")
+    journal = _journal(path)
+    assert journal.notices == []
+    assert journal.list_games() == []
+    assert list(tmp_path.glob("*.corrupt-*")) == []
