@@ -115,8 +115,7 @@ BOARDS = _examples() + [
 
 # Known engine bugs, reported to the lead (companion/rules is not ours to edit). The
 # broad fuzz tests below let exactly these signatures pass so that they keep hunting for
-# new bugs; the strict xfail tests at the end pin each one. When a fix lands its xfail
-# test XPASSes and fails: then delete that xfail mark and the signature here.
+# new bugs. Fixed ones stay pinned by the regression tests at the end.
 KNOWN_BOARD_BUGS: list[tuple[type[BaseException], str]] = []
 KNOWN_RECORD_BUGS: list[tuple[type[BaseException], str]] = []
 
@@ -189,7 +188,7 @@ def test_record_arbitrary_json(data: Any) -> None:
     _record_only_value_errors(data)
 
 
-# -- bugs fuzzing found once, one input each (fixed; kept as regression tests) ------------------------------------------------
+# -- bugs fuzzing found once (fixed; kept as regression tests) ------------------------
 
 _PLAYERS = [{"name": "A", "seat": "S", "colors": ["red"]},
             {"name": "B", "seat": "N", "colors": ["blue"]},
