@@ -1,0 +1,110 @@
+"""A whole simulated table: bots play a real game, a fixed camera films it.
+
+The world (the bots' game, with dealt hands) is hidden from the companion:
+the companion sees only rendered frames, exactly as at a real table. Between
+two moves a hand reaches over the board (the motion gate must hold reading),
+then the scene stays still long enough to be read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from companion.bots import GreedyBot
+from companion.rules import Commit, GameConfig, GameState, Move, Player, apply_move, new_game
+from companion.rules.editions import get_edition
+from companion.rules.state import default_players
+from companion.sim import Scene, random_camera, random_hand, random_lighting, render
+from companion.sim.layout import default_layout
+
+
+@dataclass
+class SimFrame:
+    image: np.ndarray
+    timestamp: float
+    index: int
+    ply: int  # world moves made so far (commits excluded)
+    phase: str  # "hand" or "still"
+    truth: dict[str, Any]
+
+
+class SimTable:
+    """Renders a bot game frame by frame; ``read()`` fits the controller's frame loop."""
+
+    def __init__(self, seed: int = 1, players: int = 4, edition: str = "classic", *,
+                 size: tuple[int, int] | None = None, hand_frames: int = 2,
+                 still_frames: int = 9, fps: float = 15.0, kind: str = "mounted") -> None:
+        self.rng = np.random.default_rng([seed, 4242])
+        ed = get_edition(edition)
+        self.world_config = GameConfig(ed, tuple(default_players(ed, players)), seed=seed,
+                                       track_cards=True)
+        self.world: GameState = new_game(self.world_config)
+        self.bots = [GreedyBot(seed * 7 + i) for i in range(players)]
+        self.camera = random_camera(self.rng, kind, size=size)
+        self.lighting = random_lighting(self.rng)
+        self.layout_seed = int(self.rng.integers(0, 2**31))
+        colour_set = "2017" if ed.name == "2017" else "classic"
+        self.palette = default_layout().colour_set(colour_set)
+        self.hand_frames = hand_frames
+        self.still_frames = still_frames
+        self.dt = 1.0 / fps
+        self.moves: list[Move] = []
+        self._frames = self._generate()
+        self._t = 0.0
+        self._index = 0
+
+    @property
+    def players(self) -> tuple[Player, ...]:
+        return self.world_config.players
+
+    def companion_config(self) -> GameConfig:
+        """What the companion is told at set-up: who sits where, no cards."""
+        return GameConfig(self.world_config.edition, self.world_config.players)
+
+    def _scene(self) -> Scene:
+        played = self.world.played
+        cards = {seat: (c[-1].row, c[-1].col) if c else None for seat, c in played.items()}
+        counts = {seat: len(c) for seat, c in played.items()}
+        return Scene(self.world.board, self.palette, cards, counts, layout_seed=self.layout_seed)
+
+    def _render(self, hands: list[Any]) -> tuple[np.ndarray, dict[str, Any]]:
+        r = render(self._scene(), self.camera, self.lighting, rng=self.rng, hands=hands,
+                   noise=0.006, blur=0.6, vignetting=0.2)
+        return r.image, r.truth
+
+    def _emit(self, image: np.ndarray, truth: dict[str, Any], phase: str) -> SimFrame:
+        frame = SimFrame(image, self._t, self._index, len(self.moves), phase, truth)
+        self._t += self.dt
+        self._index += 1
+        return frame
+
+    def _generate(self) -> Iterator[SimFrame]:
+        image, truth = self._render([])
+        for _ in range(self.still_frames):
+            yield self._emit(image, truth, "still")
+        while not self.world.is_over:
+            move = self.bots[self.world.to_move].choose(self.world)
+            self.world = apply_move(self.world, move)
+            if isinstance(move, Commit):
+                continue
+            self.moves.append(move)
+            target = None
+            site = getattr(move, "site", None)
+            if site is not None:
+                xy = default_layout().site_xy[site.index]
+                target = (float(xy[0]), float(xy[1]))
+            for _ in range(self.hand_frames):
+                hand = random_hand(self.rng, self.world.board, seat=move.seat, target=target)
+                image, truth = self._render([hand])
+                yield self._emit(image, truth, "hand")
+            image, truth = self._render([])
+            for _ in range(self.still_frames):
+                yield self._emit(image, truth, "still")
+
+    def read(self) -> SimFrame | None:
+        """The next frame, or None when the game is over and shown."""
+        return next(self._frames, None)
