@@ -280,4 +280,26 @@ def register_doctor(sub: Any) -> None:
     p.set_defaults(func=cmd_doctor)
 
 
-REGISTER = [register_calibrate, register_replay, register_doctor]
+# -- bench ---------------------------------------------------------------------
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from companion import bench
+
+    parts = args.only.split(",") if args.only else bench.PARTS
+    unknown = [p for p in parts if p not in bench.PARTS]
+    if unknown:
+        raise CommandError(f"unknown benchmark {unknown[0]!r} (known: {', '.join(bench.PARTS)})")
+    result = bench.run(parts)
+    print(json.dumps(result, indent=None if args.json else 1))
+    return 0
+
+
+def register_bench(sub: Any) -> None:
+    p = sub.add_parser("bench", help="speed and memory benchmarks, printed as JSON")
+    p.add_argument("--only", help="comma-separated: " + ",".join(
+        ["rules", "motion_gate", "vision", "controller", "page"]))
+    p.add_argument("--json", action="store_true", help="one line of JSON")
+    p.set_defaults(func=cmd_bench)
+
+
+REGISTER = [register_calibrate, register_replay, register_doctor, register_bench]

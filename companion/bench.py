@@ -1,0 +1,171 @@
+"""``companion bench``: speed and memory goals, measured, printed as JSON.
+
+Timed goals live here and not in tests: these machines are noisy, so a
+benchmark reports numbers next to their goals instead of failing a build.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def _timeit(fn: Callable[[], Any], repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def _ms(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"median_ms": round(1000 * statistics.median(ordered), 3),
+            "p95_ms": round(1000 * ordered[min(len(ordered) - 1,
+                                               round(0.95 * (len(ordered) - 1)))], 3),
+            "n": len(ordered)}
+
+
+def bench_rules(seed: int = 1) -> dict[str, Any]:
+    """A whole greedy bot game, and legal-move generation on a busy board."""
+    from companion.bots import GreedyBot, RandomBot
+    from companion.rules import apply_move, legal_moves, make_config, new_game
+
+    t0 = time.perf_counter()
+    state = new_game(make_config(4, seed=seed, track_cards=True))
+    bots = [GreedyBot(seed + i) for i in range(4)]
+    while not state.is_over:
+        state = apply_move(state, bots[state.to_move].choose(state))
+    greedy_s = time.perf_counter() - t0
+    state = new_game(make_config(4, seed=seed))
+    rnd = RandomBot(seed)
+    for _ in range(60):
+        state = apply_move(state, rnd.choose(state))
+    times = _timeit(lambda: legal_moves(state), 20)
+    return {"greedy_game_s": round(greedy_s, 3), "legal_moves": _ms(times),
+            "legal_moves_count": len(legal_moves(state))}
+
+
+def bench_motion_gate(repeat: int = 200) -> dict[str, Any]:
+    """The idle cost of the motion gate per 1280x720 frame (goal: under 2 ms)."""
+    from companion.controller import DiffMotionGate
+
+    rng = np.random.default_rng(0)
+    frames = [rng.integers(0, 255, (720, 1280, 3), dtype=np.uint8) for _ in range(2)]
+    gate = DiffMotionGate()
+    k = [0]
+
+    def step() -> None:
+        gate.update(frames[k[0] % 2], 0.0)
+        k[0] += 1
+
+    step()
+    out = _ms(_timeit(step, repeat))
+    out["goal_ms"] = 2.0
+    out["met"] = out["median_ms"] < 2.0
+    return out
+
+
+def bench_controller(moves: int = 8, seed: int = 2, reader: Any = None) -> dict[str, Any]:
+    """The live loop on the simulated table: frames per second processed by the
+    controller (rendering excluded), time from still to decided move, memory."""
+    from companion.controller import Controller
+    from companion.rules import Commit
+    from companion.session import GameSession
+    from companion.simtable import SimTable
+
+    table = SimTable(seed=seed)
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, reader or _vision_reader())
+    busy = 0.0
+    frames = 0
+    while len(table.moves) <= moves:
+        f = table.read()
+        if f is None:
+            break
+        t0 = time.perf_counter()
+        ctl.process(f.image, f.timestamp)
+        busy += time.perf_counter() - t0
+        frames += 1
+    recorded = [m for m in session.record.moves if not isinstance(m, Commit)]
+    world = table.moves[:len(recorded)]
+    lat = ctl.stats.decide_latency
+    return {
+        "frames": frames, "fps_processed": round(frames / busy, 1) if busy else None,
+        "moves_recorded": len(recorded),
+        "moves_right": sum(1 for a, b in zip(recorded, world, strict=False) if a == b),
+        "still_to_move_s": {"median": round(statistics.median(lat), 3) if lat else None,
+                            "max": round(max(lat), 3) if lat else None, "goal": 0.5},
+        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "rss_goal_mb": 250,
+    }
+
+
+def _vision_reader() -> Any:
+    from companion.pipeline import VisionReader
+
+    return VisionReader()
+
+
+def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
+    """A full read (pose + 54 sites + cards) against decoding the frame and
+    detecting its markers, on rendered 1280x720 frames (goal: at most 3x)."""
+    import cv2
+
+    from companion.sim import sample_photo
+    from companion.vision.geometry import board_geometry
+    from companion.vision.pose import detect_markers
+    from companion.vision.reader import read_image
+
+    geometry = board_geometry()
+    ratios, reads, bases = [], [], []
+    for k in range(n):
+        rendered = sample_photo(seed + k, "mounted")
+        ok, buf = cv2.imencode(".jpg", rendered.image, [cv2.IMWRITE_JPEG_QUALITY, 92])
+        data = buf.tobytes()
+
+        def base(data: bytes = data) -> None:
+            img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+            detect_markers(img, geometry)
+
+        def full(data: bytes = data) -> None:
+            img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+            read_image(img)
+
+        b = min(_timeit(base, 3))
+        f = min(_timeit(full, 3))
+        bases.append(b)
+        reads.append(f)
+        ratios.append(f / b)
+    return {"decode_and_markers": _ms(bases), "full_read": _ms(reads),
+            "ratio_median": round(statistics.median(ratios), 2), "goal_ratio": 3.0}
+
+
+def run(parts: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    table: dict[str, Callable[[], dict[str, Any]]] = {
+        "rules": bench_rules, "motion_gate": bench_motion_gate,
+        "vision": bench_vision, "controller": bench_controller,
+        "page": _page_latency,
+    }
+    for part in parts:
+        try:
+            out[part] = table[part]()
+        except Exception as exc:  # one failing part must not hide the others
+            out[part] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out
+
+
+def _page_latency() -> dict[str, Any]:
+    from companion.web.bench import measure_update_latency
+
+    return measure_update_latency(samples=20)
+
+
+PARTS = ["rules", "motion_gate", "vision", "controller", "page"]
