@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/companion play --bots 4 --seed 1
+	$(BIN)/companion demo --port $(PORT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check companion hardware calibration tests
