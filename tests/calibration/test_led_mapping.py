@@ -1,0 +1,101 @@
+"""Automatic LED mapping on a synthetic camera that sees where each LED shines."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from calibration.leds import LedCalibrationError, image_to_board, locate_spot, map_leds
+from companion.profiles import load_profile
+from hardware.leds.backends import FakeBackend
+from hardware.leds.ledmap import edges, serpentine, site_coords
+from hardware.leds.strip import LedStrip
+
+K = np.array([[1000.0, 0, 640], [0, 1000.0, 360], [0, 0, 1]])
+RVEC = np.array([2.5, 0.0, 0.0])  # looking down from above the South edge
+TVEC = np.array([0.0, 80.0, 900.0])
+SEAT_XY = {"S": (0, -230), "W": (-300, 0), "N": (0, 230), "E": (300, 0)}
+
+
+def _site_xy(site: int, profile) -> tuple[float, float]:
+    city, row, col = site_coords(site)
+    cx, cy = profile["cities"]["centres_mm"][city]
+    pitch = profile["sites"]["pitch_mm"]
+    return cx + (col - 1) * pitch, cy + (1 - row) * pitch
+
+
+def _led_positions(ledmap, profile) -> dict[int, tuple[float, float]]:
+    """Where each LED physically sits for a one-LED-per-site strip."""
+    pos = {}
+    for site in range(54):
+        for led in ledmap.site_leds(site):
+            pos[led] = _site_xy(site, profile)
+    for seat, leds in ledmap.seats.items():
+        for led in leds:
+            pos[led] = SEAT_XY[seat]
+    return pos
+
+
+def _camera(backend: FakeBackend, positions, size=(1280, 720)):
+    """Renders the last frame the strip showed: a dark table with light spots."""
+    rng = np.random.default_rng(3)
+
+    def grab() -> np.ndarray:
+        img = np.full((size[1], size[0], 3), 30, np.uint8)
+        img = cv2.add(img, rng.integers(0, 6, img.shape, dtype=np.uint8))
+        frame = backend.last_frame or ()
+        for led, rgb in enumerate(frame):
+            if rgb != (0, 0, 0) and led in positions:
+                x, y = positions[led]
+                uv, _ = cv2.projectPoints(np.array([[x, y, 0.0]]), RVEC, TVEC, K, None)
+                u, v = uv.reshape(2)
+                cv2.circle(img, (round(u), round(v)), 5, (255, 255, 255), -1, cv2.LINE_AA)
+        return img
+
+    return grab
+
+
+def test_projection_round_trip():
+    uv, _ = cv2.projectPoints(np.array([[-140.0, 70.0, 0.0]]), RVEC, TVEC, K, None)
+    x, y = image_to_board(tuple(uv.reshape(2)), K, RVEC, TVEC)
+    assert abs(x + 140) < 1e-6 and abs(y - 70) < 1e-6
+
+
+def test_a_serpentine_strip_is_mapped_back_exactly():
+    profile = load_profile()
+    truth = serpentine()
+    backend = FakeBackend()
+    strip = LedStrip(truth.count, backend=backend)
+    grab = _camera(backend, _led_positions(truth, profile))
+    found, points = map_leds(strip.show, grab, truth.count, (K, RVEC, TVEC), profile)
+    assert found.sites == truth.sites
+    assert dict(found.seats) == dict(truth.seats)
+    assert backend.last_frame == tuple([(0, 0, 0)] * truth.count)  # left dark
+
+
+def test_a_dead_led_is_named():
+    profile = load_profile()
+    truth = serpentine()
+    positions = _led_positions(truth, profile)
+    dead = truth.site_leds(20)[0]
+    del positions[dead]
+    backend = FakeBackend()
+    strip = LedStrip(truth.count, backend=backend)
+    with pytest.raises(LedCalibrationError, match=r"1 site\(s\) have no LED .*first: site 20"):
+        map_leds(strip.show, _camera(backend, positions), truth.count, (K, RVEC, TVEC), profile)
+
+
+def test_spot_finding_ignores_noise():
+    base = np.full((100, 100, 3), 20, np.uint8)
+    assert locate_spot(base, base) is None
+    lit = base.copy()
+    cv2.circle(lit, (70, 30), 3, (255, 255, 255), -1)
+    u, v = locate_spot(base, lit)
+    assert abs(u - 70) < 0.5 and abs(v - 30) < 0.5
+
+
+def test_edges_layout_builds_rows_and_columns():
+    # the built-in edge layout lights a site by its row LED and its column LED
+    m = edges()
+    assert all(len(m.site_leds(s)) == 2 for s in range(54))
