@@ -157,8 +157,10 @@ def _no_build(value: str) -> Any:
 # -- parser ----------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
+    epilog = "".join(f"unavailable: {k} ({v})\n" for k, v in BROKEN_COMMANDS.items()) or None
     parser = argparse.ArgumentParser(
-        prog="companion", description="The Manhattan table companion.")
+        prog="companion", description="The Manhattan table companion.", epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("score", help="score boards given as manhattan-board/1 JSON")
@@ -194,6 +196,8 @@ COMMAND_MODULES = (
     "companion.commands",
 )
 _EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+#: Command modules that failed to import (shown by ``companion --help``).
+BROKEN_COMMANDS: dict[str, str] = {}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -231,6 +235,9 @@ def _load_extra_commands() -> None:
             mod = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name != name:
-                raise
+                BROKEN_COMMANDS[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        except Exception as exc:  # a broken optional package must not break `score`
+            BROKEN_COMMANDS[name] = f"{type(exc).__name__}: {exc}"
             continue
         _EXTRA_COMMANDS.extend(getattr(mod, "REGISTER", []))

@@ -303,7 +303,10 @@ def apply_move(state: GameState, move: Move, *, check: bool = True) -> GameState
         sizes = removed.setdefault(move.forfeit.color, {})
         sizes[move.forfeit.storeys] = sizes.get(move.forfeit.storeys, 0) + 1
         s = replace(s, removed=removed)
-    s = _move_monster(s, move.seat, move.card)
+    if isinstance(move, Build) or s.config.monster is not Variant.GODZILLA:
+        # Godzilla moves "after you play a card and build a piece"; the Mayfair
+        # monsters move whenever a card is played.
+        s = _move_monster(s, move.seat, move.card)
     s = _draw(s, idx)
     s = replace(s, ply=s.ply + 1)
     return _end_turn(s, idx)

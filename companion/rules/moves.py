@@ -5,8 +5,9 @@ Notation (round-trips through :func:`companion.rules.notation.parse_move`):
 - ``S commit red:4,3,2,1,1,1`` a block selection; two colours are separated by
   a space (``S commit red:4,4,1,1 green:3,2,2,1``); ``S commit ?`` when the
   table did not declare it (a live game where the camera did not see it).
-- ``W c02 blue3@2NE`` seat W played card c02 (red cell row 0, col 2 from the
-  holder's view) and built a 3-storey blue block on city 2, site NE.
+- ``W c00 blue3@2NE`` seat W played card c00 (red cell row 0, col 0 from the
+  holder's view, which from the West seat is the NE site) and built a
+  3-storey blue block on city 2, site NE.
 - ``N c11 pass`` no legal build with that card: the card is discarded;
   ``N c11 pass -green1`` also forfeits a block (house rule).
 """

@@ -47,8 +47,11 @@ def test_seat_mapping_hand_checked_examples() -> None:
     assert far_left.site_cell(Seat.N) == (2, 2)
     assert far_left.site_cell(Seat.W) == (0, 2)
     assert far_left.site_cell(Seat.E) == (2, 0)
-    # README example: West plays c02 and builds on Frankfurt NE? c02 from W is (2, 2).
+    # The far-right cell (0, 2) from West (left hand north, far side east) is the
+    # south-east site, so "W c02 blue3@2NE" (the README's notation example) names
+    # a build the rules refuse; West reaches NE with c00.
     assert Card(0, 2).site_cell(Seat.W) == (2, 2)
+    assert Card(0, 0).site_cell(Seat.W) == (0, 2)
     assert Card(0, 2).site_cell(Seat.S) == (0, 2)
 
 

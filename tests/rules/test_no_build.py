@@ -144,3 +144,16 @@ def test_forfeit_of_a_colour_already_placed_is_refused() -> None:
     moves = legal_moves(s)
     assert moves and all(isinstance(m, Pass) and m.forfeit is not None
                          and m.forfeit.color == "blue" for m in moves)
+
+
+def test_godzilla_moves_after_a_build_but_not_after_a_pass() -> None:
+    # Godzilla "moves after you play a card and build a piece"; the Mayfair monster
+    # moves whenever a card is played.
+    start = Site(4, 1, 1)
+    for variant, moved in (("godzilla", False), ("monster", True)):
+        cfg = make_config(4, variants=[variant], monster_start=start)
+        s = position(cfg, board=NW_BLOCKED, pending={"red": (1,)}, monster=start)
+        after = apply_move(s, Pass(S, Card(0, 0)))  # c00 from S points north-west
+        assert (after.monster != start) is moved, variant
+        if moved:
+            assert after.monster == Site(4, 0, 0)
