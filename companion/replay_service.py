@@ -1,0 +1,76 @@
+"""The page's photo upload: replay the photos and open the result in the viewer.
+
+Files arrive as (name, bytes). Only a file's base name is ever used, and only
+for ordering; the photos are written under a fresh temporary folder with
+names of our own, so no path from the request reaches the file system.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from companion.photos import IMAGE_SUFFIXES, natural_key
+from companion.session import GameSession
+
+MAX_PHOTOS = 400
+
+
+class ReplayUploadError(ValueError):
+    """The upload cannot be replayed; the message says why in one line."""
+
+
+def _safe_stem(name: str) -> str:
+    base = re.split(r"[\\/]", name)[-1]
+    return re.sub(r"[^A-Za-z0-9._-]", "_", base)[:80] or "photo"
+
+
+def make_replay_service(session: GameSession, *, journal: Any = None, workers: int = 1,
+                        ) -> Callable[[Sequence[Any]], Mapping[str, Any]]:
+    """A ``replay`` service for :func:`companion.web.create_app`."""
+
+    def replay_upload(files: Sequence[Any]) -> Mapping[str, Any]:
+        from companion.commands import read_folder
+        from companion.replay import replay
+        from companion.rules.record import config_from_json
+
+        photos = [f for f in files if Path(_safe_stem(f.name)).suffix.lower() in IMAGE_SUFFIXES]
+        if not photos:
+            raise ReplayUploadError("no photos in the upload (JPEG or PNG)")
+        if len(photos) > MAX_PHOTOS:
+            raise ReplayUploadError(f"too many photos: {len(photos)} (at most {MAX_PHOTOS})")
+        config = None
+        game = next((f for f in files if _safe_stem(f.name) == "game.json"), None)
+        if game is not None:
+            try:
+                config = config_from_json(json.loads(game.data.decode("utf-8")))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                raise ReplayUploadError("game.json is not valid JSON") from None
+        photos.sort(key=lambda f: natural_key(_safe_stem(f.name)))
+        with tempfile.TemporaryDirectory(prefix="companion-upload-") as tmp:
+            folder = Path(tmp)
+            for n, f in enumerate(photos):
+                stem = _safe_stem(f.name)
+                (folder / f"{n:04d}-{stem}").write_bytes(f.data)
+            observations, skipped, _how = read_folder(
+                folder, None, list(config.colors) if config else None, workers)
+        if not observations:
+            raise ReplayUploadError("no photo showed the board: "
+                                    + "; ".join(f"{n}: {w}" for n, w in skipped[:3]))
+        result = replay(observations, config, skipped=[
+            (re.sub(r"^\d{4}-", "", n), w) for n, w in skipped])
+        out = result.to_json()
+        game_id = None
+        if journal is not None and result.record.entries:
+            game_id = journal.import_record(result.record.to_json())
+        if result.record.entries:
+            session.resume(result.record, game_id)
+        return {"moves": len(out["moves"]), "rounds": out["rounds"],
+                "warnings": out["warnings"], "players": out["players"],
+                "opened": bool(result.record.entries)}
+
+    return replay_upload
