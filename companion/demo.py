@@ -130,6 +130,27 @@ class BotDriver:
 
 # -- the command ---------------------------------------------------------------
 
+def _table_driver(session: GameSession, args: argparse.Namespace,
+                  finish: Callable[[GameSession], None]) -> tuple[Any, dict[str, Any]]:
+    """The simulated camera -> vision -> rules pipeline, with a fake LED strip."""
+    from companion.leds import TableLeds
+    from companion.live import TableDriver
+    from companion.pipeline import CameraView
+    from hardware.leds.backends import FakeBackend
+    from hardware.leds.ledmap import serpentine
+    from hardware.leds.strip import LedStrip
+
+    ledmap = serpentine()
+    strip = LedStrip(ledmap.count, backend=FakeBackend())
+    view = CameraView()
+    driver = TableDriver(session, seed=args.seed, players=args.players, edition=args.edition,
+                         speed=args.speed, names=DEMO_NAMES, leds=TableLeds(strip, ledmap),
+                         camera_view=view, on_game_over=finish)
+    services = {"camera_view": view,
+                "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count}
+    return driver, services
+
+
 def _open_journal(data_dir: str | None) -> tuple[Any, str | None]:
     """The journal in ``data_dir`` (companion.store), or None with a note why not."""
     if not data_dir:
@@ -157,7 +178,16 @@ def run_demo(args: argparse.Namespace) -> int:
     if journal is not None:
         from companion.store import resume_or_start
 
-        game_id, resumed = resume_or_start(session, journal, lambda: factory(args.seed))
+        if args.driver == "table":
+            from companion.simtable import SimTable
+
+            def first() -> GameConfig:
+                return SimTable(seed=args.seed, players=args.players, edition=args.edition,
+                                names=DEMO_NAMES).companion_config()
+        else:
+            def first() -> GameConfig:
+                return factory(args.seed)
+        game_id, resumed = resume_or_start(session, journal, first)
         for notice in journal.notices:
             print(f"companion demo: warning: {notice}", file=sys.stderr)
 
@@ -168,12 +198,20 @@ def run_demo(args: argparse.Namespace) -> int:
     services: dict[str, Any] = {}
     if journal is not None:
         services["evidence"] = journal.evidence
+    driver: Any
+    if args.driver == "table":
+        driver, table_services = _table_driver(session, args, finish)
+        services.update(table_services)
+    else:
+        driver = BotDriver(session, speed=args.speed, seed=args.seed, config_factory=factory,
+                           on_game_over=finish)
+        if journal is not None:
+            driver.games = 1  # resume_or_start used the first seed
+    from companion.replay_service import make_replay_service
+
+    services["replay"] = make_replay_service(session, journal=journal)
     app = create_app({"PIN": args.pin} if args.pin else None, session=session,
                      services=services)
-    driver = BotDriver(session, speed=args.speed, seed=args.seed, config_factory=factory,
-                       on_game_over=finish)
-    if journal is not None:
-        driver.games = 1  # resume_or_start used the first seed
     try:
         server = WebServer(app, args.host, args.port, threads=args.threads)
     except OSError as exc:
@@ -201,8 +239,12 @@ def run_demo(args: argparse.Namespace) -> int:
     if journal is not None:
         print(f"companion demo: journal in {args.data_dir}"
               f"{' (resumed the unfinished game)' if resumed else ''}", flush=True)
-    print("companion demo: bots play one move every "
-          f"{driver.interval:.1f} s; Ctrl-C stops", flush=True)
+    if args.driver == "table":
+        print("companion demo: a simulated camera films a bot game; every move is read by "
+              "the vision pipeline; Ctrl-C stops", flush=True)
+    else:
+        print("companion demo: bots play one move every "
+              f"{driver.interval:.1f} s; Ctrl-C stops", flush=True)
     try:
         while not stop.wait(0.5):
             pass

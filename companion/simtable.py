@@ -37,11 +37,13 @@ class SimTable:
 
     def __init__(self, seed: int = 1, players: int = 4, edition: str = "classic", *,
                  size: tuple[int, int] | None = None, hand_frames: int = 2,
-                 still_frames: int = 9, fps: float = 15.0, kind: str = "mounted") -> None:
+                 still_frames: int = 9, fps: float = 15.0, kind: str = "mounted",
+                 names: tuple[str, ...] = ()) -> None:
         self.rng = np.random.default_rng([seed, 4242])
         ed = get_edition(edition)
-        self.world_config = GameConfig(ed, tuple(default_players(ed, players)), seed=seed,
-                                       track_cards=True)
+        seated = tuple(Player(names[i] if i < len(names) else p.name, p.seat, p.colors)
+                       for i, p in enumerate(default_players(ed, players)))
+        self.world_config = GameConfig(ed, seated, seed=seed, track_cards=True)
         self.world: GameState = new_game(self.world_config)
         self.bots = [GreedyBot(seed * 7 + i) for i in range(players)]
         self.camera = random_camera(self.rng, kind, size=size)
@@ -65,6 +67,15 @@ class SimTable:
         """What the companion is told at set-up: who sits where, no cards."""
         return GameConfig(self.world_config.edition, self.world_config.players)
 
+    def fast_forward(self, builds: int) -> None:
+        """Play ``builds`` world moves unseen (to resume a journaled demo game)."""
+        while len(self.moves) < builds and not self.world.is_over:
+            move = self.bots[self.world.to_move].choose(self.world)
+            self.world = apply_move(self.world, move)
+            if not isinstance(move, Commit):
+                self.moves.append(move)
+        self._frames = self._generate()
+
     def _scene(self) -> Scene:
         played = self.world.played
         cards = {seat: (c[-1].row, c[-1].col) if c else None for seat, c in played.items()}
@@ -84,6 +95,8 @@ class SimTable:
 
     def _generate(self) -> Iterator[SimFrame]:
         image, truth = self._render([])
+        if self.world.is_over:
+            return
         for _ in range(self.still_frames):
             yield self._emit(image, truth, "still")
         while not self.world.is_over:

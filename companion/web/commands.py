@@ -33,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--pin", help="the table PIN (default: six random digits, printed here)")
     p.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
     p.add_argument("--edition", default="classic")
+    p.add_argument("--driver", choices=("table", "bots"), default="table",
+                   help="table: a simulated camera read by the vision pipeline (default); "
+                        "bots: moves played straight into the game")
     p.add_argument("--threads", type=int, default=32,
                    help="web server threads, at least 16 (each open page holds one)")
 

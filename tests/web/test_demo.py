@@ -100,7 +100,7 @@ def _free_port() -> int:
 def test_demo_command_runs_and_stops_on_sigint(tmp_path: Path, with_store: bool) -> None:
     port = _free_port()
     cmd = [sys.executable, "-m", "companion", "demo", "--port", str(port), "--speed", "20",
-           "--pin", "777777"]
+           "--pin", "777777", "--driver", "bots"]
     if with_store:
         cmd += ["--data-dir", str(tmp_path / "data")]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
