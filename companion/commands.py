@@ -302,4 +302,32 @@ def register_bench(sub: Any) -> None:
     p.set_defaults(func=cmd_bench)
 
 
-REGISTER = [register_calibrate, register_replay, register_doctor, register_bench]
+# -- run -----------------------------------------------------------------------
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from companion.live import run_live
+
+    return run_live(args)
+
+
+def register_run(sub: Any) -> None:
+    p = sub.add_parser("run", help="the live table: camera, LEDs, buttons and the page")
+    p.add_argument("--data-dir", default="/var/lib/companion", metavar="DIR")
+    p.add_argument("--camera", help="picamera2, opencv:0, folder:DIR, video:FILE, fake")
+    p.add_argument("--leds", help="spi, ws281x or fake (default: spi on a Pi)")
+    p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
+    p.add_argument("--brightness", type=float, default=0.5)
+    p.add_argument("--budget-ma", type=float, default=2000.0,
+                   help="current budget of the 5 V supply for the strip")
+    p.add_argument("--buttons", default="pi", choices=("pi", "fake", "none"))
+    p.add_argument("--calibration", help="calibration file (default DATA_DIR/calibration.json)")
+    p.add_argument("--game", help="game.json for a new game (players, seats, colours)")
+    p.add_argument("--still", type=float, default=0.4, help="seconds of stillness before a read")
+    p.add_argument("--host", default="0.0.0.0")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--pin", help="the table PIN (default: six random digits, printed)")
+    p.add_argument("--threads", type=int, default=32)
+    p.set_defaults(func=cmd_run)
+
+
+REGISTER = [register_calibrate, register_replay, register_doctor, register_bench, register_run]

@@ -104,3 +104,119 @@ class TableDriver:
             except Exception:  # the demo keeps running whatever happens
                 log.exception("table driver step failed")
                 self._stop.wait(1.0)
+
+
+# -- companion run: the real table ---------------------------------------------
+
+def handle_buttons(session: GameSession, events: list[Any]) -> list[str]:
+    """Confirm accepts the open warnings, undo takes back the last move, and
+    next round re-lights the last round's scoring (LEDs and page)."""
+    done = []
+    for event in events:
+        name = getattr(event, "name", event)
+        if not session.has_game:
+            continue
+        if name == "confirm":
+            for w in session.snapshot()["warnings"]:
+                if not w["resolved"]:
+                    session.resolve_warning(w["id"])
+            done.append("confirm")
+        elif name == "undo":
+            try:
+                session.undo()
+                done.append("undo")
+            except ValueError:
+                pass
+        elif name == "next_round":
+            done.append("next_round")
+    return done
+
+
+def run_live(args: Any) -> int:
+    """``companion run``: camera -> vision -> rules -> LEDs and page, until stopped."""
+    import json
+    import signal
+    import sys
+    from pathlib import Path
+
+    from calibration import file as calfile
+    from companion.leds import TableLeds
+    from companion.pipeline import CameraView, VisionReader
+    from companion.replay_service import make_replay_service
+    from companion.rules.record import config_from_json
+    from companion.rules.state import make_config
+    from companion.store import open_data_dir, resume_or_start
+    from companion.web import create_app
+    from companion.web.server import WebServer
+    from hardware.buttons import TableButtons
+    from hardware.camera import open_camera
+    from hardware.leds.ledmap import LedMap, builtin
+    from hardware.leds.strip import LedStrip
+    from hardware.sdnotify import Notifier
+
+    data_dir = Path(args.data_dir)
+    journal = open_data_dir(data_dir)
+    cal = calfile.load(args.calibration or data_dir / "calibration.json")
+
+    def first_config() -> Any:
+        if args.game:
+            return config_from_json(json.loads(Path(args.game).read_text(encoding="utf-8")))
+        return make_config(4)
+
+    session = GameSession(journal=journal)
+    resume_or_start(session, journal, first_config)
+    for notice in journal.notices:
+        print(f"companion run: warning: {notice}", file=sys.stderr)
+    ledmap = LedMap.load(args.ledmap) if args.ledmap.endswith(".json") else builtin(args.ledmap)
+    strip = LedStrip(ledmap.count, backend=args.leds, brightness=args.brightness,
+                     budget_ma=args.budget_ma)
+    leds = TableLeds(strip, ledmap)
+    view = CameraView()
+    camera = open_camera(args.camera)
+    reader = VisionReader(camera=cal.get("camera"), colors=list(session.state.config.colors))
+    notifier = Notifier()
+    last_ping = [0.0]
+
+    def watchdog() -> None:  # fed only while frames arrive
+        now = time.monotonic()
+        if now - last_ping[0] > 5.0:
+            notifier.watchdog()
+            last_ping[0] = now
+
+    controller = Controller(session, reader, leds=leds, on_frame=view.update, watchdog=watchdog,
+                            still_seconds=args.still)
+    buttons = TableButtons(backend=args.buttons) if args.buttons != "none" else None
+    app = create_app({"PIN": args.pin} if args.pin else None, session=session, services={
+        "camera_view": view, "evidence": journal.evidence,
+        "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count,
+        "replay": make_replay_service(session, journal=journal)})
+    server = WebServer(app, args.host, args.port, threads=args.threads)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    server.start()
+    print(f"companion run: page on http://{args.host}:{server.port}/ ; table PIN "
+          f"{app.config['PIN']}", flush=True)
+    locked = False
+    try:
+        first = camera.read()
+        notifier.ready(f"camera {camera.describe().get('backend', '')} delivers frames")
+        frame = first
+        while not stop.is_set():
+            controller.process(frame.image, frame.timestamp)
+            if not locked and controller.stats.frames > 30:
+                camera.lock_exposure()
+                camera.lock_white_balance()
+                locked = True
+            if buttons is not None:
+                handle_buttons(session, buttons.drain())
+            frame = camera.read()
+    finally:
+        notifier.stopping()
+        server.stop()
+        camera.close()
+        strip.close()
+        if buttons is not None:
+            buttons.close()
+        journal.close()
+    return 0
