@@ -1,0 +1,29 @@
+"""Table buttons drive the session: confirm accepts warnings, undo takes back a move."""
+
+from __future__ import annotations
+
+from companion.live import handle_buttons
+from companion.rules import Block, Build, Card, Commit, Seat, Site, make_config
+from companion.session import GameSession
+from hardware.buttons import TableButtons
+
+
+def test_confirm_and_undo_buttons():
+    session = GameSession(make_config(4))
+    for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
+        session.play(Commit(seat, None))
+    session.play(Build(Seat.S, Card(2, 2), Site(0, 0, 0), Block("red", 1)), allow_illegal=True)
+    assert [w["reason"] for w in session.snapshot()["warnings"]] == ["wrong-site"]
+    buttons = TableButtons(backend="fake")
+    try:
+        buttons.press("confirm")
+        assert handle_buttons(session, buttons.drain()) == ["confirm"]
+        assert [w["resolved"] for w in session.snapshot()["warnings"]] == [True]
+        buttons.press("undo")
+        assert handle_buttons(session, buttons.drain()) == ["undo"]
+        assert [str(m) for m in session.record.moves] == [
+            "S commit ?", "W commit ?", "N commit ?", "E commit ?"]
+        corr = session.record.entries[-1]
+        assert corr.note == "undo" and corr.move is None
+    finally:
+        buttons.close()
