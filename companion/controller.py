@@ -105,6 +105,7 @@ class Controller:
         self._dirty = True
         self._pose: Any = None
         self._cards: dict[Seat, Any] = {}
+        self._prev_still: np.ndarray | None = None
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
 
@@ -158,7 +159,8 @@ class Controller:
             return
         state = self.session.state
         self.session.set_unseen(list(reading.unseen))
-        decision = decide(state, reading.sites, list(reading.unseen), new_cards)
+        views, unseen = self._focus(image, reading, state)
+        decision = decide(state, views, unseen, new_cards)
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])
@@ -176,6 +178,44 @@ class Controller:
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
         self._update_leds()
+
+    def _focus(self, image: np.ndarray, reading: ReadingLike, state: Any
+               ) -> tuple[Mapping[Site, SiteView], list[Site]]:
+        """Trust the reading only where the pixels changed since the last still scene.
+
+        A whole-board reading may misread a site now and then; the move is where
+        the image changed. Sites that did not change keep the record's towers. With
+        no pose, no earlier frame or a camera bump, the whole reading is used.
+        """
+        prev, self._prev_still = self._prev_still, image
+        pose = getattr(reading, "pose", None)
+        if prev is None or pose is None or not hasattr(pose, "project") \
+                or prev.shape != image.shape:
+            return reading.sites, list(reading.unseen)
+        from companion.vision.sitechange import changed_site, site_change_scores
+
+        heights = {s: v.height for s, v in state.board.views().items()}
+        scores = site_change_scores(prev, image, pose, heights)
+        if sum(1 for c in scores if c.score >= 12.0) > 8:
+            log.info("many sites changed at once: camera bumped? reading the whole board")
+            return reading.sites, list(reading.unseen)
+        site, candidates = changed_site(scores)
+        record = state.board.views()
+        if site is None and len(candidates) > 1:
+            differing = [c for c in candidates if reading.sites.get(c) != record.get(c)]
+            if len(differing) == 1:
+                site, candidates = differing[0], differing
+            else:
+                candidates = differing or candidates
+        views = dict(record)
+        if site is not None:
+            candidates = [site]
+        for c in candidates:
+            views.pop(c, None)
+            if c in reading.sites:
+                views[c] = reading.sites[c]
+        unseen = [c for c in candidates if c in set(reading.unseen)]
+        return views, unseen
 
     def _update_leds(self) -> None:
         if self.leds is None or not self.session.has_game:
