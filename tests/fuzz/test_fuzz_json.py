@@ -97,6 +97,8 @@ def _bot_record(n: int, seed: int, plies: int | None = None, edition: str = "cla
 
 def _examples() -> list[Any]:
     folder = Path(__file__).resolve().parents[3] / "shared" / "spec" / "examples"
+    if not folder.is_dir():
+        folder = Path(__file__).resolve().parents[1] / "data" / "spec-examples"
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.board.json"))]
 
 

@@ -27,9 +27,13 @@ from companion.rules import (
     new_game,
 )
 
-SPEC = Path("/work/shared/spec")
-EXAMPLES = SPEC / "examples"
-RULEBOOKS = Path("/work/shared/rules")
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
+SPEC = SHARED / "spec"
+VENDORED_EXAMPLES = REPO / "tests" / "data" / "spec-examples"
+# The spec's examples beside the clone, else the copies kept in the repository.
+EXAMPLES = SPEC / "examples" if (SPEC / "examples").is_dir() else VENDORED_EXAMPLES
+RULEBOOKS = SHARED / "rules"
 
 CITY = {"Manhattan": 0, "Sydney": 1, "Frankfurt": 2, "Hong Kong": 3, "Sao Paulo": 4, "Cairo": 5}
 

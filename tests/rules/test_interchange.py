@@ -136,3 +136,15 @@ def test_examples_load_through_the_text_loader(name: str) -> None:
     views, towers, colors, _ = load_board_json(text)
     assert views and set(towers) == set(views)
     assert colors == json.loads(text)["colors"]
+
+
+def test_vendored_examples_equal_the_spec_when_it_is_present() -> None:
+    from rules_helpers import SPEC, VENDORED_EXAMPLES
+
+    spec = SPEC / "examples"
+    if not spec.is_dir():
+        return  # nothing to compare against here; the copies are what the tests read
+    names = sorted(p.name for p in spec.glob("*.json"))
+    assert names == sorted(p.name for p in VENDORED_EXAMPLES.glob("*.json"))
+    for name in names:
+        assert (spec / name).read_bytes() == (VENDORED_EXAMPLES / name).read_bytes(), name
