@@ -19,6 +19,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from companion.live import BackgroundDriver
 from companion.rules import Build, GameConfig, Pass, Phase, Player, RulesError, make_config
 from companion.session import GameSession
 
@@ -38,8 +39,10 @@ def demo_config(seed: int, players: int = 4, edition: str = "classic") -> GameCo
     return make_config(seated, edition=edition, track_cards=True, seed=seed)
 
 
-class BotDriver:
+class BotDriver(BackgroundDriver):
     """Plays GreedyBot moves into the session on a timer, looping game after game."""
+
+    name = "bot-driver"
 
     def __init__(self, session: GameSession, *, speed: float = 1.0, seed: int = 0,
                  config_factory: Callable[[int], GameConfig] | None = None,
@@ -47,6 +50,7 @@ class BotDriver:
                  on_game_over: Callable[[GameSession], None] | None = None) -> None:
         if speed <= 0:
             raise ValueError("speed must be above 0")
+        super().__init__()
         self.session = session
         self.interval = DEFAULT_INTERVAL / speed
         self.seed = seed
@@ -54,26 +58,7 @@ class BotDriver:
         self.config_factory = config_factory or demo_config
         self.pause_after_game = pause_after_game / max(1.0, speed)
         self.on_game_over = on_game_over
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._bots: dict[int, Any] = {}
-
-    def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="bot-driver", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
 
     def new_game(self) -> None:
         self.session.new_game(self.config_factory(self.seed + self.games),

@@ -20,7 +20,37 @@ from companion.session import GameSession
 log = logging.getLogger(__name__)
 
 
-class TableDriver:
+class BackgroundDriver:
+    """A loop in a daemon thread with start() and stop(): what the demo drivers share."""
+
+    name = "driver"
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+
+class TableDriver(BackgroundDriver):
     """Runs simulated-table frames through the real vision pipeline into the session.
 
     The bots' game (with dealt hands) is the world; the companion sees only the
@@ -32,6 +62,7 @@ class TableDriver:
                  leds: Any = None, camera_view: Any = None, reader: Any = None,
                  pause_after_game: float = 12.0,
                  on_game_over: Callable[[GameSession], None] | None = None) -> None:
+        super().__init__()
         self.session = session
         self.seed = seed
         self.players = players
@@ -46,8 +77,6 @@ class TableDriver:
         self.games = 0
         self.table: Any = None
         self.controller: Controller | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
 
     @property
     def interval(self) -> float:
@@ -71,18 +100,7 @@ class TableDriver:
                                      else None)
         self.games += 1
 
-    def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
-        self._stop.clear()
-        self._thread = threading.Thread(target=self._run, name="table-driver", daemon=True)
-        self._thread.start()
-
-    def stop(self, timeout: float = 5.0) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
-            self._thread = None
+    name = "table-driver"
 
     def _run(self) -> None:
         while not self._stop.is_set():

@@ -34,7 +34,13 @@ from companion.rules import (
     legal_builds,
     new_game,
 )
-from companion.rules.record import Correction, MoveEntry, final_result, header_json
+from companion.rules.record import (
+    Correction,
+    MoveEntry,
+    entry_json,
+    final_result,
+    header_json,
+)
 
 
 class JournalSink(Protocol):
@@ -170,7 +176,7 @@ class GameSession:
                               else f"{warning.reason}: {warning.message}")
             ply = len(live.record.effective())
             # Journal first: if the disk refuses, the live game stays as it was.
-            self._journal_entry(live, _entry_json(entry))
+            self._journal_entry(live, entry_json(entry))
             live.record = replace(live.record, entries=live.record.entries + (entry,))
             live.state = state
             live.card_seen = None
@@ -197,7 +203,7 @@ class GameSession:
                 forced = True
             corr = record.entries[-1]
             assert isinstance(corr, Correction)
-            self._journal_entry(live, _entry_json(corr))
+            self._journal_entry(live, entry_json(corr))
             live.record, live.state = record, state
             live.warnings = [replace(w, resolved=True) if w.ply == index else w
                              for w in live.warnings]
@@ -310,23 +316,6 @@ class GameSession:
     def _journal_entry(self, live: _Live, entry: dict[str, Any]) -> None:
         if self._journal is not None and live.game_id is not None:
             self._journal.append(live.game_id, entry)
-
-
-def _entry_json(e: MoveEntry | Correction) -> dict[str, Any]:
-    if isinstance(e, MoveEntry):
-        out: dict[str, Any] = {"type": "move", "move": str(e.move)}
-        if e.forced:
-            out["forced"] = True
-        if e.warning:
-            out["warning"] = e.warning
-        return out
-    out = {"type": "correction", "replaces": e.index,
-           "move": None if e.move is None else str(e.move)}
-    if e.note:
-        out["note"] = e.note
-    if e.forced:
-        out["forced"] = True
-    return out
 
 
 def _state_at(record: GameRecord, ply: int) -> GameState:

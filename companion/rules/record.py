@@ -101,22 +101,7 @@ class GameRecord:
     # -- JSON --------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         final = self.replay()
-        entries: list[dict[str, Any]] = []
-        for e in self.entries:
-            if isinstance(e, MoveEntry):
-                item: dict[str, Any] = {"type": "move", "move": str(e.move)}
-                if e.forced:
-                    item["forced"] = True
-                if e.warning:
-                    item["warning"] = e.warning
-            else:
-                item = {"type": "correction", "replaces": e.index,
-                        "move": None if e.move is None else str(e.move)}
-                if e.note:
-                    item["note"] = e.note
-                if e.forced:
-                    item["forced"] = True
-            entries.append(item)
+        entries = [entry_json(e) for e in self.entries]
         players = [(p.name, p.colors) for p in self.config.players]
         rounds = [{"round": k + 1, **s.to_json(), "players": s.players(players)}
                   for k, s in enumerate(final.scores)]
@@ -194,6 +179,24 @@ class GameRecord:
                 raise RecordError(f"a correction names move {e.index}, which does not exist")
             if e.move is None:
                 count -= 1
+
+
+def entry_json(e: Entry) -> dict[str, Any]:
+    """One entry of a record as JSON (also what the journal stores, line by line)."""
+    if isinstance(e, MoveEntry):
+        item: dict[str, Any] = {"type": "move", "move": str(e.move)}
+        if e.forced:
+            item["forced"] = True
+        if e.warning:
+            item["warning"] = e.warning
+        return item
+    item = {"type": "correction", "replaces": e.index,
+            "move": None if e.move is None else str(e.move)}
+    if e.note:
+        item["note"] = e.note
+    if e.forced:
+        item["forced"] = True
+    return item
 
 
 def _check_rounds(recorded: Any, final: GameState) -> None:
