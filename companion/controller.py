@@ -89,7 +89,8 @@ class Controller:
 
     def __init__(self, session: GameSession, reader: Reader, *,
                  gate: MotionGate | None = None, leds: LedSink | None = None,
-                 still_seconds: float = 0.4, auto_commit: bool = True,
+                 still_seconds: float = 0.4, min_still_seconds: float = 0.15,
+                 auto_commit: bool = True,
                  on_frame: Callable[[np.ndarray, Any], None] | None = None,
                  watchdog: Callable[[], None] | None = None) -> None:
         self.session = session
@@ -97,6 +98,7 @@ class Controller:
         self.gate = gate or DiffMotionGate()
         self.leds = leds
         self.still_seconds = still_seconds
+        self.min_still_seconds = min_still_seconds
         self.auto_commit = auto_commit
         self.on_frame = on_frame
         self.watchdog = watchdog
@@ -106,6 +108,7 @@ class Controller:
         self._pose: Any = None
         self._cards: dict[Seat, Any] = {}
         self._prev_still: np.ndarray | None = None
+        self._last_still: tuple[np.ndarray, float] | None = None
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
 
@@ -118,16 +121,28 @@ class Controller:
         self._auto_commit()
         if self.gate.update(image, timestamp):
             self.stats.moving_frames += 1
+            result = "moving"
+            last = self._last_still
+            if self._dirty and last is not None and self._still_since is not None \
+                    and last[1] - self._still_since >= self.min_still_seconds:
+                # The next hand came before the full pause: read the short still
+                # scene now rather than merge two moves into one change.
+                self._dirty = False
+                self._read(last[0], last[1])
+                result = "read-before-motion"
             self._still_since = None
+            self._last_still = None
             self._dirty = True
-            return "moving"
+            return result
         if self._still_since is None:
             self._still_since = timestamp
+        self._last_still = (image, timestamp)
         if not self._dirty:
             return "idle"
-        if timestamp - self._still_since < self.still_seconds:
+        if timestamp - self._still_since + 1e-6 < self.still_seconds:
             return "waiting"
         self._dirty = False
+        self._last_still = None
         self._read(image, timestamp)
         return "read"
 
@@ -199,14 +214,17 @@ class Controller:
         if sum(1 for c in scores if c.score >= 12.0) > 8:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen)
-        site, candidates = changed_site(scores)
         record = state.board.views()
-        if site is None and len(candidates) > 1:
-            differing = [c for c in candidates if reading.sites.get(c) != record.get(c)]
+        site, candidates = changed_site(scores)
+        # A tall tower's new top also covers the sites behind it in the image: among
+        # the sites whose pixels changed most, the reading tells which one grew.
+        if scores and scores[0].score >= 6.0:
+            near_top = [c.site for c in scores[:6] if c.score >= 0.5 * scores[0].score]
+            differing = [c for c in near_top if reading.sites.get(c) != record.get(c)]
             if len(differing) == 1:
                 site, candidates = differing[0], differing
-            else:
-                candidates = differing or candidates
+            elif site is None and differing:
+                candidates = differing
         views = dict(record)
         if site is not None:
             candidates = [site]
