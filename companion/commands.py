@@ -252,6 +252,44 @@ def register_read(sub: Any) -> None:
     p.set_defaults(func=cmd_read)
 
 
+# -- evaluate ------------------------------------------------------------------
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from companion.vision.evaluation import evaluate, folder_set, rendered_set
+
+    kinds = ["mounted", "phone"] if args.kind == "both" else [args.kind]
+    out: dict[str, Any] = {}
+    for kind in kinds:
+        if args.folder:
+            items = folder_set(Path(args.folder))
+        else:
+            items = rendered_set(args.n, args.seed, kind)
+        csv_path = None
+        if args.csv:
+            csv_path = Path(args.csv)
+            if len(kinds) > 1:
+                csv_path = csv_path.with_name(f"{csv_path.stem}-{kind}{csv_path.suffix}")
+        totals = evaluate(items, csv_path, kind, use_camera=args.with_camera)
+        out[kind] = totals.to_json()
+        if args.folder:
+            break
+    print(json.dumps(out, indent=None if args.json else 1))
+    return 0
+
+
+def register_evaluate(sub: Any) -> None:
+    p = sub.add_parser("evaluate", help="reading accuracy on a rendered (or given) labelled set")
+    p.add_argument("--kind", choices=("mounted", "phone", "both"), default="both")
+    p.add_argument("--n", type=int, default=20, help="images per kind")
+    p.add_argument("--seed", type=int, default=100)
+    p.add_argument("--folder", help="photos with <name>.json truth files instead of rendering")
+    p.add_argument("--csv", help="write one row per image here")
+    p.add_argument("--with-camera", action="store_true",
+                   help="give the reader the true intrinsics (default: estimate them)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_evaluate)
+
+
 # -- doctor --------------------------------------------------------------------
 
 def cmd_doctor(args: argparse.Namespace) -> int:
@@ -370,4 +408,4 @@ def register_run(sub: Any) -> None:
 
 
 REGISTER = [register_calibrate, register_replay, register_doctor, register_bench, register_run,
-            register_read]
+            register_read, register_evaluate]

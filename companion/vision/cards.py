@@ -1,0 +1,248 @@
+"""Read the top card of each seat's played-card stack.
+
+The stack lies outside the board edge in front of its seat, top edge toward
+the board. The region where the profile allows it is resampled top-down in
+the holder's frame (a: toward the holder's right, b: toward the board), at
+a few pixels per millimetre. A card's kind is its red cell, printed twice:
+the two red squares sit exactly one grid spacing apart along the card's
+width, which finds the card and its rotation even on a white table. Which
+of the nine cells is red comes from the printed grid lines around it: each
+hypothesis (r, c) predicts where the dark lines and light cells of both
+grids are, and the best-matching one wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.rules.topology import Seat
+from companion.vision.colours import WhiteBalance, features
+from companion.vision.geometry import (
+    SEAT_FORWARD,
+    BoardGeometry,
+    FloatArray,
+    Pose,
+    seat_right,
+)
+from companion.vision.strips import project_fast
+
+DEFAULTS: dict[str, Any] = {
+    "px_per_mm": 2.5,
+    "red_chroma": 0.28,  # opponent chroma (r - g) / sum of a red cell, at least
+    "min_grid_score": 0.35,
+    "min_margin": 0.01,
+    "margin_mm": 14.0,
+}
+
+
+@dataclass
+class CardRead:
+    seat: Seat
+    cell: tuple[int, int]
+    score: float
+    margin: float
+    centre_ab: tuple[float, float]  # red-pair midpoint in the seat frame (mm)
+    angle_deg: float
+
+
+def _seat_frame(g: BoardGeometry, seat: Seat) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Origin (middle of the board edge) and unit axes a (holder's right), b (toward board)."""
+    e = g.board_edge_point(seat)
+    return e, np.asarray(seat_right(seat), np.float64), np.asarray(SEAT_FORWARD[seat],
+                                                                    np.float64)
+
+
+def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
+                 cfg: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, tuple[float, float],
+                                               float]:
+    """Top-down resampling of a seat's stack region (image, inside-mask, (a0, b0), scale)."""
+    s = float(cfg["px_per_mm"])
+    w, h = g.card.size
+    margin = float(cfg["margin_mm"])
+    reach = g.card.along_edge + w / 2 + h * np.sin(np.deg2rad(g.card.angle_deg)) + margin
+    b_hi = -g.card.edge_gap + margin / 2 + 6  # a little over the board edge
+    b_lo = -(g.card.edge_gap + h + w * np.sin(np.deg2rad(g.card.angle_deg)) + margin)
+    a0, b0 = -reach, b_hi
+    W = int(np.ceil(2 * reach * s))
+    H = int(np.ceil((b_hi - b_lo) * s))
+    origin, ax, bx = _seat_frame(g, seat)
+    # coarse map through the exact (distorting) projection, then upsampled
+    step = 8
+    gx = np.arange(0, W + step, step, dtype=np.float64)
+    gy = np.arange(0, H + step, step, dtype=np.float64)
+    GX, GY = np.meshgrid(gx, gy)
+    a = a0 + GX / s
+    b = b0 - GY / s
+    xy = origin[None, None, :] + a[..., None] * ax + b[..., None] * bx
+    pts = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=-1)
+    pix = project_fast(pose, pts).astype(np.float32)
+    # interpolate the coarse map onto every pixel of the resampled region
+    fx = np.arange(W, dtype=np.float32) / step
+    fy = np.arange(H, dtype=np.float32) / step
+    mx = cv2.remap(pix[..., 0], *np.meshgrid(fx, fy), cv2.INTER_LINEAR)
+    my = cv2.remap(pix[..., 1], *np.meshgrid(fx, fy), cv2.INTER_LINEAR)
+    ih, iw = image.shape[:2]
+    inside = (mx >= 0) & (mx <= iw - 1) & (my >= 0) & (my <= ih - 1)
+    rect = cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    return rect, inside, (a0, b0), s
+
+
+def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: WhiteBalance,
+              config: dict[str, Any] | None = None, debug: dict[str, Any] | None = None
+              ) -> CardRead | None:
+    """The red cell (r, c) of ``seat``'s top card, from the holder's view; None if not seen."""
+    cfg = {**DEFAULTS, **(config or {})}
+    rect, inside, (a0, b0), s = rectify_seat(image, pose, g, seat, cfg)
+    if inside.mean() < 0.2:
+        return None
+    f = features(wb.apply(rect.reshape(-1, 3))).reshape(rect.shape[:2] + (3,))
+    red = (f[..., 0] > cfg["red_chroma"]) & (f[..., 1] < 0.2) & (f[..., 1] > -0.25) & inside
+    red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    n, _, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
+    cell = g.card.cell
+    area = (cell * s) ** 2
+    blobs = [k for k in range(1, n)
+             if 0.3 * area < stats[k, cv2.CC_STAT_AREA] < 1.6 * area
+             and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
+             < 1.9 * cell * s]
+    spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
+    grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
+    max_ang = np.deg2rad(g.card.angle_deg + 5)
+    for i in blobs:
+        for j in blobs:
+            if j == i:
+                continue
+            d = (cent[j] - cent[i]) / s  # mm in the rectified frame (x = a, y = -b)
+            if not 0.85 * spacing < np.hypot(*d) < 1.15 * spacing or d[0] <= 0:
+                continue
+            ang = np.arctan2(-d[1], d[0])  # rotation of the card's a-axis
+            if abs(ang) > max_ang:
+                continue
+            mid = (cent[i] + cent[j]) / 2
+            am = a0 + mid[0] / s
+            bm = b0 - mid[1] / s
+            scores = _cell_scores(grey, f, (a0, b0), s, am, bm, ang, g)
+            order = np.argsort(-scores.ravel())
+            top = float(scores.ravel()[order[0]])
+            margin = top - float(scores.ravel()[order[1]])
+            rc = divmod(int(order[0]), 3)
+            if best is None or top > best[0]:
+                best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
+    if debug is not None:
+        debug.update({"rect": rect, "red": red, "blobs": len(blobs), "best": best})
+    if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
+        return None
+    read = CardRead(seat, best[2], best[0], best[1], best[3], best[4])
+    if not _card_in_frame(read, pose, g, image.shape[:2]):
+        return None  # part of the card is outside the photo: too uncertain to report
+    return read
+
+
+def card_corners(read: CardRead, g: BoardGeometry) -> FloatArray:
+    """(4, 3) board-mm corners of the read card (top-left, top-right, bottom-right, ...)."""
+    cell = g.card.cell
+    r, c = read.cell
+    rx = (c - 1) * cell
+    ry = g.card.top_offset + cell / 2 + r * cell
+    ang = np.deg2rad(read.angle_deg)
+    ua = np.array([np.cos(ang), np.sin(ang)])
+    ub = np.array([-np.sin(ang), np.cos(ang)])
+    hw, hh = g.card.size[0] / 2, g.card.size[1]
+    origin, ax, bx = _seat_frame(g, read.seat)
+    out = []
+    for x, y in ((-hw, 0.0), (hw, 0.0), (hw, hh), (-hw, hh)):
+        pa = read.centre_ab[0] + (x - rx) * ua[0] - (y - ry) * ub[0]
+        pb = read.centre_ab[1] + (x - rx) * ua[1] - (y - ry) * ub[1]
+        xy = origin + pa * ax + pb * bx
+        out.append((xy[0], xy[1], 0.0))
+    return np.asarray(out)
+
+
+def _card_in_frame(read: CardRead, pose: Pose, g: BoardGeometry, shape: tuple[int, ...],
+                   min_fraction: float = 0.8) -> bool:
+    """At least ``min_fraction`` of the card's area lies inside the photo."""
+    pix = project_fast(pose, card_corners(read, g)).astype(np.float32)
+    h, w = shape[:2]
+    frame = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
+    full = abs(cv2.contourArea(pix))
+    if full < 1.0:
+        return False
+    area, _ = cv2.intersectConvexConvex(pix, frame)
+    return bool(area / full >= min_fraction)
+
+
+def _cell_scores(grey: np.ndarray, f: np.ndarray, origin: tuple[float, float], s: float,
+                 am: float, bm: float, ang: float, g: BoardGeometry) -> FloatArray:
+    """(3, 3) how well each red-cell hypothesis explains the top of the card.
+
+    Hypothesis (r, c) fixes where the card's top edge and centre line are
+    relative to the red pair; the printed pattern it predicts over the top
+    part of the card (light cells, dark grid lines, the red cells, blank
+    card around and between the grids) is compared with the image by
+    normalised correlation. A hypothesis one cell off predicts grid where
+    there is blank card or the card's frame, and blank card where there are
+    grid lines.
+    """
+    a0, b0 = origin
+    cell = g.card.cell
+    half_w = g.card.size[0] / 2
+    offs = g.card.grid_offsets
+    ca, sa = np.cos(ang), np.sin(ang)
+    ua = np.array([ca, sa])
+    ub = np.array([-sa, ca])
+    H, W = grey.shape
+    lum = grey / max(float(np.percentile(grey, 99)), 1.0)
+    # card-local lattice over the top part of the card (x across, y down from the top edge)
+    xs = np.arange(-half_w + 2.0, half_w - 2.0 + 1e-6, 0.75)
+    ys = np.arange(2.0, g.card.top_offset + 3 * cell + 4.0 + 1e-6, 0.75)
+    X, Y = np.meshgrid(xs, ys)
+    X = X.ravel()
+    Y = Y.ravel()
+    out = np.full((3, 3), -np.inf)
+    for r in range(3):
+        for c in range(3):
+            # red cell centre in card-local coordinates (x right, y down from the top edge)
+            rx = (c - 1) * cell
+            ry = g.card.top_offset + cell / 2 + r * cell
+            pred = np.ones_like(X)
+            for go in offs:
+                gx = X - (go - 1.5 * cell)  # from the grid's left edge
+                gy = Y - g.card.top_offset  # from the grid's top edge
+                inside = (gx >= 0) & (gx <= 3 * cell) & (gy >= 0) & (gy <= 3 * cell)
+                line = (np.minimum(gx % cell, cell - gx % cell) < 0.7) | (
+                    np.minimum(gy % cell, cell - gy % cell) < 0.7)
+                red = (np.abs(X - (go + rx)) < cell / 2 - 0.7) & (np.abs(Y - ry) < cell / 2 - 0.7)
+                pred = np.where(inside, np.where(line, 0.3, np.where(red, 0.5, 0.85)), pred)
+            # card-local -> seat frame: the red pair midpoint is at (rx, ry) in card terms
+            dx = X - rx
+            dy = Y - ry
+            pa = am + dx * ua[0] - dy * ub[0]
+            pb = bm + dx * ua[1] - dy * ub[1]
+            x = (pa - a0) * s
+            y = (b0 - pb) * s
+            ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
+            if ok.mean() < 0.7:
+                continue
+            v = cv2.remap(lum, x.astype(np.float32).reshape(-1, 1),
+                          y.astype(np.float32).reshape(-1, 1), cv2.INTER_LINEAR).ravel()
+            v, p = v[ok], pred[ok]
+            v = v - v.mean()
+            p = p - p.mean()
+            out[r, c] = float((v @ p) / max(np.sqrt((v @ v) * (p @ p)), 1e-9))
+    return out
+
+
+def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance,
+               config: dict[str, Any] | None = None) -> dict[Seat, tuple[int, int]]:
+    """Every seat whose played stack is visible: seat -> (r, c) of its top card."""
+    out: dict[Seat, tuple[int, int]] = {}
+    for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
+        res = read_card(image, pose, g, seat, wb, config)
+        if res is not None:
+            out[seat] = res.cell
+    return out

@@ -1,0 +1,348 @@
+"""Calibrated colour models: white balance from the markers, a Gaussian per colour.
+
+Lamps of any colour, shade and exposure move colours a long way, so nothing
+here is a fixed HSV range. The markers' white quiet zone and black border
+give a per-photo white and black point; colours are then compared in a
+shading-tolerant chroma space (two opponent chromaticities plus intensity)
+where each block colour is a Gaussian, seeded from the profile's sRGB values
+and refined from labelled samples (``fit``) or from the photo itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+
+from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+
+CHROMA_EPS = 0.12
+LOG_EPS = 0.06
+
+
+@dataclass(frozen=True)
+class WhiteBalance:
+    """Per-channel white and black points (BGR, 0..255) measured on the markers."""
+
+    white: FloatArray
+    black: FloatArray
+    noise: float = 0.01  # pixel noise, in units of the white-black span
+
+    def apply(self, bgr: np.ndarray) -> FloatArray:
+        """(..., 3) BGR -> white-balanced float32 where the marker paper is 1.0.
+
+        Only gains: the marker's black ink reflects light like any dark
+        surface, and subtracting it as an offset would clip the dark side
+        faces of blocks to a false hue.
+        """
+        x = np.asarray(bgr, np.float32)
+        return x / np.maximum(self.white, 8.0).astype(np.float32)
+
+    @classmethod
+    def identity(cls) -> WhiteBalance:
+        return cls(np.full(3, 255.0), np.zeros(3))
+
+
+def sample_bilinear(image: np.ndarray, pts: FloatArray) -> FloatArray:
+    """Bilinear samples (N, C) of an image at float pixel positions (N, 2)."""
+    pts = np.asarray(pts, np.float32).reshape(-1, 1, 2)
+    if pts.shape[0] == 0:
+        return np.zeros((0, image.shape[2] if image.ndim == 3 else 1), np.float32)
+    out = cv2.remap(image, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR,
+                    borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    return np.asarray(out, np.float32).reshape(pts.shape[0], -1)
+
+
+def estimate_white_balance(image: np.ndarray, pose: Pose, geometry: BoardGeometry,
+                           markers: Sequence[int] | None = None) -> WhiteBalance:
+    """White from the markers' quiet zones, black from their outer black border.
+
+    The brighter half of the quiet-zone samples is used so a shadow or a
+    finger across part of a marker does not darken the white point.
+    """
+    ids = list(markers) if markers is not None else list(geometry.marker_centres)
+    half = geometry.marker_size / 2
+    whites, blacks, noises = [], [], []
+    h, w = image.shape[:2]
+    for mid in ids:
+        ring_w = pose.project(geometry.marker_ring(mid, half + 1.5, half + geometry.marker_quiet
+                                                   - 2.0))
+        ring_b = pose.project(geometry.marker_ring(mid, half * 0.72, half * 0.93))
+        inside = ((ring_w[:, 0] >= 0) & (ring_w[:, 0] < w - 1) & (ring_w[:, 1] >= 0)
+                  & (ring_w[:, 1] < h - 1))
+        if inside.mean() < 0.8:
+            continue
+        sw = sample_bilinear(image, ring_w[inside])
+        sb = sample_bilinear(image, ring_b)
+        lum = sw.sum(axis=1)
+        top = sw[lum >= np.median(lum)]
+        whites.append(np.median(top, axis=0))
+        blacks.append(np.median(sb, axis=0))
+        # robust spread of the paper: noise and JPEG ringing, not shading
+        mad = np.median(np.abs(top - np.median(top, axis=0)), axis=0) * 1.4826
+        noises.append(float(np.median(mad)))
+    if not whites:
+        return WhiteBalance.identity()
+    wv = np.asarray(whites)
+    white = wv[int(np.argmax(wv.sum(axis=1)))]
+    black = np.median(np.asarray(blacks), axis=0)
+    black = np.minimum(black, white * 0.5)
+    span = float(np.mean(np.maximum(white, 8.0)))
+    noise = float(np.clip(np.median(noises) / span * 1.5, 0.003, 0.05))
+    return WhiteBalance(white.astype(np.float64), black.astype(np.float64), noise)
+
+
+def features(wb_bgr: FloatArray) -> FloatArray:
+    """Shading-tolerant colour features (N, 3): two opponent chromaticities, log intensity.
+
+    Scaling all channels (shade, exposure) leaves the chromaticities nearly
+    unchanged and shifts the log intensity by a constant; the epsilon pulls
+    dark pixels toward grey so black plastic and dim shadows have no
+    spurious hue. Black plastic (about 5 % of the marker paper) and a board
+    in a lamp's shadow (20 % and up) stay apart on the log scale.
+    """
+    x = np.asarray(wb_bgr, np.float32).reshape(-1, 3)
+    b, g, r = np.maximum(x[:, 0], 0), np.maximum(x[:, 1], 0), np.maximum(x[:, 2], 0)
+    s = r + g + b + CHROMA_EPS
+    lum = np.log((r + g + b) / 3.0 + LOG_EPS)
+    return np.column_stack([(r - g) / s, (g - b) / s, lum]).astype(np.float32)
+
+
+#: The nominal white paper and printed black of a marker in a daylight photo.
+REFERENCE_WHITE = 245.0
+REFERENCE_BLACK = 0.0
+
+
+def srgb_to_feature(rgb: Sequence[float]) -> FloatArray:
+    """Feature of a nominal sRGB colour as it would come out of :meth:`WhiteBalance.apply`."""
+    bgr = np.array([[rgb[2], rgb[1], rgb[0]]], np.float32)
+    bgr = np.maximum(bgr - REFERENCE_BLACK, 0) / (REFERENCE_WHITE - REFERENCE_BLACK)
+    return features(bgr)[0]
+
+
+@dataclass
+class ColourClass:
+    name: str
+    mean: FloatArray
+    cov: FloatArray
+    icov: FloatArray = field(init=False)
+    logdet: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.mean = np.asarray(self.mean, np.float64)
+        self.cov = np.asarray(self.cov, np.float64)
+        self.icov = np.linalg.inv(self.cov)
+        self.logdet = float(np.linalg.slogdet(self.cov)[1])
+
+    def mahalanobis2(self, feats: FloatArray) -> FloatArray:
+        d = np.asarray(feats, np.float64) - self.mean
+        return np.sum((d @ self.icov) * d, axis=-1)
+
+
+#: Default spreads of a block colour class (feature units of :func:`features`).
+TANGENT_SIGMA = 0.055  # chroma distance across the hue direction
+SAT_BAND = (0.5, 1.5)  # allowed saturation, as a fraction of the nominal one
+SAT_SIGMA = 0.05  # softness outside that band
+INTENSITY_SIGMA = 0.5  # log intensity of a lit top face
+FACE_INTENSITY_SIGMA = 1.2  # any face, shaded sides included
+NEUTRAL_SAT = 0.12  # black plastic: chroma below this
+NEUTRAL_INTENSITY_SIGMA = 0.45
+
+
+@dataclass
+class BlockColour:
+    """One block colour: a hue ray in the chroma plane (or grey, for black).
+
+    Lamps, glare and shade change saturation and brightness far more than
+    hue: a class accepts any saturation in a wide band around its own and
+    measures hue error as chroma distance across its hue direction, so a
+    pale, sheened green top is still green. Black is the neutral class:
+    low chroma, dark.
+    """
+
+    name: str
+    hue: FloatArray  # unit vector in the chroma plane (zeros for neutral)
+    sat: float  # nominal saturation (0 for neutral)
+    lum: float  # nominal log intensity
+    tangent: float = TANGENT_SIGMA
+    lum_sigma: float = INTENSITY_SIGMA
+
+    @property
+    def neutral(self) -> bool:
+        return self.sat <= 0.0
+
+    @property
+    def mean(self) -> FloatArray:
+        return np.array([*(self.hue * self.sat), self.lum])
+
+    def distance2(self, feats: FloatArray, lum_sigma: float | None = None) -> FloatArray:
+        """Squared distance; ``lum_sigma`` widens brightness (shaded side faces)."""
+        f = np.asarray(feats, np.float64)
+        c = f[..., :2]
+        dlum = f[..., 2] - self.lum
+        dl = (dlum / self.lum_sigma) ** 2
+        if lum_sigma is not None:  # side faces are darker than the top, never brighter
+            dl = np.where(dlum < 0, (dlum / max(lum_sigma, self.lum_sigma)) ** 2, dl)
+        if self.neutral:
+            s = np.sqrt(np.sum(c * c, axis=-1))
+            over = np.maximum(s - NEUTRAL_SAT, 0.0) / SAT_SIGMA
+            if lum_sigma is not None:
+                dl = np.where(dlum < 0, 0.0, dl)
+            return over ** 2 + (s / (2 * NEUTRAL_SAT)) ** 2 + dl
+        r = c @ self.hue  # along the hue direction
+        t = c[..., 0] * self.hue[1] - c[..., 1] * self.hue[0]  # across it
+        lo, hi = SAT_BAND[0] * self.sat, SAT_BAND[1] * self.sat
+        out = (np.maximum(lo - r, 0.0) + np.maximum(r - hi, 0.0)) / SAT_SIGMA
+        return (t / self.tangent) ** 2 + out ** 2 + dl
+
+    def refit(self, feats: FloatArray, prior: float) -> BlockColour:
+        """Move toward the mean of some confidently labelled samples."""
+        x = np.asarray(feats, np.float64).reshape(-1, 3)
+        n = len(x)
+        lum = float((x[:, 2].sum() + prior * self.lum) / (n + prior))
+        if self.neutral:
+            return BlockColour(self.name, self.hue, self.sat, lum, self.tangent, self.lum_sigma)
+        c = (x[:, :2].sum(axis=0) + prior * self.hue * self.sat) / (n + prior)
+        s = float(np.hypot(c[0], c[1]))
+        if s < 1e-6:
+            return self
+        sat = float(np.median(np.hypot(x[:, 0], x[:, 1])) * n + prior * self.sat) / (n + prior)
+        return BlockColour(self.name, c / s, max(sat, 0.05), lum, self.tangent,
+                           self.lum_sigma)
+
+
+class ColourModel:
+    """The block colours in play (feature space of :func:`features`)."""
+
+    def __init__(self, classes: Sequence[BlockColour]) -> None:
+        self.classes = list(classes)
+
+    @property
+    def names(self) -> list[str]:
+        return [c.name for c in self.classes]
+
+    @classmethod
+    def from_rgb(cls, colours: Mapping[str, Sequence[float]]) -> ColourModel:
+        """Seed a model from nominal sRGB values (the profile's colours)."""
+        out = []
+        for name, rgb in colours.items():
+            m = srgb_to_feature(rgb)
+            sat = float(np.hypot(m[0], m[1]))
+            if sat < 0.15:
+                out.append(BlockColour(name, np.zeros(2), 0.0, float(m[2]),
+                                       lum_sigma=NEUTRAL_INTENSITY_SIGMA))
+            else:
+                out.append(BlockColour(name, m[:2] / sat, sat, float(m[2])))
+        return cls(out)
+
+    @classmethod
+    def for_colours(cls, geometry: BoardGeometry, names: Sequence[str]) -> ColourModel:
+        """The default model for colour names in play (e.g. 2017's "blue" -> blue2017)."""
+        return cls.from_rgb({n: geometry.colours[resolve_colour(geometry, names, n)]
+                             for n in names})
+
+    def distance2(self, feats: FloatArray, lum_sigma: float | None = None) -> FloatArray:
+        """(N, K) squared distances (Mahalanobis-like) to each colour."""
+        feats = np.asarray(feats, np.float64).reshape(-1, 3)
+        return np.column_stack([c.distance2(feats, lum_sigma) for c in self.classes])
+
+    def loglik(self, feats: FloatArray, lum_sigma: float | None = None) -> FloatArray:
+        """(N, K) log-likelihoods up to a shared constant."""
+        return -0.5 * self.distance2(feats, lum_sigma)
+
+    def fit(self, samples: Mapping[str, FloatArray], prior_weight: float = 5.0,
+            min_samples: int = 1) -> ColourModel:
+        """Move each colour toward labelled feature samples (N, 3), shrunk to the prior."""
+        out = []
+        for c in self.classes:
+            x = np.asarray(samples.get(c.name, np.zeros((0, 3))), np.float64).reshape(-1, 3)
+            out.append(c.refit(x, prior_weight) if len(x) >= min_samples else c)
+        return ColourModel(out)
+
+    def fit_pixels(self, wb: WhiteBalance, samples: Mapping[str, np.ndarray],
+                   prior_weight: float = 5.0) -> ColourModel:
+        """Calibrate from labelled raw BGR sample pixels (colour name -> (N, 3))."""
+        feats = {k: features(wb.apply(np.asarray(v).reshape(-1, 3))) for k, v in samples.items()}
+        return self.fit(feats, prior_weight=prior_weight)
+
+
+def resolve_colour(geometry: BoardGeometry, names: Sequence[str], name: str) -> str:
+    """Profile colour key for a colour name in play (colour sets may rename)."""
+    for mapping in geometry.colour_sets.values():
+        if set(names) <= set(mapping) and name in mapping:
+            return mapping[name]
+    if name in geometry.colours:
+        return name
+    for mapping in geometry.colour_sets.values():
+        if name in mapping:
+            return mapping[name]
+    raise ValueError(f"unknown colour {name!r} (profile colours: "
+                     f"{', '.join(sorted(geometry.colours))})")
+
+
+def colour_sets(geometry: BoardGeometry) -> dict[str, list[str]]:
+    """Colour names in play for each colour set of the profile."""
+    return {k: list(v) for k, v in geometry.colour_sets.items()}
+
+
+@dataclass
+class BoardModel:
+    """What the board print looks like in this photo: a few Gaussian clusters.
+
+    Fitted per photo from samples of the board plane; clusters that look like
+    a block colour are dropped (those samples were probably towers), so the
+    rest say "this is print, not plastic" whatever the board's art.
+    """
+
+    classes: list[ColourClass]
+
+    def distance2(self, feats: FloatArray) -> FloatArray:
+        feats = np.asarray(feats, np.float64).reshape(-1, 3)
+        if not self.classes:
+            return np.full((len(feats), 1), np.inf)
+        return np.column_stack([c.mahalanobis2(feats) for c in self.classes])
+
+
+def fit_board_model(feats: FloatArray, blocks: ColourModel | None = None, k: int = 4,
+                    min_block_d2: float | None = None, seed: int = 0) -> BoardModel:
+    """Cluster samples known to be board or table into a few Gaussians.
+
+    With ``blocks`` and ``min_block_d2``, clusters that look like a block
+    colour are dropped (for samples that may include towers).
+    """
+    x = np.asarray(feats, np.float32).reshape(-1, 3)
+    x = x[np.all(np.isfinite(x), axis=1)]
+    k = int(min(k, len(x) // 12))
+    if k < 1:
+        return BoardModel([])
+    scale = np.array([1.0, 1.0, 0.25], np.float32)  # cluster mostly on chroma
+    cv2.setRNGSeed(seed)
+    _, labels, _ = cv2.kmeans(x * scale, k, None,
+                              (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 1e-3),
+                              2, cv2.KMEANS_PP_CENTERS)
+    labels = labels.ravel()
+    out = []
+    for j in range(k):
+        pts = x[labels == j].astype(np.float64)
+        if len(pts) < max(8, len(x) // 100):
+            continue
+        mu = pts.mean(axis=0)
+        cov = np.cov(pts.T) + np.diag([0.03 ** 2, 0.03 ** 2, 0.2 ** 2])
+        if (blocks is not None and min_block_d2 is not None
+                and float(blocks.distance2(mu[None])[0].min()) < min_block_d2):
+            continue
+        out.append(ColourClass(f"board{j}", mu, cov))
+    return BoardModel(out)
+
+
+def block_probability(feats: FloatArray, blocks: ColourModel, board: BoardModel | None,
+                      outlier_d2: float = 14.0, temperature: float = 2.0) -> FloatArray:
+    """P(block plastic) per sample: the best block class against board print or outlier."""
+    ll_b = blocks.loglik(feats, FACE_INTENSITY_SIGMA).max(axis=1)
+    ll_o = np.full_like(ll_b, -0.5 * outlier_d2)
+    if board is not None and board.classes:
+        ll_o = np.maximum(ll_o, -0.5 * board.distance2(feats).min(axis=1))
+    z = np.clip((ll_b - ll_o) / temperature, -30, 30)
+    return 1.0 / (1.0 + np.exp(-z))

@@ -1,0 +1,376 @@
+"""Board-profile geometry in millimetres, and projection through a camera.
+
+Every physical number (site pitch, block size, marker centres, card layout)
+comes from the board profile so a table with other art only needs a new
+profile file. Frame: origin at the board centre, +x East, +y North, +z up.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.profiles import load_profile
+from companion.rules.board import Site
+from companion.rules.topology import Seat
+
+FloatArray = np.ndarray
+
+#: Unit vector from a seat toward the board centre ("forward" for the holder).
+SEAT_FORWARD: dict[Seat, tuple[float, float]] = {
+    Seat.S: (0.0, 1.0), Seat.N: (0.0, -1.0), Seat.W: (1.0, 0.0), Seat.E: (-1.0, 0.0),
+}
+
+
+def seat_right(seat: Seat) -> tuple[float, float]:
+    """The holder's right hand: forward turned 90 degrees clockwise."""
+    fx, fy = SEAT_FORWARD[seat]
+    return (fy, -fx)
+
+
+@dataclass(frozen=True)
+class Intrinsics:
+    """Pinhole camera with OpenCV distortion (k1, k2, p1, p2, k3)."""
+
+    K: FloatArray
+    dist: FloatArray
+    size: tuple[int, int]  # (width, height)
+    estimated: bool = False
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any] | str | Path) -> Intrinsics:
+        """Read the formats.md camera JSON (a dict, or a path to a file)."""
+        if not isinstance(data, dict):
+            data = json.loads(Path(data).read_text(encoding="utf-8"))
+        try:
+            K = np.asarray(data["camera_matrix"], dtype=np.float64).reshape(3, 3)
+            dist = np.asarray(data.get("dist_coeffs", [0, 0, 0, 0, 0]), dtype=np.float64).ravel()
+            size = data.get("image_size")
+            w, h = (int(size[0]), int(size[1])) if size else (int(2 * K[0, 2]), int(2 * K[1, 2]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"malformed camera JSON: {exc}") from None
+        if dist.size < 5:
+            dist = np.concatenate([dist, np.zeros(5 - dist.size)])
+        return cls(K, dist, (w, h))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"camera_matrix": self.K.tolist(), "dist_coeffs": self.dist.tolist(),
+                "image_size": list(self.size)}
+
+    def scaled_to(self, size: tuple[int, int]) -> Intrinsics:
+        """The same lens at another resolution (a camera file made at 1920x1080 used at 720p)."""
+        if tuple(size) == tuple(self.size):
+            return self
+        sx, sy = size[0] / self.size[0], size[1] / self.size[1]
+        K = self.K.copy()
+        K[0] *= sx
+        K[1] *= sy
+        return Intrinsics(K, self.dist.copy(), (int(size[0]), int(size[1])), self.estimated)
+
+    @property
+    def has_distortion(self) -> bool:
+        return bool(np.any(np.abs(self.dist) > 1e-9))
+
+
+@dataclass(frozen=True)
+class Pose:
+    """Board-to-camera transform plus the intrinsics it was solved with."""
+
+    rvec: FloatArray
+    tvec: FloatArray
+    intrinsics: Intrinsics
+    markers: tuple[int, ...] = ()
+    error_px: float = 0.0
+    _R: FloatArray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "rvec", np.asarray(self.rvec, np.float64).reshape(3, 1))
+        object.__setattr__(self, "tvec", np.asarray(self.tvec, np.float64).reshape(3, 1))
+        object.__setattr__(self, "_R", cv2.Rodrigues(self.rvec)[0])
+
+    @property
+    def R(self) -> FloatArray:
+        return self._R
+
+    def project(self, points: FloatArray) -> FloatArray:
+        """Board mm (N, 3) -> distorted image pixels (N, 2)."""
+        pts = np.asarray(points, np.float64).reshape(-1, 3)
+        if pts.shape[0] == 0:
+            return np.zeros((0, 2))
+        img, _ = cv2.projectPoints(pts, self.rvec, self.tvec, self.intrinsics.K,
+                                   self.intrinsics.dist)
+        return img.reshape(-1, 2)
+
+    def to_camera(self, points: FloatArray) -> FloatArray:
+        """Board mm (N, 3) -> camera-frame mm (N, 3)."""
+        pts = np.asarray(points, np.float64).reshape(-1, 3)
+        return pts @ self.R.T + self.tvec.reshape(1, 3)
+
+    @property
+    def camera_centre(self) -> FloatArray:
+        """The camera's optical centre in board millimetres."""
+        return (-self.R.T @ self.tvec).ravel()
+
+    def plane_homography(self, z: float = 0.0) -> FloatArray:
+        """Undistorted homography from board (x, y) at height z to pixels."""
+        R, t = self.R, self.tvec.ravel()
+        M = np.column_stack([R[:, 0], R[:, 1], R[:, 2] * z + t])
+        H = self.intrinsics.K @ M
+        return H / H[2, 2]
+
+    def with_intrinsics(self, intr: Intrinsics) -> Pose:
+        return Pose(self.rvec, self.tvec, intr, self.markers, self.error_px)
+
+
+@dataclass(frozen=True)
+class CardLayout:
+    size: tuple[float, float]  # width, height (mm)
+    cell: float
+    top_offset: float
+    grid_offsets: tuple[float, ...]
+    edge_gap: float
+    along_edge: float
+    angle_deg: float
+
+
+@dataclass(frozen=True)
+class BoardGeometry:
+    """All board-profile numbers the vision code needs, as arrays."""
+
+    board_size: tuple[float, float]
+    sites: tuple[Site, ...]
+    site_xy: FloatArray  # (54, 2) site centres
+    footprint: float
+    storey: float
+    jitter_mm: float
+    jitter_deg: float
+    marker_size: float
+    marker_quiet: float
+    marker_centres: dict[int, tuple[float, float]]
+    marker_dictionary: str
+    colours: dict[str, tuple[int, int, int]]
+    colour_sets: dict[str, dict[str, str]]
+    card: CardLayout
+
+    @classmethod
+    def from_profile(cls, profile: dict[str, Any]) -> BoardGeometry:
+        cities = profile["cities"]
+        srows, scols = int(profile["sites"]["rows"]), int(profile["sites"]["cols"])
+        pitch = float(profile["sites"]["pitch_mm"])
+        sites: list[Site] = []
+        xy: list[tuple[float, float]] = []
+        for city, (cx, cy) in enumerate(cities["centres_mm"]):
+            for r in range(srows):
+                for c in range(scols):
+                    sites.append(Site(city, r, c))
+                    xy.append((cx + (c - (scols - 1) / 2) * pitch,
+                               cy + ((srows - 1) / 2 - r) * pitch))
+        blocks = profile["blocks"]
+        markers = profile["markers"]
+        cards = profile["cards"]
+        card = CardLayout(
+            size=(float(cards["size_mm"][0]), float(cards["size_mm"][1])),
+            cell=float(cards["grid_cell_mm"]),
+            top_offset=float(cards["grid_top_offset_mm"]),
+            grid_offsets=tuple(float(v) for v in cards["grid_centre_offsets_mm"]),
+            edge_gap=float(cards["stack_edge_gap_mm"]),
+            along_edge=float(cards["stack_along_edge_mm"]),
+            angle_deg=float(cards["stack_angle_deg"]),
+        )
+        return cls(
+            board_size=(float(profile["board"]["size_mm"][0]),
+                        float(profile["board"]["size_mm"][1])),
+            sites=tuple(sites),
+            site_xy=np.asarray(xy, np.float64),
+            footprint=float(blocks["footprint_mm"]),
+            storey=float(blocks["storey_mm"]),
+            jitter_mm=float(blocks.get("jitter_mm", 3)),
+            jitter_deg=float(blocks.get("jitter_deg", 4)),
+            marker_size=float(markers["size_mm"]),
+            marker_quiet=float(markers.get("quiet_zone_mm", 8)),
+            marker_centres={int(k): (float(v[0]), float(v[1]))
+                            for k, v in markers["centres_mm"].items()},
+            marker_dictionary=str(markers.get("dictionary", "DICT_4X4_50")),
+            colours={k: (int(v[0]), int(v[1]), int(v[2])) for k, v in profile["colours"].items()},
+            colour_sets={k: dict(v) for k, v in profile.get("colour_sets", {}).items()},
+            card=card,
+        )
+
+    # -- markers -------------------------------------------------------------
+
+    def marker_corners(self, marker_id: int) -> FloatArray:
+        """(4, 3) corners in OpenCV order (TL, TR, BR, BL) with the marker's top facing +y."""
+        cx, cy = self.marker_centres[marker_id]
+        s = self.marker_size / 2
+        return np.array([[cx - s, cy + s, 0], [cx + s, cy + s, 0],
+                         [cx + s, cy - s, 0], [cx - s, cy - s, 0]], np.float64)
+
+    def marker_ring(self, marker_id: int, inner: float, outer: float, n: int = 12) -> FloatArray:
+        """Sample points (N, 3) of the square ring between half-widths inner and outer."""
+        cx, cy = self.marker_centres[marker_id]
+        pts = []
+        for f in np.linspace(0.2, 0.8, 4):
+            r = inner + f * (outer - inner)
+            for t in np.linspace(-r, r, n, endpoint=False):
+                pts += [(cx + t, cy + r), (cx + r, cy - t), (cx - t, cy - r), (cx - r, cy + t)]
+        out = np.zeros((len(pts), 3))
+        out[:, :2] = pts
+        return out
+
+    # -- sites and towers ----------------------------------------------------
+
+    def site_index(self, site: Site) -> int:
+        return site.index
+
+    def square(self, xy: FloatArray | tuple[float, float], z: float,
+               half: float | None = None) -> FloatArray:
+        """(4, 3) corners of an axis-aligned square (NW, NE, SE, SW) at height z."""
+        h = self.footprint / 2 if half is None else half
+        x, y = float(xy[0]), float(xy[1])
+        return np.array([[x - h, y + h, z], [x + h, y + h, z],
+                         [x + h, y - h, z], [x - h, y - h, z]], np.float64)
+
+    def top_face(self, site: Site, height: int) -> FloatArray:
+        """(4, 3) corners of the top face of a tower of ``height`` storeys."""
+        return self.square(self.site_xy[site.index], self.storey * height)
+
+    def tower_box(self, site: Site, height: int) -> FloatArray:
+        """(8, 3): the footprint at z = 0 then the top face."""
+        return np.vstack([self.top_face(site, 0), self.top_face(site, height)])
+
+    # -- cards ---------------------------------------------------------------
+
+    def board_edge_point(self, seat: Seat) -> FloatArray:
+        """Middle of the board edge in front of ``seat``."""
+        fx, fy = SEAT_FORWARD[seat]
+        w, h = self.board_size
+        return np.array([-fx * w / 2, -fy * h / 2])
+
+    def card_centre(self, seat: Seat, along: float = 0.0, gap: float | None = None) -> FloatArray:
+        """Nominal centre of the played-card stack of ``seat`` (board mm)."""
+        fx, fy = SEAT_FORWARD[seat]
+        rx, ry = seat_right(seat)
+        g = self.card.edge_gap if gap is None else gap
+        d = g + self.card.size[1] / 2
+        e = self.board_edge_point(seat)
+        return np.array([e[0] - fx * d + rx * along, e[1] - fy * d + ry * along])
+
+    def card_to_board(self, seat: Seat, centre: FloatArray, angle_deg: float,
+                      local: FloatArray) -> FloatArray:
+        """Card-local mm (a = toward the holder's right, b = toward the top edge) -> board xy.
+
+        The card's top edge points at the board, so ``b`` runs along the seat's forward.
+        """
+        fx, fy = SEAT_FORWARD[seat]
+        rx, ry = seat_right(seat)
+        t = np.deg2rad(angle_deg)
+        c, s = np.cos(t), np.sin(t)
+        # rotate the (right, forward) frame counter-clockwise by the stack angle
+        r2 = np.array([c * rx + -s * ry, s * rx + c * ry])
+        f2 = np.array([c * fx + -s * fy, s * fx + c * fy])
+        loc = np.asarray(local, np.float64).reshape(-1, 2)
+        return centre.reshape(1, 2) + loc[:, :1] * r2 + loc[:, 1:2] * f2
+
+    def card_cell_local(self, grid: int, r: int, c: int) -> tuple[float, float]:
+        """Card-local centre (a, b) of cell (r, c) in grid 0 (left) or 1 (right)."""
+        cell = self.card.cell
+        a = self.card.grid_offsets[grid] + (c - 1) * cell
+        b = self.card.size[1] / 2 - self.card.top_offset - cell / 2 - r * cell
+        return a, b
+
+    def card_search_region(self, seat: Seat, margin: float = 14.0) -> FloatArray:
+        """(4, 2) board-xy quad covering every allowed stack position of ``seat``."""
+        w, h = self.card.size
+        reach = self.card.along_edge + w / 2 + h * np.sin(np.deg2rad(self.card.angle_deg))
+        near = self.card.edge_gap - margin / 2
+        far = self.card.edge_gap + h + margin
+        local = np.array([[-reach - margin, 0], [reach + margin, 0]])
+        fx, fy = SEAT_FORWARD[seat]
+        rx, ry = seat_right(seat)
+        e = self.board_edge_point(seat)
+        out = []
+        for dist in (near, far):
+            for a in (local[0, 0], local[1, 0]) if dist == near else (local[1, 0], local[0, 0]):
+                out.append((e[0] - fx * dist + rx * a, e[1] - fy * dist + ry * a))
+        return np.asarray(out, np.float64)
+
+
+@lru_cache(maxsize=8)
+def _geometry_for(name: str) -> BoardGeometry:
+    return BoardGeometry.from_profile(load_profile(name))
+
+
+def board_geometry(profile: dict[str, Any] | str | None = None) -> BoardGeometry:
+    """The geometry of a profile (a loaded dict, a name or path; default: reference board)."""
+    if profile is None:
+        return _geometry_for("reference-board")
+    if isinstance(profile, str):
+        return _geometry_for(profile)
+    return BoardGeometry.from_profile(profile)
+
+
+def project_polygon(pose: Pose, points: FloatArray) -> FloatArray:
+    """Project a 3D polygon; a thin wrapper kept for readability at call sites."""
+    return pose.project(points)
+
+
+def points_in_convex(poly: FloatArray, pts: FloatArray) -> np.ndarray:
+    """Boolean mask: which 2D points lie inside a convex polygon (any winding)."""
+    poly = np.asarray(poly, np.float64).reshape(-1, 2)
+    pts = np.asarray(pts, np.float64).reshape(-1, 2)
+    a = poly
+    b = np.roll(poly, -1, axis=0)
+    cross = ((b[:, 0] - a[:, 0])[None, :] * (pts[:, 1:2] - a[:, 1][None, :])
+             - (b[:, 1] - a[:, 1])[None, :] * (pts[:, 0:1] - a[:, 0][None, :]))
+    return np.all(cross >= 0, axis=1) | np.all(cross <= 0, axis=1)
+
+
+def convex_hull(points: FloatArray) -> FloatArray:
+    """Convex hull of 2D points as an (M, 2) array."""
+    pts = np.asarray(points, np.float32).reshape(-1, 1, 2)
+    return cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)
+
+
+def look_at_pose(intrinsics: Intrinsics, distance_mm: float, elevation_deg: float,
+                 azimuth_deg: float, target: tuple[float, float, float] = (0.0, 0.0, 0.0),
+                 roll_deg: float = 0.0) -> Pose:
+    """A camera ``distance_mm`` from ``target``, ``elevation_deg`` above the table.
+
+    Azimuth 0 puts the camera over the South edge, 90 over East, 180 North,
+    270 West. Used by tests and renderers to place cameras like the spec's.
+    """
+    e, a = np.deg2rad(elevation_deg), np.deg2rad(azimuth_deg)
+    tgt = np.asarray(target, np.float64)
+    horiz = np.array([np.sin(a), -np.cos(a), 0.0])
+    C = tgt + distance_mm * (np.cos(e) * horiz + np.array([0, 0, np.sin(e)]))
+    fwd = tgt - C
+    fwd /= np.linalg.norm(fwd)
+    right = np.cross(fwd, np.array([0.0, 0.0, 1.0]))
+    if np.linalg.norm(right) < 1e-9:  # looking straight down
+        right = np.array([np.cos(a), np.sin(a), 0.0])
+    right /= np.linalg.norm(right)
+    down = np.cross(fwd, right)
+    R = np.vstack([right, down, fwd])
+    if roll_deg:
+        r = np.deg2rad(roll_deg)
+        Rz = np.array([[np.cos(r), -np.sin(r), 0], [np.sin(r), np.cos(r), 0], [0, 0, 1]])
+        R = Rz @ R
+    tvec = -R @ C
+    return Pose(cv2.Rodrigues(R)[0], tvec, intrinsics)
+
+
+def intrinsics_for_fov(size: tuple[int, int], hfov_deg: float,
+                       dist: tuple[float, ...] = (0, 0, 0, 0, 0)) -> Intrinsics:
+    """Square-pixel pinhole with the principal point at the image centre."""
+    w, h = size
+    f = (w / 2) / np.tan(np.deg2rad(hfov_deg) / 2)
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+    d = np.zeros(5)
+    d[:len(dist)] = dist
+    return Intrinsics(K, d, (int(w), int(h)))

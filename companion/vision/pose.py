@@ -1,0 +1,283 @@
+"""Board pose from the ArUco markers, and camera intrinsics when no camera file exists.
+
+Any two visible markers give eight coplanar corners, enough for a full pose;
+one marker is used with the previous pose (tracking) or on its own. Without
+a camera file the focal length comes from the marker homography (the board
+is a known plane) and is refined, with k1, by a one-view calibration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.vision.errors import BoardNotFoundError
+from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose
+
+Markers = dict[int, FloatArray]
+
+
+@lru_cache(maxsize=4)
+def _detector(dictionary: str, refine_win: int) -> Any:
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
+    p = cv2.aruco.DetectorParameters()
+    p.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
+    p.cornerRefinementWinSize = refine_win
+    p.cornerRefinementMaxIterations = 50
+    p.cornerRefinementMinAccuracy = 0.01
+    # Markers are small (40 mm at up to a metre): allow small perimeters.
+    p.minMarkerPerimeterRate = 0.01
+    return cv2.aruco.ArucoDetector(d, p)
+
+
+def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
+                   config: dict[str, Any] | None = None) -> Markers:
+    """Board markers found in a grey image: id -> (4, 2) refined corners (TL, TR, BR, BL)."""
+    cfg = config or {}
+    if gray.ndim == 3:
+        gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
+    det = _detector(geometry.marker_dictionary, int(cfg.get("refine_win", 4)))
+    corners, ids, _ = det.detectMarkers(gray)
+    out: Markers = {}
+    if ids is None:
+        return out
+    ids_arr = np.asarray(ids).reshape(-1)
+    for i, mid in enumerate(ids_arr):
+        mid = int(mid)
+        if mid not in geometry.marker_centres:
+            continue
+        c = np.asarray(corners[i], np.float64).reshape(4, 2)
+        if mid in out:  # duplicate id: keep the larger (nearer, sharper) detection
+            if cv2.contourArea(c.astype(np.float32)) <= cv2.contourArea(
+                    out[mid].astype(np.float32)):
+                continue
+        out[mid] = c
+    return out
+
+
+def _correspondences(markers: Markers, geometry: BoardGeometry) -> tuple[FloatArray, FloatArray]:
+    ids = sorted(markers)
+    obj = np.vstack([geometry.marker_corners(i) for i in ids]) if ids else np.zeros((0, 3))
+    img = np.vstack([markers[i] for i in ids]) if ids else np.zeros((0, 2))
+    return obj.astype(np.float64), img.astype(np.float64)
+
+
+def default_intrinsics(size: tuple[int, int], hfov_deg: float = 65.0) -> Intrinsics:
+    """A plausible camera when nothing better is known: principal point at the centre."""
+    w, h = size
+    f = (w / 2) / np.tan(np.deg2rad(hfov_deg) / 2)
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+    return Intrinsics(K, np.zeros(5), (int(w), int(h)), estimated=True)
+
+
+def focal_from_homography(H: FloatArray, centre: tuple[float, float]) -> float | None:
+    """Solve f from a plane homography's orthogonality constraints (square pixels, no skew).
+
+    With K = [[f, 0, cx], [0, f, cy], [0, 0, 1]] the columns h1, h2 of
+    K^-1 H are orthogonal and of equal length; both give a linear equation in
+    w = 1 / f^2. Returns None when the view is too close to frontal to tell.
+    """
+    T = np.array([[1, 0, -centre[0]], [0, 1, -centre[1]], [0, 0, 1]], np.float64)
+    Hc = T @ H
+    s = max(centre) * 2
+    Hc[:2] /= s  # condition: pixel units of image size
+    h1, h2 = Hc[:, 0], Hc[:, 1]
+    a = np.array([h1[0] * h2[0] + h1[1] * h2[1],
+                  h1[0] ** 2 + h1[1] ** 2 - h2[0] ** 2 - h2[1] ** 2])
+    b = np.array([h1[2] * h2[2], h1[2] ** 2 - h2[2] ** 2])
+    # a * w + b = 0 in least squares, each row scaled to unit norm of its coefficients
+    den = float(a @ a)
+    if den < 1e-18:
+        return None
+    w = -float(a @ b) / den
+    if w <= 0:
+        return None
+    return float(np.sqrt(1.0 / w) * s)
+
+
+def estimate_intrinsics(markers: Markers, geometry: BoardGeometry, size: tuple[int, int],
+                        config: dict[str, Any] | None = None) -> Intrinsics:
+    """Intrinsics from the markers of one photo: f (and k1 when enough points are seen).
+
+    The principal point is assumed at the image centre with square pixels.
+    The closed-form f from the homography seeds a one-view calibration that
+    refines f, k1 and the pose together; a frontal view (f undetermined) or
+    a single marker falls back to a typical field of view.
+    """
+    cfg = config or {}
+    w, h = size
+    obj, img = _correspondences(markers, geometry)
+    prior = default_intrinsics(size, float(cfg.get("prior_hfov_deg", 65.0)))
+    if len(markers) < 2:
+        return prior
+    centre = (w / 2.0, h / 2.0)
+    H, _ = cv2.findHomography(obj[:, :2], img, 0)
+    f0 = focal_from_homography(H, centre) if H is not None else None
+    fmin = (w / 2) / np.tan(np.deg2rad(float(cfg.get("max_hfov_deg", 110))) / 2)
+    fmax = (w / 2) / np.tan(np.deg2rad(float(cfg.get("min_hfov_deg", 20))) / 2)
+    candidates = [f0] if f0 is not None and fmin <= f0 <= fmax else []
+    candidates.append(float(prior.K[0, 0]))
+    best: tuple[float, Intrinsics] | None = None
+    fit_k1 = len(markers) >= int(cfg.get("k1_min_markers", 3))
+    for f in candidates:
+        intr = _calibrate_one_view(obj, img, size, f, fit_k1)
+        if intr is None:
+            continue
+        fx = float(intr.K[0, 0])
+        if not fmin <= fx <= fmax or abs(float(intr.dist[0])) > 1.0:
+            continue
+        err = _reprojection_error(obj, img, intr)
+        if best is None or err < best[0] - 1e-6:
+            best = (err, intr)
+    return best[1] if best is not None else prior
+
+
+def _calibrate_one_view(obj: FloatArray, img: FloatArray, size: tuple[int, int], f: float,
+                        fit_k1: bool) -> Intrinsics | None:
+    w, h = size
+    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+    flags = (cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_PRINCIPAL_POINT
+             | cv2.CALIB_FIX_ASPECT_RATIO | cv2.CALIB_ZERO_TANGENT_DIST | cv2.CALIB_FIX_K2
+             | cv2.CALIB_FIX_K3)
+    if not fit_k1:
+        flags |= cv2.CALIB_FIX_K1
+    try:
+        _, K2, d2, _, _ = cv2.calibrateCamera(
+            [obj.astype(np.float32)], [img.astype(np.float32).reshape(-1, 1, 2)], (w, h),
+            K, np.zeros(5), flags=flags,
+            criteria=(cv2.TERM_CRITERIA_COUNT + cv2.TERM_CRITERIA_EPS, 60, 1e-10))
+    except cv2.error:
+        return None
+    dist = np.asarray(d2, np.float64).ravel()[:5]
+    if dist.size < 5:
+        dist = np.concatenate([dist, np.zeros(5 - dist.size)])
+    return Intrinsics(np.asarray(K2, np.float64), dist, (int(w), int(h)), estimated=True)
+
+
+def _reprojection_error(obj: FloatArray, img: FloatArray, intr: Intrinsics) -> float:
+    pose = _pnp(obj, img, intr)
+    if pose is None:
+        return float("inf")
+    return pose[2]
+
+
+def _pnp(obj: FloatArray, img: FloatArray, intr: Intrinsics,
+         guess: tuple[FloatArray, FloatArray] | None = None
+         ) -> tuple[FloatArray, FloatArray, float] | None:
+    """Planar PnP (IPPE) refined by Levenberg-Marquardt; returns rvec, tvec, rms px."""
+    try:
+        if guess is not None:
+            ok, rvec, tvec = cv2.solvePnP(obj, img, intr.K, intr.dist, guess[0].copy(),
+                                          guess[1].copy(), True, cv2.SOLVEPNP_ITERATIVE)
+        else:
+            ok, rvec, tvec = cv2.solvePnP(obj, img, intr.K, intr.dist, flags=cv2.SOLVEPNP_IPPE)
+            if ok:
+                rvec, tvec = cv2.solvePnPRefineLM(obj, img, intr.K, intr.dist, rvec, tvec)
+    except cv2.error:
+        return None
+    if not ok:
+        return None
+    proj, _ = cv2.projectPoints(obj, rvec, tvec, intr.K, intr.dist)
+    err = float(np.sqrt(np.mean(np.sum((proj.reshape(-1, 2) - img) ** 2, axis=1))))
+    return rvec.reshape(3, 1), tvec.reshape(3, 1), err
+
+
+def _camera_above(rvec: FloatArray, tvec: FloatArray) -> bool:
+    R = cv2.Rodrigues(rvec)[0]
+    centre = -R.T @ tvec.reshape(3)
+    return bool(centre[2] > 0)
+
+
+def _rotation_distance(r1: FloatArray, r2: FloatArray) -> float:
+    R = cv2.Rodrigues(r1)[0].T @ cv2.Rodrigues(r2)[0]
+    return float(np.arccos(np.clip((np.trace(R) - 1) / 2, -1, 1)))
+
+
+def marker_shift(markers: Markers, pose: Pose, geometry: BoardGeometry) -> float:
+    """Largest distance (px) between detected corners and where ``pose`` puts them."""
+    worst = 0.0
+    for mid, corners in markers.items():
+        pred = pose.project(geometry.marker_corners(mid))
+        worst = max(worst, float(np.max(np.linalg.norm(pred - corners, axis=1))))
+    return worst
+
+
+@dataclass(frozen=True)
+class PoseResult:
+    pose: Pose
+    bumped: bool  # the board (or camera) moved against the previous pose
+
+
+def solve_pose(markers: Markers, intrinsics: Intrinsics, geometry: BoardGeometry,
+               previous: Pose | None = None, config: dict[str, Any] | None = None,
+               source: str = "image") -> PoseResult:
+    """The board pose from whatever markers are visible.
+
+    With a previous pose whose prediction still matches the markers (no bump),
+    the previous pose is kept so tracking does not jitter; otherwise the pose
+    is re-estimated. A lone marker is solved with IPPE_SQUARE and the
+    ambiguity resolved by the previous pose or by requiring the camera above
+    the board.
+    """
+    cfg = config or {}
+    bump_px = float(cfg.get("bump_px", 2.5))
+    if not markers:
+        if previous is not None and cfg.get("keep_pose_without_markers", False):
+            return PoseResult(previous, False)
+        raise BoardNotFoundError(f"no board markers found in {source}")
+    if previous is not None and previous.intrinsics.size == intrinsics.size:
+        shift = marker_shift(markers, previous, geometry)
+        if shift <= bump_px:
+            return PoseResult(previous, False)
+        bumped = True
+    else:
+        bumped = previous is not None
+    obj, img = _correspondences(markers, geometry)
+    ids = tuple(sorted(markers))
+    if len(markers) >= 2:
+        res = _pnp(obj, img, intrinsics)
+        if res is None or not _camera_above(res[0], res[1]):
+            raise BoardNotFoundError(f"board pose could not be solved in {source}")
+        return PoseResult(Pose(res[0], res[1], intrinsics, ids, res[2]), bumped)
+    # one marker: IPPE_SQUARE wants the corners in the marker's own frame
+    mid = ids[0]
+    centre = np.array([*geometry.marker_centres[mid], 0.0])
+    try:
+        n, rvecs, tvecs, errs = cv2.solvePnPGeneric(
+            _ippe_square_points(geometry, mid), img, intrinsics.K, intrinsics.dist,
+            flags=cv2.SOLVEPNP_IPPE_SQUARE)
+    except cv2.error:
+        n = 0
+    if not n:
+        # IPPE_SQUARE needs the canonical corner layout: fall back to plain IPPE
+        res = _pnp(obj, img, intrinsics)
+        if res is None:
+            raise BoardNotFoundError(f"board pose could not be solved in {source}")
+        return PoseResult(Pose(res[0], res[1], intrinsics, ids, res[2]), bumped)
+    options = []
+    for k in range(int(n)):
+        rv = np.asarray(rvecs[k], np.float64).reshape(3, 1)
+        tv = np.asarray(tvecs[k], np.float64).reshape(3, 1)
+        tv = tv - cv2.Rodrigues(rv)[0] @ centre.reshape(3, 1)
+        if not _camera_above(rv, tv):
+            continue
+        err = float(np.asarray(errs).ravel()[k]) if errs is not None else 0.0
+        score = err
+        if previous is not None:
+            score = _rotation_distance(rv, previous.rvec) * 100 + err
+        options.append((score, rv, tv, err))
+    if not options:
+        raise BoardNotFoundError(f"board pose could not be solved in {source}")
+    options.sort(key=lambda o: o[0])
+    _, rv, tv, err = options[0]
+    return PoseResult(Pose(rv, tv, intrinsics, ids, err), bumped)
+
+
+def _ippe_square_points(geometry: BoardGeometry, mid: int) -> FloatArray:
+    """Marker corners in the marker's own frame (IPPE_SQUARE's required layout)."""
+    s = geometry.marker_size / 2
+    return np.array([[-s, s, 0], [s, s, 0], [s, -s, 0], [-s, -s, 0]], np.float64)

@@ -1,0 +1,241 @@
+"""Read a photo of the board: pose, every site's height and top colour, played cards.
+
+``read_image`` returns rules-engine values (``Site`` -> ``SiteView``) plus the
+sites it could not see and each seat's top card; ``Reading.to_json`` is the
+``companion read`` object of formats.md. ``read_paths`` is the command-line
+entry: every bad input ends in a one-line ``ValueError`` subclass.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.rules.board import BOARD_FORMAT, Site, SiteView
+from companion.rules.topology import Seat
+from companion.vision.cards import read_cards
+from companion.vision.colours import ColourModel, estimate_white_balance
+from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
+from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
+from companion.vision.pose import detect_markers, estimate_intrinsics, solve_pose
+from companion.vision.sites import SiteReader, SiteResult
+
+
+@lru_cache(maxsize=1)
+def default_config() -> dict[str, Any]:
+    """The shipped thresholds and weights (companion/vision/config.json)."""
+    text = resources.files("companion.vision").joinpath("config.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def merged_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The default config with ``config``'s sections laid over it (one level deep)."""
+    out = {k: dict(v) if isinstance(v, dict) else v for k, v in default_config().items()}
+    for k, v in (config or {}).items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
+            out[k] = {**out[k], **v}
+        else:
+            out[k] = v
+    return out
+
+
+@dataclass
+class Reading:
+    """What one photo shows."""
+
+    sites: dict[Site, SiteView]
+    unseen: list[Site]
+    cards: dict[Seat, tuple[int, int]]
+    pose: Pose
+    colors: list[str]
+    timings: dict[str, float] = field(default_factory=dict)
+    details: list[SiteResult] = field(default_factory=list, repr=False)
+    model: ColourModel | None = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
+        sites = [{"city": s.city, "row": s.row, "col": s.col, "height": v.height,
+                  "owner": v.owner} for s, v in sorted(self.sites.items())]
+        return {
+            "format": BOARD_FORMAT,
+            "colors": list(self.colors),
+            "sites": sites,
+            "unseen": [{"city": s.city, "row": s.row, "col": s.col} for s in sorted(self.unseen)],
+            "cards": {seat.value: {"cell": [rc[0], rc[1]]}
+                      for seat, rc in sorted(self.cards.items(), key=lambda kv: "SWNE".index(
+                          kv[0].value))},
+        }
+
+
+def _intrinsics(camera: Intrinsics | Mapping[str, Any] | str | Path | None,
+                size: tuple[int, int]) -> Intrinsics | None:
+    if camera is None:
+        return None
+    if isinstance(camera, Intrinsics):
+        return camera.scaled_to(size)
+    try:
+        intr = Intrinsics.from_json(dict(camera) if isinstance(camera, Mapping) else camera)
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CameraFileError(f"camera file {camera}: {exc}") from None
+    except ValueError as exc:
+        raise CameraFileError(f"camera file {camera}: {exc}") from None
+    return intr.scaled_to(size)
+
+
+def _colour_sets(g: BoardGeometry) -> dict[str, dict[str, str]]:
+    return {k: dict(v) for k, v in g.colour_sets.items()}
+
+
+def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | str | Path | None
+               = None, colors: Sequence[str] | ColourModel | None = None,
+               config: Mapping[str, Any] | None = None, previous_pose: Pose | None = None,
+               geometry: BoardGeometry | None = None, source: str = "image") -> Reading:
+    """Read one BGR photo.
+
+    ``camera``: intrinsics (object, formats.md JSON dict, or file); without
+    one they are estimated from the markers. ``colors``: names in play
+    (``["red", "blue", "green", "black"]``) or a calibrated ``ColourModel``;
+    without them the colour set is recognised from the photo.
+    ``previous_pose``: the last pose when tracking a fixed camera.
+    """
+    cfg = merged_config(config)
+    g = geometry or board_geometry()
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+        raise ImageReadError(f"{source}: not a colour image")
+    h, w = image_bgr.shape[:2]
+    gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
+    markers = detect_markers(gray, g, cfg.get("pose"))
+    timings["markers"] = time.perf_counter() - t0
+    t = time.perf_counter()
+    if not markers:
+        raise BoardNotFoundError(f"no board markers found in {source}")
+    intr = _intrinsics(camera, (w, h))
+    if intr is None:
+        if previous_pose is not None and previous_pose.intrinsics.size == (w, h):
+            intr = previous_pose.intrinsics
+        else:
+            intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
+    pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
+    wb = estimate_white_balance(image_bgr, pose, g, pose.markers or None)
+    timings["pose"] = time.perf_counter() - t
+    t = time.perf_counter()
+    reader = SiteReader(g, cfg.get("sites"))
+    model, names = _colour_model(g, colors)
+    results, strips, model = reader.read(image_bgr, pose, wb, model)
+    if colors is None:
+        model, names, results = _settle_colour_set(g, reader, image_bgr, pose, wb, results,
+                                                   model, strips)
+    timings["sites"] = time.perf_counter() - t
+    t = time.perf_counter()
+    cards = read_cards(image_bgr, pose, g, wb, cfg.get("cards"))
+    timings["cards"] = time.perf_counter() - t
+    sites: dict[Site, SiteView] = {}
+    unseen: list[Site] = []
+    rename = dict(zip(model.names, names, strict=True))
+    for r in results:
+        if r.height is None:
+            unseen.append(r.site)
+        elif r.height > 0 and r.color is not None:
+            sites[r.site] = SiteView(r.height, rename.get(r.color, r.color))
+    timings["total"] = time.perf_counter() - t0
+    return Reading(sites, unseen, cards, pose, list(names), timings, results, model)
+
+
+def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
+                  ) -> tuple[ColourModel, list[str]]:
+    """The model to read with, and the names to report its classes under."""
+    if isinstance(colors, ColourModel):
+        return colors, colors.names
+    if colors is not None:
+        names = [str(c) for c in colors]
+        return ColourModel.for_colours(g, names), names
+    # unknown set: every colour of every set, by profile key
+    keys: list[str] = []
+    for mapping in _colour_sets(g).values():
+        for key in mapping.values():
+            if key not in keys:
+                keys.append(key)
+    model = ColourModel.from_rgb({k: g.colours[k] for k in keys})
+    return model, keys
+
+
+def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose,
+                       wb: Any, results: list[SiteResult], model: ColourModel, strips: Any
+                       ) -> tuple[ColourModel, list[str], list[SiteResult]]:
+    """Pick the colour set the tops vote for, then read again with just its colours."""
+    votes: dict[str, float] = {}
+    for r in results:
+        if r.height and r.color:
+            votes[r.color] = votes.get(r.color, 0.0) + max(r.margin, 0.1)
+    best_set, best = None, -1.0
+    for name, mapping in _colour_sets(g).items():
+        support = sum(votes.get(k, 0.0) for k in mapping.values())
+        if support > best:
+            best_set, best = name, support
+    if best_set is None:
+        return model, model.names, results
+    mapping = _colour_sets(g)[best_set]
+    names = list(mapping)
+    set_model = ColourModel.from_rgb({n: g.colours[mapping[n]] for n in names})
+    results, _, set_model = reader.read(image, pose, wb, set_model, strips)
+    return set_model, names, results
+
+
+def load_image(path: str | Path) -> np.ndarray:
+    """Decode a photo file, with one-line errors for missing, non-image and truncated files."""
+    p = Path(path)
+    if not p.exists():
+        raise ImageReadError(f"{path}: no such file")
+    if p.is_dir():
+        raise ImageReadError(f"{path}: is a folder, not a photo")
+    try:
+        data = p.read_bytes()
+    except OSError as exc:
+        raise ImageReadError(f"{path}: cannot read ({exc.strerror})") from None
+    if not data:
+        raise ImageReadError(f"{path}: empty file")
+    if data[:3] == b"\xff\xd8\xff":
+        tail = data.rstrip(b"\x00")[-2:]
+        if tail != b"\xff\xd9":
+            raise ImageReadError(f"{path}: truncated JPEG file")
+    elif data[:8] == b"\x89PNG\r\n\x1a\n":
+        if b"IEND" not in data[-16:]:
+            raise ImageReadError(f"{path}: truncated PNG file")
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None:
+        raise ImageReadError(f"{path}: not an image (or an unsupported format)")
+    return img
+
+
+def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = None,
+               colors: Sequence[str] | None = None,
+               config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The ``companion read`` objects of several photos, in order (raises on the first bad one)."""
+    camera: Intrinsics | None = None
+    if camera_path is not None:
+        cp = Path(camera_path)
+        if not cp.exists():
+            raise CameraFileError(f"{camera_path}: no such camera file")
+        try:
+            camera = Intrinsics.from_json(json.loads(cp.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise CameraFileError(f"{camera_path}: not a camera file ({msg})") from None
+    out = []
+    for path in paths:
+        img = load_image(path)
+        reading = read_image(img, camera, colors, config, source=str(path))
+        out.append(reading.to_json())
+    return out

@@ -1,0 +1,732 @@
+"""Tower height and top colour of each site, with occlusion reasoning.
+
+Each site is read along its strip (see :mod:`companion.vision.strips`). A
+hypothesis (height h, depth offset d of the tower along the line of sight)
+predicts where three edges fall on every lateral line of the strip: the
+near-bottom edge (board -> side faces), the near-top edge (side -> top face)
+and the far-top edge (top face -> whatever lies beyond). It is scored by how
+uniform and how block-coloured the predicted top-face band is, by edges
+found exactly where predicted, and by penalties for board-like samples
+where the side faces should stand and block-like samples just in front.
+Height 0 is the empty site. The depth offset absorbs the placement jitter
+of real blocks; the near-bottom edge pins it down when the foot is visible.
+
+Sites are read in groups from nearest to farthest from the camera; each
+tower read paints its silhouette into an occlusion mask so that a farther
+site ignores pixels that belong to it. A site whose best explanation lies
+mostly under that mask goes to ``unseen`` instead of being guessed.
+All sites of a group are scored at once with array operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.rules.board import Site
+from companion.vision.colours import (
+    CHROMA_EPS,
+    FACE_INTENSITY_SIGMA,
+    LOG_EPS,
+    BoardModel,
+    ColourClass,
+    ColourModel,
+    WhiteBalance,
+    block_probability,
+    features,
+    fit_board_model,
+    sample_bilinear,
+)
+from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+from companion.vision.strips import Strips, build_strips, project_fast, sample_strips
+
+
+@dataclass
+class SiteResult:
+    site: Site
+    height: int | None  # None: unseen
+    color: str | None
+    score: float = 0.0
+    margin: float = 0.0  # best score minus the best rival (other height or colour)
+    visible: float = 1.0  # visible fraction of the chosen top band (footprint if empty)
+    depth: float = 0.0  # chosen depth offset (mm)
+    uniform: float = 0.0
+    reason: str = ""
+    top_feature: FloatArray | None = None  # mean colour feature of the chosen top band
+    rivals: list[tuple[int, str | None, float]] = field(default_factory=list)
+
+
+@dataclass
+class StripFeatures:
+    """Per-sample evidence of every site strip."""
+
+    samples: FloatArray  # (S, N, L, 3) colour features
+    block: FloatArray  # (S, N, L) probability of block plastic
+    inside: np.ndarray  # (S, N, L) sample inside the image
+    site_print: FloatArray | None = None  # (S, N, L) looks like an empty site's print
+
+
+DEFAULTS: dict[str, Any] = {
+    "max_height": 32,
+    "depth_step_mm": 0.7,
+    "lateral_mm": [-5.0, 0.0, 5.0],
+    "lateral_shifts": [-0.8, 0.0, 0.8],
+    "group_size": 9,
+    "block_t2": 14.0,
+    "block_soft": 2.0,
+    "edge_window_px": 2.5,
+    "edge_gap_px": 1.0,
+    "edge_peak_px": 1.0,
+    "band_margin_px": 1.2,
+    "base_window_px": 3.0,
+    "sigma_chroma": 0.05,
+    "sigma_intensity": 0.35,
+    "w_uniform": 1.0,
+    "w_class": 1.0,
+    "w_edge_far": 1.5,
+    "w_edge_near": 0.7,
+    "w_edge_base": 1.0,
+    "w_side": 1.5,
+    "w_foot": 4.0,
+    "w_front": 1.5,
+    "w_empty": 1.0,
+    "w_depth": 0.05,
+    "front_mm": 8.0,
+    "min_visible": 0.5,
+    "occlusion": True,
+    "occluder_pad_mm": 0.8,
+    "occlusion_rounds": 4,
+    "refit_colours": True,
+    "board_model": True,
+    "board_sample_mm": 5.0,
+    "table_ring_mm": 150.0,
+    "board_clusters": 4,
+    "refit_min_margin": 6.0,
+}
+
+
+#: Evidence terms of a (height, depth) hypothesis; the score is their weighted sum.
+FEATURES: tuple[str, ...] = (
+    "empty",  # 1 for the empty-site hypothesis (a bias)
+    "empty_board",  # footprint looks like board, not plastic (visible part)
+    "empty_hidden",  # footprint not visible
+    "uniform",  # top band uniform (visible part)
+    "colour",  # top band mean close to a block colour
+    "plastic",  # top band mean more plastic than board or table
+    "edge_far",  # far-top edge where predicted (gated by a plausible top)
+    "edge_near",  # near-top edge (side -> top)
+    "edge_base",  # foot edge into plastic
+    "edge_far_raw",
+    "edge_base_raw",
+    "side",  # board-like samples where side faces should be
+    "foot",  # board-like samples on the footprint below the top
+    "front",  # plastic just in front of the tower
+    "depth",  # squared depth offset (placement prior)
+    "top_hidden",  # top band not visible
+    "log_height",
+    "uniform_colour",
+    "empty_print",  # footprint shows the empty-site print (learnt from this photo)
+    "foot_print",  # the empty-site print shows where the tower should stand
+    "base_fit",  # board just before the predicted foot, plastic just after
+    "beyond",  # colour contrast between the top band and what lies just beyond it
+)
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "empty": 0.0, "empty_board": 10.0, "empty_hidden": -5.0, "uniform": 10.0,
+    "colour": 10.0, "plastic": 5.0, "edge_far": 15.0, "edge_near": 7.0, "edge_base": 10.0,
+    "edge_far_raw": 0.0, "edge_base_raw": 0.0, "side": -15.0, "foot": -40.0, "front": -15.0,
+    "depth": -0.5, "top_hidden": -5.0, "log_height": 0.0, "uniform_colour": 0.0,
+    "empty_print": 5.0, "foot_print": -10.0, "base_fit": 3.0, "beyond": 2.0,
+}
+
+
+class Scorer:
+    """Score of each hypothesis from its evidence terms: linear, or a small network."""
+
+    def __init__(self, names: Sequence[str], linear: FloatArray,
+                 hidden: tuple[FloatArray, FloatArray, FloatArray] | None = None,
+                 scale: FloatArray | None = None) -> None:
+        index = {n: i for i, n in enumerate(names)}
+        missing = [n for n in FEATURES if n not in index]
+        if missing:
+            raise ValueError(f"scorer lacks features: {', '.join(missing)}")
+        self.order = np.array([index[n] for n in FEATURES])
+        self.scale = np.ones(len(names)) if scale is None else np.asarray(scale, np.float64)
+        self.linear = np.asarray(linear, np.float64)
+        self.hidden = hidden
+
+    @classmethod
+    def from_config(cls, cfg: Mapping[str, Any] | None) -> Scorer:
+        if not cfg:
+            return cls(FEATURES, np.array([DEFAULT_WEIGHTS[n] for n in FEATURES]))
+        if "W1" in cfg:
+            names = list(cfg["features"])
+            return cls(names, np.asarray(cfg["wl"]), (np.asarray(cfg["W1"]),
+                       np.asarray(cfg["b1"]), np.asarray(cfg["w2"])), np.asarray(cfg["scale"]))
+        return cls(FEATURES, np.array([float(cfg.get(n, DEFAULT_WEIGHTS[n])) for n in FEATURES]))
+
+    def __call__(self, F: FloatArray) -> FloatArray:
+        """(..., n_features) evidence (in FEATURES order) -> (...) scores."""
+        inv = np.empty_like(self.order)
+        inv[self.order] = np.arange(len(self.order))
+        X = F[..., inv] / self.scale if self.hidden is not None else F[..., inv]
+        s = X @ self.linear
+        if self.hidden is not None:
+            W1, b1, w2 = self.hidden
+            s = s + np.tanh(X @ W1 + b1) @ w2
+        return s
+
+
+def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
+                   model: ColourModel, cfg: dict[str, Any],
+                   board: BoardModel | None = None,
+                   site_print: ColourClass | None = None) -> StripFeatures:
+    raw = sample_strips(image, strips)  # (S, N, L, 3)
+    S, N, L, _ = raw.shape
+    f = features(wb.apply(raw.reshape(-1, 3)))
+    p = block_probability(f, model, board, cfg["block_t2"], cfg["block_soft"])
+    q = None
+    if site_print is not None:
+        q = print_likeness(f, site_print, model).reshape(S, N, L)
+    return StripFeatures(f.reshape(S, N, L, 3), p.reshape(S, N, L), strips.inside, q)
+
+
+def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -> FloatArray:
+    """How much samples look like an empty site's print rather than any block."""
+    d_print = site_print.mahalanobis2(f)
+    d_block = model.distance2(f, FACE_INTENSITY_SIGMA).min(axis=1)
+    return (1.0 / (1.0 + np.exp(np.clip((d_print - d_block) / 2.0, -30, 30)))) * (d_print < 12.0)
+
+
+def fit_site_print(feats: FloatArray, model: ColourModel, min_sites: int = 3
+                   ) -> ColourClass | None:
+    """The empty-site print, from the footprint colours of all 54 sites.
+
+    Empty sites share one print, so their footprints form the largest tight
+    cluster that is not a block colour; towers scatter over the block
+    colours. Returns a Gaussian, or None when too few sites look empty.
+    """
+    x = np.asarray(feats, np.float64).reshape(-1, 3)
+    ok = np.all(np.isfinite(x), axis=1)
+    d_block = np.full(len(x), np.inf)
+    d_block[ok] = model.distance2(x[ok]).min(axis=1)
+    cand = x[ok & (d_block > 9.0)]
+    if len(cand) < min_sites:
+        return None
+    scale = np.array([0.05, 0.05, 0.35])
+    z = cand / scale
+    # the densest point: most neighbours within 2 sigma
+    d = np.sqrt(np.sum((z[:, None, :] - z[None, :, :]) ** 2, axis=-1))
+    counts = (d < 2.0).sum(axis=1)
+    k = int(np.argmax(counts))
+    members = cand[d[k] < 2.5]
+    if len(members) < min_sites:
+        return None
+    mu = np.median(members, axis=0)
+    cov = np.cov(members.T) if len(members) > 3 else np.diag(scale ** 2)
+    cov = cov + np.diag([0.02 ** 2, 0.02 ** 2, 0.12 ** 2])
+    return ColourClass("print", mu, cov)
+
+
+def footprint_span_axes(v: FloatArray, lateral: FloatArray, half: float
+                        ) -> tuple[FloatArray, FloatArray, np.ndarray, np.ndarray]:
+    """Where lines along the sight direction cross an axis-aligned square.
+
+    ``v`` is (G, 2) unit sight directions, ``lateral`` (G, L) or (L,) offsets
+    across them. Returns near and far distances along v (G, L) and which
+    side (x = 0, y = 1) each crossing is on. Seen diagonally the square's
+    near and far edges are up to 41 % farther from its centre than its
+    half-size, and a line close to a corner may leave through a side.
+    """
+    v = np.atleast_2d(np.asarray(v, np.float64))
+    lat = np.column_stack([-v[:, 1], v[:, 0]])
+    lateral = np.broadcast_to(np.asarray(lateral, np.float64), (len(v),) + np.shape(lateral)[-1:])
+    lo = np.full(lateral.shape, -np.inf)
+    hi = np.full(lateral.shape, np.inf)
+    lo_ax = np.zeros(lateral.shape, np.int64)
+    hi_ax = np.zeros(lateral.shape, np.int64)
+    for k in range(2):
+        off = lateral * lat[:, k:k + 1]
+        vk = v[:, k:k + 1]
+        flat = np.abs(vk) < 1e-9
+        safe = np.where(flat, 1.0, vk)
+        t1 = (-half - off) / safe
+        t2 = (half - off) / safe
+        tl = np.where(flat, np.where(np.abs(off) > half, np.inf, -np.inf), np.minimum(t1, t2))
+        th = np.where(flat, np.where(np.abs(off) > half, -np.inf, np.inf), np.maximum(t1, t2))
+        lo_ax = np.where(tl > lo, k, lo_ax)
+        hi_ax = np.where(th < hi, k, hi_ax)
+        lo = np.maximum(lo, tl)
+        hi = np.minimum(hi, th)
+    hi = np.maximum(hi, lo)
+    return lo, hi, lo_ax, hi_ax
+
+
+def _csum(x: FloatArray) -> FloatArray:
+    """Cumulative sum along axis 1 with a leading zero row."""
+    pad = np.zeros(x.shape[:1] + (1,) + x.shape[2:])
+    return np.concatenate([pad, np.cumsum(x, axis=1)], axis=1)
+
+
+class SiteReader:
+    """Reads all sites of one image given a pose, white balance and colour model."""
+
+    def __init__(self, geometry: BoardGeometry, config: dict[str, Any] | None = None) -> None:
+        self.g = geometry
+        self.cfg = {**DEFAULTS, **(config or {})}
+        self.offsets = tuple(float(v) for v in self.cfg["lateral_mm"])
+        self.debug: dict[str, Any] = {}
+        self.board: BoardModel | None = None
+        self.noise = 0.01
+        self.site_print: ColourClass | None = None
+        self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
+
+    def strips(self, pose: Pose) -> Strips:
+        return build_strips(pose, self.g, int(self.cfg["max_height"]), offsets=self.offsets)
+
+    def read(self, image: np.ndarray, pose: Pose, wb: WhiteBalance, model: ColourModel,
+             strips: Strips | None = None) -> tuple[list[SiteResult], Strips, ColourModel]:
+        """All 54 sites; returns results, the strips and the (possibly refitted) model."""
+        cfg = self.cfg
+        if strips is None:
+            strips = self.strips(pose)
+        board = self.board_model(image, pose, wb) if cfg["board_model"] else None
+        self.board = board
+        self.noise = wb.noise
+        self.site_print = self.print_model(image, pose, wb, model)
+        sf = strip_features(image, strips, wb, model, cfg, board, self.site_print)
+        results = self._read_all(image, pose, strips, sf, model)
+        if cfg["refit_colours"]:
+            fitted = self._refit(results, model)
+            if fitted is not None:
+                model = fitted
+                sf = StripFeatures(sf.samples, block_probability(
+                    sf.samples.reshape(-1, 3), model, board, cfg["block_t2"],
+                    cfg["block_soft"]).reshape(sf.block.shape), sf.inside, sf.site_print)
+                results = self._read_all(image, pose, strips, sf, model)
+        return results, strips, model
+
+    def print_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance,
+                    model: ColourModel) -> ColourClass | None:
+        """What an empty site looks like in this photo (see :func:`fit_site_print`)."""
+        g = self.g
+        k = np.linspace(-8.0, 8.0, 5)
+        X, Y = np.meshgrid(k, k)
+        offs = np.column_stack([X.ravel(), Y.ravel()])
+        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
+        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))]))
+        H, W = image.shape[:2]
+        vals = sample_bilinear(image, np.clip(pix, 0, [W - 1, H - 1]))
+        f = features(wb.apply(vals)).reshape(len(g.sites), -1, 3)
+        med = np.median(f, axis=1)
+        inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
+                  & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
+        med[~inside] = np.nan
+        return fit_site_print(med, model)
+
+    def board_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance) -> BoardModel:
+        """What board and table look like in this photo, from places no tower can cover.
+
+        Board-plane points outside every site's tallest possible silhouette
+        (and off the markers and card stacks) can only show print, table or
+        a hand; their colour clusters tell board from plastic whatever the art.
+        """
+        g = self.g
+        H, W = image.shape[:2]
+        mask = np.zeros((H, W), np.uint8)
+        reach = g.footprint / 2 + g.jitter_mm + 2.0
+        top = float(self.cfg["max_height"]) * g.storey
+        sq = np.array([[-reach, reach], [reach, reach], [reach, -reach], [-reach, -reach]])
+        for xy in g.site_xy:
+            box = np.vstack([np.column_stack([sq + xy, np.zeros(4)]),
+                             np.column_stack([sq + xy, np.full(4, top)])])
+            hull = cv2.convexHull(project_fast(pose, box).astype(np.float32))
+            cv2.fillConvexPoly(mask, np.round(hull.reshape(-1, 2)).astype(np.int32), 1)
+        for mid in g.marker_centres:
+            r = g.marker_size / 2 + g.marker_quiet + 3
+            cx, cy = g.marker_centres[mid]
+            quad = np.array([[cx - r, cy + r, 0], [cx + r, cy + r, 0], [cx + r, cy - r, 0],
+                             [cx - r, cy - r, 0]])
+            cv2.fillConvexPoly(mask, np.round(project_fast(pose, quad)).astype(np.int32), 1)
+        bw, bh = g.board_size
+        step = float(self.cfg["board_sample_mm"])
+        ring = float(self.cfg["table_ring_mm"])
+        xs = np.arange(-bw / 2 - ring, bw / 2 + ring, step)
+        ys = np.arange(-bh / 2 - ring, bh / 2 + ring, step)
+        X, Y = np.meshgrid(xs, ys)
+        # the card stacks lie within this band outside the board's edge: skip it
+        inner = (np.abs(X) < bw / 2 + 2) & (np.abs(Y) < bh / 2 + 2)
+        far = (np.abs(X) > bw / 2 + g.card.edge_gap + g.card.size[1] + 15) | (
+            np.abs(Y) > bh / 2 + g.card.edge_gap + g.card.size[1] + 15)
+        keep = inner | far
+        pts = np.column_stack([X[keep], Y[keep], np.zeros(int(keep.sum()))])
+        pix = project_fast(pose, pts)
+        ok = (pix[:, 0] >= 0) & (pix[:, 0] < W - 1) & (pix[:, 1] >= 0) & (pix[:, 1] < H - 1)
+        pix = pix[ok]
+        ok2 = mask[pix[:, 1].astype(np.int32), pix[:, 0].astype(np.int32)] == 0
+        vals = sample_bilinear(image, pix[ok2])
+        return fit_board_model(features(wb.apply(vals)), k=int(self.cfg["board_clusters"]))
+
+    def _refit(self, results: list[SiteResult], model: ColourModel) -> ColourModel | None:
+        """Re-centre each colour on the confidently read tops of this photo."""
+        samples: dict[str, list[FloatArray]] = {}
+        for r in results:
+            if (r.height and r.color and r.top_feature is not None
+                    and r.margin >= self.cfg["refit_min_margin"] and r.uniform > 0.6):
+                samples.setdefault(r.color, []).append(r.top_feature)
+        if not samples:
+            return None
+        return model.fit({k: np.asarray(v) for k, v in samples.items()}, prior_weight=3.0)
+
+    def _read_all(self, image: np.ndarray, pose: Pose, strips: Strips, sf: StripFeatures,
+                  model: ColourModel) -> list[SiteResult]:
+        """Score all sites at once, then re-score those that read towers now occlude.
+
+        A site's occluders are the towers nearer to the camera; since those may
+        change when they are re-scored themselves, this repeats until nothing
+        changes (two or three rounds).
+        """
+        cfg = self.cfg
+        h, w = image.shape[:2]
+        n = len(self.g.sites)
+        rank = np.empty(n, np.int64)
+        rank[np.argsort(np.abs(strips.rho_c))] = np.arange(n)  # 0 = nearest
+        pix = np.round(strips.pix).astype(np.int32)
+        px = np.clip(pix[..., 0], 0, w - 1)
+        py = np.clip(pix[..., 1], 0, h - 1)
+        occluded = np.zeros(sf.inside.shape, bool)
+        results: list[SiteResult] = [None] * n  # type: ignore[list-item]
+        todo = np.arange(n)
+        for _ in range(int(cfg["occlusion_rounds"])):
+            vis = (sf.inside[todo] & ~occluded[todo]).astype(np.float64)
+            for i, res in zip(todo, self._score(todo, strips, sf, vis, model), strict=True):
+                results[int(i)] = res
+            if not cfg["occlusion"]:
+                break
+            nearest = self._silhouettes(pose, strips, results, rank, (h, w))
+            new_occ = nearest[py, px] < rank[:, None, None]
+            changed = np.flatnonzero(np.any(new_occ != occluded, axis=(1, 2)))
+            occluded = new_occ
+            if len(changed) == 0:
+                break
+            todo = changed
+        return results
+
+    def _silhouettes(self, pose: Pose, st: Strips, results: list[SiteResult],
+                     rank: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+        """Per pixel, the rank of the nearest read tower covering it (n if none)."""
+        n = len(results)
+        mask = np.full(shape, n, np.int32)
+        for i in np.argsort(-rank):  # far first, near overwrite
+            r = results[int(i)]
+            if r is not None and r.height:
+                self._paint(mask, pose, int(i), r, st, int(rank[i]))
+        return mask
+
+    # -- scoring ------------------------------------------------------------
+
+    def _score(self, I: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
+               model: ColourModel) -> list[SiteResult]:
+        """Score every (height, depth) hypothesis of the sites ``I``: a linear model."""
+        F, aux = self._features(I, st, sf, vis, model)
+        score = self.scorer(F)
+        self.debug = {**aux, "score": score, "features": F, "sites": I}
+        return [self._decide(int(I[k]), score[k], aux["cls"][k], aux["vis"][k],
+                             aux["uniform"][k], aux["top_feat"][k], aux["depths"],
+                             aux["heights"], model) for k in range(len(I))]
+
+    def _features(self, I: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
+                  model: ColourModel) -> tuple[FloatArray, dict[str, Any]]:
+        """Evidence for every (height, depth) hypothesis of the sites ``I`` at once.
+
+        The lateral samples are first reduced to per-row signals: the centre
+        line carries the edges, all laterals the band statistics.
+        """
+        cfg = self.cfg
+        g = self.g
+        G = len(I)
+        N = st.rows
+        hmax = int(cfg["max_height"])
+        J = g.jitter_mm + 0.5
+        nd = max(3, int(round(2 * J / cfg["depth_step_mm"])) + 1)
+        depths = np.linspace(-J, J, nd)
+        heights = np.arange(0, hmax + 1)
+        lat = np.asarray(self.offsets, np.float64)
+        c = len(lat) // 2  # the centre lateral
+        half = g.footprint / 2
+        v = st.v[I]
+        jit = g.jitter_mm
+        spans = [footprint_span_axes(v, lat + o, half) for o in (0.0, -jit, jit)]
+        near = spans[0][0][:, c]
+        far = spans[0][1][:, c]
+        near_in = np.max([sp[0].max(axis=1) for sp in spans], axis=0)  # (G,)
+        far_in = np.min([sp[1].min(axis=1) for sp in spans], axis=0)
+        far_in = np.maximum(far_in, near_in + 2.0)
+
+        S3 = I[:, None, None]
+        D3 = depths[None, None, :]
+        Z3 = (heights * g.storey)[None, :, None]
+
+        def row(rho: FloatArray, z: FloatArray | float) -> FloatArray:
+            return st.row_of(S3, rho[:, None, None] + D3, z)
+
+        r_bn = row(near, 0.0)  # (G, 1, nd): rows that depend on the depth only
+        r_front = row(near - cfg["front_mm"], 0.0)
+        r_bn_in = row(near_in, 0.0)
+        r_fp_in = row(far_in, 0.0)
+        r_fp = row(far, 0.0)
+        r_tn = row(near, Z3)  # (G, nh, nd)
+        r_tn_in = row(near_in, Z3)
+        r_tf_in = row(far_in, Z3)
+
+        px_row = st.px_row[I]
+        m = (cfg["band_margin_px"] / px_row)[:, None, None]
+        win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
+
+        sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
+        fl = sf.samples[I] / sig  # (G, N, L, 3)
+        w = vis  # (G, N, L)
+        wr = w.sum(-1)  # visible laterals per row
+        P = sf.block[I]
+        cw = _csum(wr)
+        cf = _csum(np.sum(w[..., None] * fl, axis=2))
+        cf2 = _csum(np.sum(w[..., None] * fl * fl, axis=2))  # per channel
+        cnb = _csum(np.sum(w * np.clip(1 - 2 * P, 0, 1), axis=2))
+        cbl = _csum(np.sum(w * np.clip(2 * P - 1, 0, 1), axis=2))
+        Q = sf.site_print[I] if sf.site_print is not None else np.zeros_like(P)
+        cpr = _csum(np.sum(w * Q, axis=2))
+        G3 = np.arange(G)[:, None, None]
+        L = fl.shape[2]
+
+        def idx(r: FloatArray) -> np.ndarray:
+            return np.clip(np.round(r).astype(np.int64), 0, N)
+
+        def band(cs: FloatArray, a: np.ndarray, b: np.ndarray) -> FloatArray:
+            return cs[G3, b] - cs[G3, a]
+
+        # --- top band interior: uniform and block-coloured
+        a = idx(r_tn_in + m)
+        b = np.maximum(a, idx(r_tf_in - m))
+        n_top = band(cw, a, b)
+        vis_top = n_top / np.maximum((b - a) * L, 1)
+        sum_f = band(cf, a, b)
+        mean_f = sum_f / np.maximum(n_top, 1e-6)[..., None]
+        var = (band(cf2, a, b) - sum_f * mean_f) / np.maximum(n_top, 1e-6)[..., None]
+        top_feat = mean_f * sig
+        # dark plastic is noisy in chroma and log brightness: widen the allowed
+        # spread by the photo's pixel noise at the band's brightness
+        lum = np.maximum(np.exp(top_feat[..., 2]) - LOG_EPS, 0.0)
+        noise = self.noise
+        sc = np.sqrt(sig[0] ** 2 + (1.5 * noise / (3 * lum + CHROMA_EPS)) ** 2) / sig[0]
+        sl = np.sqrt(sig[2] ** 2 + (noise / (lum + LOG_EPS)) ** 2) / sig[2]
+        dev = (var[..., 0] + var[..., 1]) / sc ** 2 + var[..., 2] / sl ** 2
+        uniform = 1.0 - np.minimum(dev, 4.0) / 2.0
+        d2 = model.distance2(top_feat.reshape(-1, 3)).reshape(top_feat.shape[:-1] + (-1,))
+        cls = np.argmin(d2, axis=-1)
+        d2min = np.take_along_axis(d2, cls[..., None], axis=-1)[..., 0]
+        colour = 1.0 - np.minimum(d2min, 16.0) / 8.0
+        # --- edges on the centre line, found exactly where predicted
+        fc = fl[:, :, c, :]
+        wc = w[:, :, c]
+        cwc = _csum(wc)
+        cfc = _csum(wc[..., None] * fc)
+        prof = self._edge_profile(cfc, cwc, cfg["edge_gap_px"] / px_row, win,
+                                  cfg["edge_peak_px"] / px_row)
+        cpc = _csum(wc * P[:, :, c])
+        # the tower's sideways offset is unknown: seen diagonally it moves the centre
+        # line's crossings off the corners, so try a few offsets and keep the best
+        e_far = e_near = e_base = None
+        best = None
+        for shift in np.asarray(cfg["lateral_shifts"], np.float64) * jit:
+            n_s, f_s, _, _ = footprint_span_axes(v, np.array([-shift]), half)
+            tn = row(n_s[:, 0], Z3)
+            tf = row(f_s[:, 0], Z3)
+            bn = row(n_s[:, 0], 0.0)
+            # a boundary at fractional row r lies between samples, at cumsum index r + 0.5
+            ef = prof[G3, idx(tf + 0.5)]
+            en = prof[G3, idx(tn + 0.5)]
+            # the foot: an edge into block plastic that looks like what stands above it
+            eb = prof[G3, idx(bn + 0.5)] * self._foot(cfc, cwc, cpc, bn, win, G3, idx)
+            total = 1.5 * ef + 0.7 * en + 1.0 * eb
+            if best is None:
+                best, e_far, e_near, e_base = total, ef, en, np.broadcast_to(eb, ef.shape)
+            else:
+                better = total > best
+                best = np.where(better, total, best)
+                e_far = np.where(better, ef, e_far)
+                e_near = np.where(better, en, e_near)
+                e_base = np.where(better, eb, e_base)
+        # --- side band: board-like where the tower should stand; block-like in front
+        n_ref = np.maximum(np.median(r_fp - r_bn, axis=(1, 2)), 1.0) * L
+        sa = np.broadcast_to(idx(r_bn + m), r_tn.shape)
+        side_pen = band(cnb, sa, np.maximum(sa, idx(r_tn - m))) / n_ref[:, None, None]
+        # the foot: a tower covers its whole footprint, so board showing there (below
+        # the top band) rules it out, however good a top some other tower offers
+        fe = np.maximum(sa, np.minimum(idx(r_fp - m), idx(r_tn - m)))
+        nfoot = band(cw, sa, fe)
+        foot_pen = np.where(nfoot > 0.5 * L, band(cnb, sa, fe) / np.maximum(nfoot, 1e-6), 0.0)
+        foot_print = np.where(nfoot > 0.5 * L, band(cpr, sa, fe) / np.maximum(nfoot, 1e-6),
+                              0.0)
+        fa = idx(r_front)
+        fb = np.maximum(fa, idx(r_bn - m))
+        nf = band(cw, fa, fb)
+        front_pen = np.where(nf > 0.5, band(cbl, fa, fb) / np.maximum(nf, 1e-6), 0.0)
+        # --- empty site: the footprint shows board, nothing block-like
+        ea = idx(r_bn_in[:, 0] + m[:, 0])
+        eb = np.maximum(ea, idx(r_fp_in[:, 0] - m[:, 0]))
+        G2 = np.arange(G)[:, None]
+        ne = cw[G2, eb] - cw[G2, ea]
+        fp_block = np.where(ne > 0.5, (cbl[G2, eb] - cbl[G2, ea]) / np.maximum(ne, 1e-6), 0.0)
+        fp_print = np.where(ne > 0.5, (cpr[G2, eb] - cpr[G2, ea]) / np.maximum(ne, 1e-6), 0.0)
+        fp_vis = ne / np.maximum((eb - ea) * L, 1)
+        p_top = block_probability(top_feat.reshape(-1, 3), model, self.board,
+                                  cfg["block_t2"], cfg["block_soft"]).reshape(uniform.shape)
+        gate = np.clip(colour, 0, 1) * np.clip(uniform, 0, 1)
+        shape = uniform.shape
+        F = np.zeros(shape + (len(FEATURES),))
+        tower = np.ones(shape)
+        tower[:, 0] = 0.0
+        F[..., 0] = 1.0 - tower
+        F[:, 0, :, 1] = fp_vis * (1.0 - 2.0 * fp_block)
+        F[:, 0, :, 2] = 1.0 - fp_vis
+        F[..., 3] = tower * vis_top * uniform
+        F[..., 4] = tower * vis_top * colour
+        F[..., 5] = tower * vis_top * (2.0 * p_top - 1.0)
+        F[..., 6] = tower * gate * e_far
+        F[..., 7] = tower * gate * e_near
+        F[..., 8] = tower * gate * e_base
+        F[..., 9] = tower * e_far
+        F[..., 10] = tower * e_base
+        F[..., 11] = tower * side_pen
+        F[..., 12] = tower * foot_pen
+        F[..., 13] = np.broadcast_to(front_pen, shape)
+        F[..., 14] = tower * (D3 / J) ** 2
+        F[..., 15] = tower * (1.0 - vis_top)
+        F[..., 16] = tower * np.log(np.maximum(heights, 1))[None, :, None]
+        F[..., 17] = tower * vis_top * uniform * colour
+        F[:, 0, :, 18] = fp_vis * fp_print
+        F[..., 19] = tower * foot_print
+        # the foot, as a likelihood ratio: board just before the predicted base,
+        # plastic just after it (a base one storey off fails one of the two)
+        k = np.maximum(1.0, cfg["base_window_px"] / px_row)[:, None, None]
+        b0 = idx(r_bn + 0.5)
+        bw0 = idx(r_bn + 0.5 - k)
+        bw1 = idx(r_bn + 0.5 + k)
+        n_before = band(cw, bw0, b0)
+        n_after = band(cw, b0, bw1)
+        llr_b = np.where(n_before > 0.5, band(cnb, bw0, b0) - band(cbl, bw0, b0), 0.0) / (
+            np.maximum(n_before, 1e-6))
+        llr_a = np.where(n_after > 0.5, band(cbl, b0, bw1) - band(cnb, b0, bw1), 0.0) / (
+            np.maximum(n_after, 1e-6))
+        F[..., 20] = tower * np.broadcast_to(0.5 * (llr_b + llr_a), shape)
+        # beyond the far edge: unlike the top (a same-coloured tower behind hides the edge)
+        t0 = idx(r_tf_in + m)
+        t1 = idx(r_tf_in + m + k)
+        nb = band(cw, t0, t1)
+        mb = band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
+        beyond = np.minimum(np.sum((mb - mean_f) ** 2, axis=-1), 9.0) / 9.0
+        F[..., 21] = tower * np.where(nb > 0.5, beyond, 0.0)
+        vis_top[:, 0] = fp_vis
+        aux = {"uniform": uniform, "colour": colour, "e_far": e_far, "e_near": e_near,
+               "e_base": e_base, "side": side_pen, "front": front_pen, "foot": foot_pen,
+               "vis": vis_top, "cls": cls, "top_feat": top_feat, "depths": depths,
+               "heights": heights}
+        return F, aux
+
+    @staticmethod
+    def _foot(cf: FloatArray, cw: FloatArray, cp: FloatArray, r: FloatArray, win: FloatArray,
+              G3: np.ndarray, idx: Any) -> FloatArray:
+        """How much the rows just above a base edge look like block plastic continuing up.
+
+        A printed site outline is an edge too, but what follows it is board or
+        a thin line, not the same colour as the face above.
+        """
+        w3 = win[:, None, None]
+        a, b, c = idx(r + 0.5), idx(r + 0.5 + w3), idx(r + 0.5 + 2 * w3)
+        n1 = cw[G3, b] - cw[G3, a]
+        n2 = cw[G3, c] - cw[G3, b]
+        m1 = (cf[G3, b] - cf[G3, a]) / np.maximum(n1, 1e-6)[..., None]
+        m2 = (cf[G3, c] - cf[G3, b]) / np.maximum(n2, 1e-6)[..., None]
+        p1 = (cp[G3, b] - cp[G3, a]) / np.maximum(n1, 1e-6)
+        same = np.exp(-np.sum((m1 - m2) ** 2, axis=-1) / 4.0)
+        return np.where((n1 > 0.5) & (n2 > 0.5), same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
+
+    def _decide(self, i: int, score: FloatArray, cls: np.ndarray, vis_top: FloatArray,
+                uniform: FloatArray, top_feat: FloatArray, depths: FloatArray,
+                heights: np.ndarray, model: ColourModel) -> SiteResult:
+        bd = np.argmax(score, axis=1)
+        hs = np.arange(len(heights))
+        best_per_h = score[hs, bd]
+        k = int(np.argmax(best_per_h))
+        height = int(heights[k])
+        names = model.names
+        color = names[int(cls[k, bd[k]])] if height > 0 else None
+        order = np.argsort(-best_per_h)
+        rivals = [(int(heights[j]), names[int(cls[j, bd[j]])] if j else None,
+                   float(best_per_h[j])) for j in order[1:4]]
+        margin = float(best_per_h[k] - rivals[0][2]) if rivals else float("inf")
+        res = SiteResult(self.g.sites[i], height, color, float(best_per_h[k]), margin,
+                         float(vis_top[k, bd[k]]), float(depths[bd[k]]),
+                         float(uniform[k, bd[k]]), "", top_feat[k, bd[k]].copy(), rivals)
+        if res.visible < self.cfg["min_visible"]:
+            res.reason = "hidden"
+            res.height, res.color = None, None
+        return res
+
+    @staticmethod
+    def _edge_profile(cf: FloatArray, cw: FloatArray, gap: FloatArray, win: FloatArray,
+                      peak: FloatArray) -> FloatArray:
+        """(G, N + 1) edge strength at each row boundary, kept only near local maxima.
+
+        Contrast between the ``win`` rows before and after a boundary (``gap``
+        rows apart), clipped to 0..1, scaled down where a stronger edge lies
+        within ``peak`` rows: an edge must be hit at its place, not near it.
+        """
+        G, n1_ = cw.shape
+        n = n1_ - 1
+        j = np.arange(n + 1)[None, :]
+        gh = (np.asarray(gap) / 2)[:, None]
+        wn = np.asarray(win)[:, None]
+        ia = np.clip(np.round(j - gh - wn).astype(np.int64), 0, n)
+        ib = np.clip(np.round(j - gh).astype(np.int64), 0, n)
+        ja = np.clip(np.round(j + gh).astype(np.int64), 0, n)
+        jb = np.clip(np.round(j + gh + wn).astype(np.int64), 0, n)
+        G2 = np.arange(G)[:, None]
+        n1 = cw[G2, ib] - cw[G2, ia]
+        n2 = cw[G2, jb] - cw[G2, ja]
+        m1 = (cf[G2, ib] - cf[G2, ia]) / np.maximum(n1, 1e-6)[..., None]
+        m2 = (cf[G2, jb] - cf[G2, ja]) / np.maximum(n2, 1e-6)[..., None]
+        d = np.sum((m1 - m2) ** 2, axis=-1)
+        full = (n1 > 0.5 * np.maximum(ib - ia, 1)) & (n2 > 0.5 * np.maximum(jb - ja, 1))
+        d = np.where(full, d, 0.0)
+        # keep only local maxima (an edge is where the contrast peaks), then let each
+        # peak reach a predicted boundary with a weight falling off over ``peak`` rows
+        r = max(1, int(np.ceil(2.5 * float(np.max(peak)))))
+        pad = np.pad(d, ((0, 0), (1, 1)))
+        is_peak = (d >= pad[:, :-2]) & (d >= pad[:, 2:]) & (d > 0)
+        e = np.where(is_peak, np.minimum(d, 9.0) / 9.0, 0.0)
+        pk = np.asarray(peak, np.float64)[:, None]
+        pad = np.pad(e, ((0, 0), (r, r)))
+        out = e.copy()
+        for k in range(1, r + 1):
+            wk = np.exp(-0.5 * (k / np.maximum(pk, 1e-3)) ** 2)
+            out = np.maximum(out, np.maximum(pad[:, r - k:r - k + n + 1],
+                                             pad[:, r + k:r + k + n + 1]) * wk)
+        return out
+
+    def _paint(self, mask: np.ndarray, pose: Pose, i: int, res: SiteResult, st: Strips,
+               value: int) -> None:
+        """Paint a read tower's silhouette (its box at the chosen depth) into ``mask``."""
+        g = self.g
+        half = g.footprint / 2 + self.cfg["occluder_pad_mm"]
+        z = (res.height or 0) * g.storey
+        sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
+        c = g.site_xy[i] + res.depth * st.v[i]
+        box = np.vstack([np.column_stack([sq + c, np.zeros(4)]),
+                         np.column_stack([sq + c, np.full(4, z)])])
+        hull = cv2.convexHull(project_fast(pose, box).astype(np.float32)).reshape(-1, 2)
+        cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), int(value))
