@@ -196,11 +196,15 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     prev_cards: dict[Seat, Card] = {}
     boards: list[dict[str, Any]] = []
     turn = 0
+    prev_obs: Observation | None = None
     for k, obs in enumerate(observations):
         if state.is_over:
             warnings.append({"photo": obs.name, "reason": "after-end",
                              "message": f"{obs.name}: the game was already over; ignored"})
             continue
+        if prev_obs is not None:
+            obs = _fresh_only(state, prev_obs, obs)
+        prev_obs = observations[k]
         changes = diff(state.board, obs)
         new_cards = {s: c for s, c in obs.cards.items() if prev_cards.get(s) != c}
         if k == 0 and not changes:
@@ -220,6 +224,27 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
             boards.append(state.board.to_json(state.config.colors))
         prev_cards.update(obs.cards)
     return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards)
+
+
+def _fresh_only(state: GameState, prev: Observation, obs: Observation) -> Observation:
+    """Keep a photo's reading only where it differs from the previous photo's.
+
+    A site misread the same way in two photos did not change between them; its
+    tower stays as the record has it. Only what changed can be a move.
+    """
+    record = state.board.views()
+    sites = dict(record)
+    for site in set(obs.sites) | set(prev.sites) | set(record):
+        if site in obs.unseen:
+            continue
+        now = obs.sites.get(site)
+        if site in prev.unseen or prev.sites.get(site) != now:
+            if now is None:
+                sites.pop(site, None)
+            else:
+                sites[site] = now
+    hidden = frozenset(s for s in obs.unseen if s not in record)
+    return Observation(obs.name, sites, hidden, obs.cards)
 
 
 def _mostly_gaps(observations: Sequence[Observation]) -> bool:

@@ -20,7 +20,7 @@ import cv2
 import numpy as np
 
 from companion.rules.topology import Seat
-from companion.vision.colours import WhiteBalance, features
+from companion.vision.colours import WhiteBalance
 from companion.vision.geometry import (
     SEAT_FORWARD,
     BoardGeometry,
@@ -31,7 +31,7 @@ from companion.vision.geometry import (
 from companion.vision.strips import project_fast
 
 DEFAULTS: dict[str, Any] = {
-    "px_per_mm": 2.5,
+    "px_per_mm": 2.0,
     "red_chroma": 0.28,  # opponent chroma (r - g) / sum of a red cell, at least
     "min_grid_score": 0.35,
     "min_margin": 0.01,
@@ -99,8 +99,13 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     rect, inside, (a0, b0), s = rectify_seat(image, pose, g, seat, cfg)
     if inside.mean() < 0.2:
         return None
-    f = features(wb.apply(rect.reshape(-1, 3))).reshape(rect.shape[:2] + (3,))
-    red = (f[..., 0] > cfg["red_chroma"]) & (f[..., 1] < 0.2) & (f[..., 1] > -0.25) & inside
+    # redness with plain channel arithmetic on the white-balanced image
+    x = wb.apply(rect)
+    b, gch, r = x[..., 0], x[..., 1], x[..., 2]
+    ssum = r + gch + b + 0.12
+    c1 = (r - gch) / ssum
+    c2 = (gch - b) / ssum
+    red = (c1 > cfg["red_chroma"]) & (c2 < 0.2) & (c2 > -0.25) & inside
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     n, _, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
     cell = g.card.cell
@@ -126,7 +131,7 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
             mid = (cent[i] + cent[j]) / 2
             am = a0 + mid[0] / s
             bm = b0 - mid[1] / s
-            scores = _cell_scores(grey, f, (a0, b0), s, am, bm, ang, g)
+            scores = _cell_scores(grey, (a0, b0), s, am, bm, ang, g)
             order = np.argsort(-scores.ravel())
             top = float(scores.ravel()[order[0]])
             margin = top - float(scores.ravel()[order[1]])
@@ -176,7 +181,28 @@ def _card_in_frame(read: CardRead, pose: Pose, g: BoardGeometry, shape: tuple[in
     return bool(area / full >= min_fraction)
 
 
-def _cell_scores(grey: np.ndarray, f: np.ndarray, origin: tuple[float, float], s: float,
+def _card_pattern(g: BoardGeometry, step: float = 0.75
+                  ) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Card-local lattice over the card's top part, and its printed pattern (no red)."""
+    cell = g.card.cell
+    half_w = g.card.size[0] / 2
+    xs = np.arange(-half_w + 2.0, half_w - 2.0 + 1e-6, step)
+    ys = np.arange(2.0, g.card.top_offset + 3 * cell + 4.0 + 1e-6, step)
+    X, Y = np.meshgrid(xs, ys)
+    X = X.ravel()
+    Y = Y.ravel()
+    pred = np.ones_like(X)
+    for go in g.card.grid_offsets:
+        gx = X - (go - 1.5 * cell)  # from the grid's left edge
+        gy = Y - g.card.top_offset  # from the grid's top edge
+        inside = (gx >= 0) & (gx <= 3 * cell) & (gy >= 0) & (gy <= 3 * cell)
+        line = (np.minimum(gx % cell, cell - gx % cell) < 0.7) | (
+            np.minimum(gy % cell, cell - gy % cell) < 0.7)
+        pred = np.where(inside, np.where(line, 0.3, 0.85), pred)
+    return X, Y, pred
+
+
+def _cell_scores(grey: np.ndarray, origin: tuple[float, float], s: float,
                  am: float, bm: float, ang: float, g: BoardGeometry) -> FloatArray:
     """(3, 3) how well each red-cell hypothesis explains the top of the card.
 
@@ -190,51 +216,35 @@ def _cell_scores(grey: np.ndarray, f: np.ndarray, origin: tuple[float, float], s
     """
     a0, b0 = origin
     cell = g.card.cell
-    half_w = g.card.size[0] / 2
-    offs = g.card.grid_offsets
+    X, Y, base = _card_pattern(g)
     ca, sa = np.cos(ang), np.sin(ang)
-    ua = np.array([ca, sa])
-    ub = np.array([-sa, ca])
     H, W = grey.shape
-    lum = grey / max(float(np.percentile(grey, 99)), 1.0)
-    # card-local lattice over the top part of the card (x across, y down from the top edge)
-    xs = np.arange(-half_w + 2.0, half_w - 2.0 + 1e-6, 0.75)
-    ys = np.arange(2.0, g.card.top_offset + 3 * cell + 4.0 + 1e-6, 0.75)
-    X, Y = np.meshgrid(xs, ys)
-    X = X.ravel()
-    Y = Y.ravel()
-    out = np.full((3, 3), -np.inf)
-    for r in range(3):
-        for c in range(3):
-            # red cell centre in card-local coordinates (x right, y down from the top edge)
-            rx = (c - 1) * cell
-            ry = g.card.top_offset + cell / 2 + r * cell
-            pred = np.ones_like(X)
-            for go in offs:
-                gx = X - (go - 1.5 * cell)  # from the grid's left edge
-                gy = Y - g.card.top_offset  # from the grid's top edge
-                inside = (gx >= 0) & (gx <= 3 * cell) & (gy >= 0) & (gy <= 3 * cell)
-                line = (np.minimum(gx % cell, cell - gx % cell) < 0.7) | (
-                    np.minimum(gy % cell, cell - gy % cell) < 0.7)
-                red = (np.abs(X - (go + rx)) < cell / 2 - 0.7) & (np.abs(Y - ry) < cell / 2 - 0.7)
-                pred = np.where(inside, np.where(line, 0.3, np.where(red, 0.5, 0.85)), pred)
-            # card-local -> seat frame: the red pair midpoint is at (rx, ry) in card terms
-            dx = X - rx
-            dy = Y - ry
-            pa = am + dx * ua[0] - dy * ub[0]
-            pb = bm + dx * ua[1] - dy * ub[1]
-            x = (pa - a0) * s
-            y = (b0 - pb) * s
-            ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
-            if ok.mean() < 0.7:
-                continue
-            v = cv2.remap(lum, x.astype(np.float32).reshape(-1, 1),
-                          y.astype(np.float32).reshape(-1, 1), cv2.INTER_LINEAR).ravel()
-            v, p = v[ok], pred[ok]
-            v = v - v.mean()
-            p = p - p.mean()
-            out[r, c] = float((v @ p) / max(np.sqrt((v @ v) * (p @ p)), 1e-9))
-    return out
+    lum = grey / max(float(grey.max()), 1.0)
+    rs, cs = np.meshgrid(np.arange(3), np.arange(3), indexing="ij")
+    rx = ((cs.ravel() - 1) * cell)[:, None]  # red cell centre, card-local, per hypothesis
+    ry = (g.card.top_offset + cell / 2 + rs.ravel() * cell)[:, None]
+    red = np.zeros((9, len(X)), bool)
+    for go in g.card.grid_offsets:
+        red |= (np.abs(X - (go + rx)) < cell / 2 - 0.7) & (np.abs(Y - ry) < cell / 2 - 0.7)
+    pred = np.where(red, 0.5, base[None, :])
+    dx = X[None, :] - rx
+    dy = Y[None, :] - ry
+    pa = am + dx * ca + dy * sa
+    pb = bm + dx * sa - dy * ca
+    x = ((pa - a0) * s).astype(np.float32)
+    y = ((b0 - pb) * s).astype(np.float32)
+    ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
+    v = cv2.remap(lum, x, y, cv2.INTER_LINEAR)
+    out = np.full(9, -np.inf)
+    for k in range(9):
+        if ok[k].mean() < 0.7:
+            continue
+        vk = v[k][ok[k]]
+        pk = pred[k][ok[k]]
+        vk = vk - vk.mean()
+        pk = pk - pk.mean()
+        out[k] = float((vk @ pk) / max(np.sqrt((vk @ vk) * (pk @ pk)), 1e-9))
+    return out.reshape(3, 3)
 
 
 def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance,

@@ -72,7 +72,7 @@ class StripFeatures:
 
 DEFAULTS: dict[str, Any] = {
     "max_height": 32,
-    "depth_step_mm": 0.7,
+    "depth_step_mm": 1.0,
     "lateral_mm": [-5.0, 0.0, 5.0],
     "lateral_shifts": [-0.8, 0.0, 0.8],
     "group_size": 9,
@@ -99,10 +99,10 @@ DEFAULTS: dict[str, Any] = {
     "min_visible": 0.5,
     "occlusion": True,
     "occluder_pad_mm": 0.8,
-    "occlusion_rounds": 4,
+    "occlusion_rounds": 2,
     "refit_colours": True,
     "board_model": True,
-    "board_sample_mm": 5.0,
+    "board_sample_mm": 12.0,
     "table_ring_mm": 150.0,
     "board_clusters": 4,
     "refit_min_margin": 6.0,
@@ -187,11 +187,18 @@ def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
                    site_print: ColourClass | None = None) -> StripFeatures:
     raw = sample_strips(image, strips)  # (S, N, L, 3)
     S, N, L, _ = raw.shape
-    f = features(wb.apply(raw.reshape(-1, 3)))
-    p = block_probability(f, model, board, cfg["block_t2"], cfg["block_soft"])
+    flat = raw.reshape(-1, 3)
+    f = features(wb.apply(flat))
+    # the classifiers run once per distinct colour (5 bits per channel), not per sample
+    q8 = np.clip(flat + 0.5, 0, 255).astype(np.int32) >> 3
+    key = (q8[:, 0] << 10) | (q8[:, 1] << 5) | q8[:, 2]
+    uniq, inv = np.unique(key, return_inverse=True)
+    bins = np.column_stack([uniq >> 10, (uniq >> 5) & 31, uniq & 31]).astype(np.float32) * 8 + 4
+    fb = features(wb.apply(bins))
+    p = block_probability(fb, model, board, cfg["block_t2"], cfg["block_soft"])[inv]
     q = None
     if site_print is not None:
-        q = print_likeness(f, site_print, model).reshape(S, N, L)
+        q = print_likeness(fb, site_print, model)[inv].reshape(S, N, L)
     return StripFeatures(f.reshape(S, N, L, 3), p.reshape(S, N, L), strips.inside, q)
 
 
@@ -272,6 +279,9 @@ def _csum(x: FloatArray) -> FloatArray:
     return np.concatenate([pad, np.cumsum(x, axis=1)], axis=1)
 
 
+_STRIP_CACHE: dict[tuple[Any, ...], Strips] = {}
+
+
 class SiteReader:
     """Reads all sites of one image given a pose, white balance and colour model."""
 
@@ -286,7 +296,16 @@ class SiteReader:
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
 
     def strips(self, pose: Pose) -> Strips:
-        return build_strips(pose, self.g, int(self.cfg["max_height"]), offsets=self.offsets)
+        """The strip sampling of a pose (cached: a fixed camera keeps its pose)."""
+        key = (pose.rvec.tobytes(), pose.tvec.tobytes(), pose.intrinsics.K.tobytes(),
+               pose.intrinsics.dist.tobytes(), pose.intrinsics.size)
+        hit = _STRIP_CACHE.get(key)
+        if hit is None:
+            hit = build_strips(pose, self.g, int(self.cfg["max_height"]), offsets=self.offsets)
+            if len(_STRIP_CACHE) > 4:
+                _STRIP_CACHE.clear()
+            _STRIP_CACHE[key] = hit
+        return hit
 
     def read(self, image: np.ndarray, pose: Pose, wb: WhiteBalance, model: ColourModel,
              strips: Strips | None = None) -> tuple[list[SiteResult], Strips, ColourModel]:
@@ -303,11 +322,13 @@ class SiteReader:
         if cfg["refit_colours"]:
             fitted = self._refit(results, model)
             if fitted is not None:
+                # colours re-centred on this photo's confident tops: decide every top's
+                # colour again (heights stay: they hardly depend on the exact centres)
                 model = fitted
-                sf = StripFeatures(sf.samples, block_probability(
-                    sf.samples.reshape(-1, 3), model, board, cfg["block_t2"],
-                    cfg["block_soft"]).reshape(sf.block.shape), sf.inside, sf.site_print)
-                results = self._read_all(image, pose, strips, sf, model)
+                for r in results:
+                    if r.height and r.top_feature is not None:
+                        d2 = model.distance2(r.top_feature[None])[0]
+                        r.color = model.names[int(np.argmin(d2))]
         return results, strips, model
 
     def print_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance,
@@ -429,26 +450,26 @@ class SiteReader:
 
     # -- scoring ------------------------------------------------------------
 
-    def _score(self, I: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
+    def _score(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
                model: ColourModel) -> list[SiteResult]:
-        """Score every (height, depth) hypothesis of the sites ``I``: a linear model."""
-        F, aux = self._features(I, st, sf, vis, model)
+        """Score every (height, depth) hypothesis of the sites ``idx``: a linear model."""
+        F, aux = self._features(idx, st, sf, vis, model)
         score = self.scorer(F)
-        self.debug = {**aux, "score": score, "features": F, "sites": I}
-        return [self._decide(int(I[k]), score[k], aux["cls"][k], aux["vis"][k],
+        self.debug = {**aux, "score": score, "features": F, "sites": idx}
+        return [self._decide(int(idx[k]), score[k], aux["cls"][k], aux["vis"][k],
                              aux["uniform"][k], aux["top_feat"][k], aux["depths"],
-                             aux["heights"], model) for k in range(len(I))]
+                             aux["heights"], model) for k in range(len(idx))]
 
-    def _features(self, I: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
+    def _features(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
                   model: ColourModel) -> tuple[FloatArray, dict[str, Any]]:
-        """Evidence for every (height, depth) hypothesis of the sites ``I`` at once.
+        """Evidence for every (height, depth) hypothesis of the sites ``idx`` at once.
 
         The lateral samples are first reduced to per-row signals: the centre
         line carries the edges, all laterals the band statistics.
         """
         cfg = self.cfg
         g = self.g
-        G = len(I)
+        G = len(idx)
         N = st.rows
         hmax = int(cfg["max_height"])
         J = g.jitter_mm + 0.5
@@ -458,7 +479,7 @@ class SiteReader:
         lat = np.asarray(self.offsets, np.float64)
         c = len(lat) // 2  # the centre lateral
         half = g.footprint / 2
-        v = st.v[I]
+        v = st.v[idx]
         jit = g.jitter_mm
         spans = [footprint_span_axes(v, lat + o, half) for o in (0.0, -jit, jit)]
         near = spans[0][0][:, c]
@@ -467,7 +488,7 @@ class SiteReader:
         far_in = np.min([sp[1].min(axis=1) for sp in spans], axis=0)
         far_in = np.maximum(far_in, near_in + 2.0)
 
-        S3 = I[:, None, None]
+        S3 = idx[:, None, None]
         D3 = depths[None, None, :]
         Z3 = (heights * g.storey)[None, :, None]
 
@@ -483,21 +504,21 @@ class SiteReader:
         r_tn_in = row(near_in, Z3)
         r_tf_in = row(far_in, Z3)
 
-        px_row = st.px_row[I]
+        px_row = st.px_row[idx]
         m = (cfg["band_margin_px"] / px_row)[:, None, None]
         win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
 
         sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
-        fl = sf.samples[I] / sig  # (G, N, L, 3)
+        fl = sf.samples[idx] / sig  # (G, N, L, 3)
         w = vis  # (G, N, L)
         wr = w.sum(-1)  # visible laterals per row
-        P = sf.block[I]
+        P = sf.block[idx]
         cw = _csum(wr)
         cf = _csum(np.sum(w[..., None] * fl, axis=2))
         cf2 = _csum(np.sum(w[..., None] * fl * fl, axis=2))  # per channel
         cnb = _csum(np.sum(w * np.clip(1 - 2 * P, 0, 1), axis=2))
         cbl = _csum(np.sum(w * np.clip(2 * P - 1, 0, 1), axis=2))
-        Q = sf.site_print[I] if sf.site_print is not None else np.zeros_like(P)
+        Q = sf.site_print[idx] if sf.site_print is not None else np.zeros_like(P)
         cpr = _csum(np.sum(w * Q, axis=2))
         G3 = np.arange(G)[:, None, None]
         L = fl.shape[2]

@@ -10,17 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hardware.leds import patterns
-from hardware.leds.backends import FakeBackend
-from hardware.leds.ledmap import serpentine
-from hardware.leds.strip import LedStrip
-
 from companion.controller import Controller
 from companion.leds import TableLeds, color_rgb
 from companion.rules import Card, Commit, Seat, Site, SiteView
 from companion.session import GameSession
 from companion.simtable import SimTable
 from companion.vision.geometry import Intrinsics, Pose
+from hardware.leds import patterns
+from hardware.leds.backends import FakeBackend
+from hardware.leds.ledmap import serpentine
+from hardware.leds.strip import LedStrip
 
 
 @dataclass

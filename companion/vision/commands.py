@@ -1,0 +1,47 @@
+"""``companion read``: the vision sub-command of the CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def cmd_read(args: Any) -> int:
+    from companion.vision.errors import VisionError
+    from companion.vision.reader import read_paths
+
+    colors = [c.strip() for c in args.colors.split(",") if c.strip()] if args.colors else None
+    status = 0
+    for path in args.photos:
+        try:
+            [out] = read_paths([path], camera_path=args.camera, colors=colors)
+        except (VisionError, ValueError) as exc:
+            msg = str(exc)
+            print(f"companion read: {msg if msg.startswith(str(path)) else f'{path}: {msg}'}",
+                  file=sys.stderr)
+            status = 1
+            if args.camera and "camera" in msg:
+                return status  # the same bad camera file would fail every photo
+            continue
+        if args.json:
+            print(json.dumps(out), flush=True)
+        else:
+            sites = ", ".join(f"{s['city']}/{s['row']}{s['col']}:{s['height']}{s['owner'][0]}"
+                              for s in out["sites"])
+            print(f"{path}: {len(out['sites'])} towers [{sites}]; unseen {len(out['unseen'])};"
+                  f" cards {out['cards']}")
+    return status
+
+
+def register_read(sub: Any) -> None:
+    p = sub.add_parser("read", help="read photos of the board: towers, unseen sites, cards")
+    p.add_argument("photos", nargs="+", metavar="PHOTO")
+    p.add_argument("--camera", metavar="CAMERA.json", help="camera intrinsics (formats.md)")
+    p.add_argument("--colors", help="colours in play, e.g. red,blue,green,black")
+    p.add_argument("--json", action="store_true", help="one JSON object per photo and line")
+    p.set_defaults(func=cmd_read)
+
+
+#: ``companion evaluate`` lives in companion.commands (it calls companion.vision.evaluation).
+REGISTER = [register_read]
