@@ -15,7 +15,7 @@ Rules this package keeps so it is safe to import anywhere:
 
 Modules: :mod:`hardware.camera`, :mod:`hardware.leds`, :mod:`hardware.buttons`,
 :mod:`hardware.doctor`, :mod:`hardware.sdnotify`, :mod:`hardware.host`,
-:mod:`hardware.errors`.
+:mod:`hardware.errors`, :mod:`hardware.device`.
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ import queue
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
+from .device import Closeable
 from .errors import ButtonsUnavailable
 from .host import default_backend
 
@@ -66,7 +66,7 @@ def _mock_factory_class() -> Any:
     return MockFactory
 
 
-class TableButtons:
+class TableButtons(Closeable):
     """Confirm / Undo / Next-round buttons and an optional buzzer.
 
     ``pins`` maps button names to BCM GPIO numbers (missing names use the
@@ -195,13 +195,3 @@ class TableButtons:
             self.buzzer = None
         self.closed = True
 
-    def __enter__(self) -> TableButtons:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

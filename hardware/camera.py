@@ -18,12 +18,12 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
-from types import TracebackType
 from typing import Any
 
 import cv2
 import numpy as np
 
+from .device import Closeable
 from .errors import CameraUnavailable, EndOfStream, HardwareError, SourceError
 from .host import default_backend
 
@@ -109,7 +109,7 @@ class FakeClock:
         self.now += seconds
 
 
-class FrameSource(ABC):
+class FrameSource(Closeable, ABC):
     """Base of every source: numbering, timestamps, lock bookkeeping, context manager."""
 
     kind: str = "source"
@@ -177,16 +177,6 @@ class FrameSource(ABC):
             self._closed = True
             self._release()
 
-    def __enter__(self) -> FrameSource:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __iter__(self) -> Iterator[Frame]:
         while True:

@@ -334,6 +334,14 @@ class Journal:
             self._conn.execute("COMMIT")
 
     # -- JournalSink ---------------------------------------------------------
+    def _free_id(self, db: sqlite3.Connection, now: float) -> str:
+        """A game id not yet in the journal (ids carry the time, so clashes are rare)."""
+        for _ in range(100):
+            game_id = self._new_id(now)
+            if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
+                return game_id
+        raise JournalError("could not find a free game id")
+
     def begin_game(self, header: dict[str, Any]) -> str:
         """Start a game; the header is a record header (``header_json``)."""
         if not isinstance(header, dict):
@@ -341,12 +349,7 @@ class Journal:
         text = _dumps(header)
         now = self._clock()
         with self._tx() as db:
-            for _ in range(100):
-                game_id = self._new_id(now)
-                if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
-                    break
-            else:
-                raise JournalError("could not find a free game id")
+            game_id = self._free_id(db, now)
             db.execute("INSERT INTO games (id, created, header) VALUES (?, ?, ?)",
                        (game_id, now, text))
         return game_id
@@ -477,12 +480,7 @@ class Journal:
         result = normal.get("result")
         now = self._clock()
         with self._tx() as db:
-            for _ in range(100):
-                game_id = self._new_id(now)
-                if db.execute("SELECT 1 FROM games WHERE id = ?", (game_id,)).fetchone() is None:
-                    break
-            else:
-                raise JournalError("could not find a free game id")
+            game_id = self._free_id(db, now)
             db.execute("INSERT INTO games (id, created, header, finished, result, summary) "
                        "VALUES (?, ?, ?, ?, ?, ?)",
                        (game_id, now, _dumps(header), int(result is not None),

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
-from types import TracebackType
 from typing import Any
 
+from ..device import Closeable
 from .backends import LedBackend, open_led_backend
 from .colour import RGB, Frame, as_frame, as_rgb, exact, frame_to_json, scale
 
@@ -21,7 +21,7 @@ def estimate_ma(frame: Sequence[RGB], milliamps_per_channel: float = 20.0) -> fl
     return float(Fraction(total, 255) * exact(milliamps_per_channel))
 
 
-class LedStrip:
+class LedStrip(Closeable):
     """``count`` RGB LEDs with brightness and a current budget, shown through a backend.
 
     ``show()`` first scales every channel by ``brightness``, then, if the frame's
@@ -154,13 +154,3 @@ class LedStrip:
             self.closed = True
             self.backend.close()
 
-    def __enter__(self) -> LedStrip:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
