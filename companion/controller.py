@@ -56,6 +56,7 @@ class ControllerStats:
     readings: int = 0
     moves: int = 0
     warnings: int = 0
+    bumps: int = 0  # camera (or board) moved: pose re-estimated
     read_seconds: list[float] = field(default_factory=list)
     decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
 
@@ -84,6 +85,23 @@ class DiffMotionGate:
         return bool(moved > self.fraction * grey.size)
 
 
+def pose_shift_px(before: Any, after: Any) -> float:
+    """How far (pixels) the board's sites moved in the image between two poses.
+
+    0 when either pose is unknown or they differ in image size (nothing to compare).
+    """
+    if before is None or after is None or before is after \
+            or not hasattr(before, "project") or not hasattr(after, "project"):
+        return 0.0
+    if getattr(before.intrinsics, "size", None) != getattr(after.intrinsics, "size", None):
+        return 0.0
+    from companion.vision.geometry import board_geometry
+
+    g = board_geometry()
+    pts = np.column_stack([g.site_xy, np.zeros(len(g.site_xy))])
+    return float(np.max(np.linalg.norm(before.project(pts) - after.project(pts), axis=1)))
+
+
 class Controller:
     """Drives one live game from frames."""
 
@@ -92,7 +110,8 @@ class Controller:
                  still_seconds: float = 0.4, min_still_seconds: float = 0.15,
                  auto_commit: bool = True,
                  on_frame: Callable[[np.ndarray, Any], None] | None = None,
-                 watchdog: Callable[[], None] | None = None) -> None:
+                 watchdog: Callable[[], None] | None = None,
+                 bump_px: float = 3.0) -> None:
         self.session = session
         self.reader = reader
         self.gate = gate or DiffMotionGate()
@@ -102,6 +121,7 @@ class Controller:
         self.auto_commit = auto_commit
         self.on_frame = on_frame
         self.watchdog = watchdog
+        self.bump_px = bump_px
         self.stats = ControllerStats()
         self._still_since: float | None = None
         self._dirty = True
@@ -164,6 +184,11 @@ class Controller:
         self.stats.readings += 1
         self.stats.read_seconds.append(time.perf_counter() - t0)
         self.last_reading = reading
+        if pose_shift_px(self._pose, reading.pose) > self.bump_px:
+            # the earlier still frame no longer lines up: trust the whole reading once
+            log.warning("the camera or the board moved: pose re-estimated")
+            self.stats.bumps += 1
+            self._prev_still = None
         self._pose = reading.pose
         if self.on_frame is not None:
             self.on_frame(image, reading)

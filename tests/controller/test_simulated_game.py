@@ -7,10 +7,12 @@ everything around the vision reader (which has its own accuracy tests).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from companion.controller import Controller
+import numpy as np
+
+from companion.controller import Controller, pose_shift_px
 from companion.leds import TableLeds, color_rgb
 from companion.rules import Card, Commit, Seat, Site, SiteView
 from companion.session import GameSession
@@ -67,3 +69,62 @@ def test_a_filmed_game_gives_the_exact_move_list_and_led_frames():
     rgb = color_rgb(state.player.colors[0], state.config.colors)
     backend.assert_frame(patterns.seat_only(ledmap, state.seat.value, rgb))
     assert all(lat < 0.5 for lat in ctl.stats.decide_latency)
+
+
+def _truth_reader(truths: dict[int, dict]):
+    def reader(image, previous_pose=None):
+        truth = truths[id(image)]
+        exp = truth["expected"]
+        sites = {Site(s["city"], s["row"], s["col"]): SiteView(s["height"], s["owner"])
+                 for s in exp["sites"]}
+        unseen = [Site(u["city"], u["row"], u["col"]) for u in exp.get("unseen", [])]
+        cards = {Seat(k): Card(*v["cell"]) for k, v in exp.get("cards", {}).items()}
+        return TruthReading(sites, unseen, cards, truth["pose"])
+    return reader
+
+
+def _pose_of(cam) -> Pose:
+    return Pose(cam.rvec, cam.tvec, Intrinsics(cam.K, cam.dist, (cam.width, cam.height)))
+
+
+def _film_with_bump(bump_px: float, shift_mm: float = 8.0
+                    ) -> tuple[Controller, GameSession, SimTable]:
+    """A game whose camera is knocked sideways while a hand places a block."""
+    table = SimTable(seed=5, hand_frames=2, still_frames=8)
+    truths: dict[int, dict] = {}
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, _truth_reader(truths), bump_px=bump_px)
+    bumped = False
+    while len(table.moves) <= 10:
+        if not bumped and len(table.moves) == 5:
+            frame = table.read()
+            if frame.phase == "hand":
+                cam = table.camera
+                table.camera = replace(cam, tvec=np.asarray(cam.tvec) + (shift_mm, 0.0, 0.0))
+                bumped = True
+        else:
+            frame = table.read()
+        truths[id(frame.image)] = {**frame.truth, "pose": _pose_of(table.camera)}
+        ctl.process(frame.image, frame.timestamp)
+    return ctl, session, table
+
+
+def test_a_camera_bump_is_detected_and_the_game_goes_on():
+    ctl, session, table = _film_with_bump(bump_px=3.0)
+    assert ctl.stats.bumps == 1
+    recorded = [m for m in session.record.moves if not isinstance(m, Commit)]
+    assert [str(m) for m in recorded] == [str(m) for m in table.moves[:10]]
+    assert session.snapshot()["warnings"] == []
+
+
+def test_pose_shift_is_measured_in_pixels():
+    table = SimTable(seed=5)
+    cam = table.camera
+    a = _pose_of(cam)
+    b = _pose_of(replace(cam, tvec=np.asarray(cam.tvec) + (8.0, 0.0, 0.0)))
+    assert pose_shift_px(a, a) == 0.0
+    assert pose_shift_px(None, a) == 0.0
+    fx = float(cam.K[0, 0])
+    z = float(np.asarray(cam.tvec)[2])
+    # a sideways shift of 8 mm moves points at the board's distance by about fx * 8 / z
+    assert 0.5 * fx * 8 / z < pose_shift_px(a, b) < 3.0 * fx * 8 / z
