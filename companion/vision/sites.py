@@ -58,6 +58,9 @@ class SiteResult:
     reason: str = ""
     top_feature: FloatArray | None = None  # mean colour feature of the chosen top band
     rivals: list[tuple[int, str | None, float]] = field(default_factory=list)
+    #: the best tower hypothesis (even when empty wins): height, colour, depth, visible
+    #: fraction, uniformity and colour fit of its top band, its top feature
+    tower: tuple[int, str, float, float, float, float, FloatArray] | None = None
 
 
 @dataclass
@@ -106,6 +109,14 @@ DEFAULTS: dict[str, Any] = {
     "table_ring_mm": 150.0,
     "board_clusters": 4,
     "refit_min_margin": 6.0,
+    "occlude_unseen": True,
+    "print_check": True,
+    "print_min_sites": 4,
+    "print_grid": 24,
+    "print_half_mm": 15.0,
+    "print_min_contrast": 0.03,
+    "print_min_visible": 0.3,
+    "print_min_ncc": 0.2,
 }
 
 
@@ -319,6 +330,8 @@ class SiteReader:
         self.site_print = self.print_model(image, pose, wb, model)
         sf = strip_features(image, strips, wb, model, cfg, board, self.site_print)
         results = self._read_all(image, pose, strips, sf, model)
+        if cfg["print_check"]:
+            self._check_empty_sites(image, pose, strips, results)
         if cfg["refit_colours"]:
             fitted = self._refit(results, model)
             if fitted is not None:
@@ -330,6 +343,67 @@ class SiteReader:
                         d2 = model.distance2(r.top_feature[None])[0]
                         r.color = model.names[int(np.argmin(d2))]
         return results, strips, model
+
+    def _check_empty_sites(self, image: np.ndarray, pose: Pose, strips: Strips,
+                           results: list[SiteResult]) -> None:
+        """An empty site must look like the other empty sites: anything else covers it.
+
+        Every empty site of a board shows the same print. Each site read as
+        empty is resampled top-down over its footprint (board mm, so all sites
+        line up) and compared by normalised correlation with the median of all
+        empty sites, over the part no nearer tower hides. A hand, an arm or a
+        tower the scorer missed does not show the print's pattern: the site
+        goes to ``unseen`` rather than being reported empty.
+        """
+        cfg = self.cfg
+        g = self.g
+        empty = [i for i, r in enumerate(results) if r.height == 0]
+        if len(empty) < int(cfg["print_min_sites"]):
+            return
+        n = int(cfg["print_grid"])
+        half = float(cfg["print_half_mm"])
+        k = np.linspace(-half, half, n)
+        X, Y = np.meshgrid(k, -k)
+        offs = np.column_stack([X.ravel(), Y.ravel()])
+        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
+        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))])).astype(np.float32)
+        H, W = image.shape[:2]
+        grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
+        v = cv2.remap(grey, pix[:, 0].reshape(1, -1), pix[:, 1].reshape(1, -1),
+                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(len(g.sites), -1)
+        ok = ((pix[:, 0] >= 0) & (pix[:, 0] <= W - 1) & (pix[:, 1] >= 0)
+              & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
+        nsites = len(g.sites)
+        rank = np.empty(nsites, np.int64)
+        rank[np.argsort(np.abs(strips.rho_c))] = np.arange(nsites)
+        nearest = self._silhouettes(pose, strips, results, rank, (H, W))
+        px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
+        py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
+        covered = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
+        vis = ok & ~covered
+        # shading-free: each site relative to its own median brightness
+        med = np.array([np.median(v[i][vis[i]]) if vis[i].any() else 1.0 for i in range(nsites)])
+        pn = v / np.maximum(med, 1.0)[:, None]
+        clean = [i for i in empty if vis[i].mean() > 0.9]
+        if len(clean) < int(cfg["print_min_sites"]):
+            return
+        tmpl = np.median(pn[clean], axis=0)
+        if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
+            return  # a plain print: nothing to compare
+        self.debug["print_ncc"] = {}
+        for i in empty:
+            m = vis[i]
+            if m.mean() < float(cfg["print_min_visible"]):
+                continue
+            a = pn[i][m] - pn[i][m].mean()
+            b = tmpl[m] - tmpl[m].mean()
+            ncc = float(a @ b / np.sqrt(max((a @ a) * (b @ b), 1e-12)))
+            self.debug["print_ncc"][i] = ncc
+            if ncc < float(cfg["print_min_ncc"]):
+                # not the print: a hand or its shadow, or a tower the scorer missed (a
+                # dark shadow looks like a black top, so no tower is guessed either)
+                r = results[i]
+                r.height, r.color, r.reason = None, None, "covered"
 
     def print_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance,
                     model: ColourModel) -> ColourClass | None:
@@ -439,13 +513,23 @@ class SiteReader:
 
     def _silhouettes(self, pose: Pose, st: Strips, results: list[SiteResult],
                      rank: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-        """Per pixel, the rank of the nearest read tower covering it (n if none)."""
+        """Per pixel, the rank of the nearest read tower covering it (n if none).
+
+        A site too hidden to read may still hide what lies behind it: its best
+        tower hypothesis is painted too (``occlude_unseen``), so the faces of a
+        tower the reader could not settle are not read as towers farther back.
+        """
         n = len(results)
         mask = np.full(shape, n, np.int32)
+        unseen = bool(self.cfg["occlude_unseen"])
         for i in np.argsort(-rank):  # far first, near overwrite
             r = results[int(i)]
-            if r is not None and r.height:
+            if r is None:
+                continue
+            if r.height:
                 self._paint(mask, pose, int(i), r, st, int(rank[i]))
+            elif r.height is None and unseen and r.tower is not None:
+                self._paint(mask, pose, int(i), r, st, int(rank[i]), r.tower[0], r.tower[2])
         return mask
 
     # -- scoring ------------------------------------------------------------
@@ -458,7 +542,8 @@ class SiteReader:
         self.debug = {**aux, "score": score, "features": F, "sites": idx}
         return [self._decide(int(idx[k]), score[k], aux["cls"][k], aux["vis"][k],
                              aux["uniform"][k], aux["top_feat"][k], aux["depths"],
-                             aux["heights"], model) for k in range(len(idx))]
+                             aux["heights"], model, aux["colour"][k])
+                for k in range(len(idx))]
 
     def _features(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
                   model: ColourModel) -> tuple[FloatArray, dict[str, Any]]:
@@ -678,7 +763,8 @@ class SiteReader:
 
     def _decide(self, i: int, score: FloatArray, cls: np.ndarray, vis_top: FloatArray,
                 uniform: FloatArray, top_feat: FloatArray, depths: FloatArray,
-                heights: np.ndarray, model: ColourModel) -> SiteResult:
+                heights: np.ndarray, model: ColourModel,
+                colour: FloatArray | None = None) -> SiteResult:
         bd = np.argmax(score, axis=1)
         hs = np.arange(len(heights))
         best_per_h = score[hs, bd]
@@ -693,6 +779,13 @@ class SiteReader:
         res = SiteResult(self.g.sites[i], height, color, float(best_per_h[k]), margin,
                          float(vis_top[k, bd[k]]), float(depths[bd[k]]),
                          float(uniform[k, bd[k]]), "", top_feat[k, bd[k]].copy(), rivals)
+        if len(heights) > 1:
+            j = 1 + int(np.argmax(best_per_h[1:]))
+            d = bd[j]
+            res.tower = (int(heights[j]), names[int(cls[j, d])], float(depths[d]),
+                         float(vis_top[j, d]), float(uniform[j, d]),
+                         float(colour[j, d]) if colour is not None else 0.0,
+                         top_feat[j, d].copy())
         if res.visible < self.cfg["min_visible"]:
             res.reason = "hidden"
             res.height, res.color = None, None
@@ -740,13 +833,13 @@ class SiteReader:
         return out
 
     def _paint(self, mask: np.ndarray, pose: Pose, i: int, res: SiteResult, st: Strips,
-               value: int) -> None:
+               value: int, height: int | None = None, depth: float | None = None) -> None:
         """Paint a read tower's silhouette (its box at the chosen depth) into ``mask``."""
         g = self.g
         half = g.footprint / 2 + self.cfg["occluder_pad_mm"]
-        z = (res.height or 0) * g.storey
+        z = (res.height or 0 if height is None else height) * g.storey
         sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
-        c = g.site_xy[i] + res.depth * st.v[i]
+        c = g.site_xy[i] + (res.depth if depth is None else depth) * st.v[i]
         box = np.vstack([np.column_stack([sq + c, np.zeros(4)]),
                          np.column_stack([sq + c, np.full(4, z)])])
         hull = cv2.convexHull(project_fast(pose, box).astype(np.float32)).reshape(-1, 2)
