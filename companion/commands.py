@@ -152,7 +152,8 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         if "error" in res:
             msg = res["error"]
             prefix = f"{res['path']}: "
-            skipped.append((name, msg[len(prefix):] if msg.startswith(prefix) else msg))
+            msg = msg[len(prefix):] if msg.startswith(prefix) else msg
+            skipped.append((name, msg.replace(res["path"], name)))
             continue
         reading = res["reading"]
         views, _towers, _colors, unseen = parse_board_json(reading)

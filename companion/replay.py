@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from companion.rules import (
@@ -41,7 +41,14 @@ from companion.rules import (
 )
 from companion.rules.board import tower_height
 from companion.rules.editions import EDITIONS
-from companion.tracking import Decision, decide
+from companion.tracking import (
+    CARD_COST,
+    COLOR_COST,
+    HEIGHT_COST,
+    ILLEGAL_COST,
+    Decision,
+    decide,
+)
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,7 @@ class ReplayResult:
     inferred_players: bool = False
     rounds_override: list[dict[str, Any]] | None = None
     round_boards: list[dict[str, Any]] = field(default_factory=list)
+    misreads: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         players = [(p.name, p.colors) for p in self.state.config.players]
@@ -91,6 +99,7 @@ class ReplayResult:
         for r, board in zip(rounds, self.round_boards, strict=False):
             r["board"] = board
         out: dict[str, Any] = {"moves": self.moves, "rounds": rounds, "warnings": self.warnings,
+                               "misreads": self.misreads,
                                "players": [p.to_json() for p in self.state.config.players],
                                "record": self.record.to_json()}
         if self.state.is_over:
@@ -193,52 +202,242 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     state = new_game(config)
     record = GameRecord(config)
     moves: list[dict[str, Any]] = []
+    misreads: list[dict[str, Any]] = []
     prev_cards: dict[Seat, Card] = {}
     boards: list[dict[str, Any]] = []
     turn = 0
     prev_obs: Observation | None = None
-    for k, obs in enumerate(observations):
+    doubtful: set[Site] = set()
+    for k, raw in enumerate(observations):
         if state.is_over:
-            warnings.append({"photo": obs.name, "reason": "after-end",
-                             "message": f"{obs.name}: the game was already over; ignored"})
+            warnings.append({"photo": raw.name, "reason": "after-end",
+                             "message": f"{raw.name}: the game was already over; ignored"})
             continue
-        if prev_obs is not None:
-            obs = _fresh_only(state, prev_obs, obs)
-        prev_obs = observations[k]
+        # the photos before the player who moves now moves again
+        later = observations[k + 1:k + min(3, len(config.players))]
+        obs = raw if prev_obs is None else _fresh_only(state, prev_obs, raw, doubtful)
+        prev_obs = raw
         changes = diff(state.board, obs)
         new_cards = {s: c for s, c in obs.cards.items() if prev_cards.get(s) != c}
         if k == 0 and not changes:
             prev_cards.update(obs.cards)
             continue
         if not changes and not new_cards:
+            doubtful = set()
             continue
         state, record = _commit_round(state, record)
-        if len(changes) == 1 and 0 < changes[0].delta <= 4 or (not changes and new_cards):
-            turn += 1
-            state, record, info = _one_turn(state, record, changes, new_cards, obs, turn, warnings)
-            moves.extend(info)
+        if _few_builds(changes, new_cards, later[0] if later else None, obs):
+            step = _explain(state, record, changes, new_cards, obs, later, turn, warnings,
+                            misreads)
+            state, record, info, turn, deferred, doubtful = step
         else:
             state, record, info, turn = _gap(state, record, changes, obs, turn, warnings)
-            moves.extend(info)
+            deferred, doubtful = set(), set()
+        moves.extend(info)
         if len(state.scores) > len(boards):
             boards.append(state.board.to_json(state.config.colors))
-        prev_cards.update(obs.cards)
-    return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards)
+        prev_cards.update({s: c for s, c in obs.cards.items() if s not in deferred})
+    return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards,
+                        misreads=misreads)
 
 
-def _fresh_only(state: GameState, prev: Observation, obs: Observation) -> Observation:
+def _grows(ch: Change) -> bool:
+    """A change a build can make: taller, or a new colour on top (however tall it reads)."""
+    return ch.after[1] is not None and (ch.delta > 0 or ch.after[1] != ch.before[1])
+
+
+def _few_builds(changes: list[Change], new_cards: Mapping[Seat, Card],
+               nxt: Observation | None, obs: Observation) -> bool:
+    """A photo one (or a few) builds after the last: explained move by move.
+
+    Many growing sites at once, that the next photo still shows (a photo after
+    a long gap), are a set of builds instead. Misreads are few per photo and
+    seldom repeat in the next photo, taken from elsewhere.
+    """
+    growing = [c for c in changes if _grows(c)
+               and _confirmed(c.site, obs.sites[c.site], nxt) is not False]
+    return len(growing) <= max(3, len(new_cards) + 1)
+
+
+def _confirmed(site: Site, view: SiteView, nxt: Observation | None) -> bool | None:
+    """Does the next photo still show what this one shows at ``site``? None: cannot tell."""
+    if nxt is None or site in nxt.unseen:
+        return None
+    later = nxt.sites.get(site)
+    if later is None:
+        return False
+    return later == view or later.height > view.height
+
+
+def _explain(state: GameState, record: GameRecord, changes: list[Change],
+             new_cards: Mapping[Seat, Card], obs: Observation, later: Sequence[Observation],
+             turn: int, warnings: list[dict[str, Any]], misreads: list[dict[str, Any]],
+             ) -> tuple[GameState, GameRecord, list[dict[str, Any]], int, set[Seat], set[Site]]:
+    """One photo of a per-turn series: the move(s) that explain what changed.
+
+    Only a growing site can be a build (blocks are never removed): a tower read
+    shorter, or gone, is a misread. Each growing site is ranked as the move of
+    the player to move (the rules' legal builds, the card on the mover's stack,
+    the colour and storeys seen, and whether the next photo still shows it);
+    the best explains the photo. A second growing site is a second move only
+    when it is an exact legal build of the next player that their stack shows
+    (or, the stack unread, the next photo confirms); else it is a misread,
+    looked at again in the next photo.
+    """
+    out: list[dict[str, Any]] = []
+    deferred: set[Seat] = set()
+    nxt = later[0] if later else None
+    growing = [c for c in changes if _grows(c)]
+    for ch in changes:
+        if not _grows(ch):
+            misreads.append(_misread(obs, ch, "a tower never shrinks: the record's tower is kept"))
+    if not growing:
+        card = new_cards.get(state.seat)
+        if card is None:
+            for seat, c in new_cards.items():
+                misreads.append({"photo": obs.name, "seat": seat.value, "card": str(c),
+                                 "message": f"{obs.name}: {seat.value}'s stack shows {c} but "
+                                            "nothing was built and it is not their turn"})
+            return state, record, out, turn, deferred, set()
+        move = Pass(state.seat, card)
+        try:
+            check_move(state, move)
+        except IllegalMoveError:
+            if nxt is not None:
+                # A card on the stack and no build seen yet: the build may show next.
+                deferred.add(state.seat)
+                return state, record, out, turn, deferred, set()
+        turn += 1
+        state, record, info = _apply(state, record, move, obs, turn, warnings)
+        return state, record, info, turn, deferred, set()
+    first = True
+    used: set[Seat] = set()
+    while growing and not state.is_over:
+        state, record = _commit_round(state, record)
+        ranked = sorted(((_rank(state, ch, obs, later, new_cards), n, ch)
+                         for n, ch in enumerate(growing)), key=lambda t: (t[0][0], t[1]))
+        (score, decision), _, ch = ranked[0]
+        if decision.move is None or decision.kind != "move":
+            if first:
+                turn += 1
+                warnings.append({"photo": obs.name, "turn": turn, "reason": decision.kind,
+                                 "message": f"{obs.name}: {decision.message}"})
+            break
+        if not first:
+            mover = state.seat
+            card = new_cards.get(mover)
+            exact = decision.cost == 0 and decision.legal
+            agrees = card is not None and card == decision.move.card
+            # the stack shows the card, or (stack not read) the next photo shows the build
+            unread = mover not in obs.cards
+            shown = _confirmed(ch.site, obs.sites[ch.site], nxt) is True
+            if not (exact and mover not in used and (agrees or unread and shown)):
+                break
+            warnings.append({"photo": obs.name, "reason": "photo-skipped-turn",
+                             "message": f"{obs.name}: {decision.move} was made since the "
+                                        "last photo as well"})
+        turn += 1
+        used.add(decision.move.seat)
+        state, record, info = _apply(state, record, decision.move, obs, turn, warnings)
+        out.extend(info)
+        growing.remove(ch)
+        first = False
+    for ch in growing:
+        misreads.append(_misread(obs, ch, "no move explains it: looked at again in the "
+                                          "next photo"))
+    return state, record, out, turn, deferred, {ch.site for ch in growing}
+
+
+def _rank(state: GameState, ch: Change, obs: Observation, later: Sequence[Observation],
+          new_cards: Mapping[Seat, Card]) -> tuple[float, Decision]:
+    """How well a single build at ``ch.site`` explains the photo (lower is better).
+
+    The next photos (before the same player moves again) vote too: a storey
+    count misread in one photo is outvoted by the photos after it. Each later
+    view adds at most ``LATER_CAP``; a later view with another colour on a
+    taller tower (built on since) has no vote.
+    """
+    view = obs.sites[ch.site]
+    # a later photo that shows the site empty disagrees with every build there
+    views: list[SiteView | None] = [view]
+    for o in later:
+        v = o.sites.get(ch.site)
+        if ch.site in o.unseen or v is not None and v.owner != view.owner \
+                and v.height > view.height:
+            continue  # not seen, or built on since: no vote
+        views.append(v)
+    base = dict(state.board.views())
+    decisions = []
+    for v in views:
+        if v is None:
+            continue
+        sites = dict(base)
+        sites[ch.site] = v
+        d = decide(state, sites, (), new_cards)
+        if d.kind == "move" and isinstance(d.move, Build) \
+                and all(d.move != e.move for e in decisions):
+            decisions.append(d)
+    if not decisions:
+        sites = dict(base)
+        sites[ch.site] = view
+        d = decide(state, sites, (), new_cards)
+        return 10.0 + d.cost, d
+    best: tuple[float, Decision] | None = None
+    for d in decisions:
+        move = d.move
+        assert isinstance(move, Build)
+        here = _view_cost(state, move, view)
+        score = here + (0.0 if d.legal else ILLEGAL_COST)
+        seen_card = new_cards.get(move.seat)
+        if seen_card is not None and seen_card != move.card:
+            score += CARD_COST
+        score += sum(min(_view_cost(state, move, v), LATER_CAP) for v in views[1:])
+        if best is None or score < best[0] - 1e-9:
+            best = (score, replace(d, cost=here + (0.0 if seen_card in (None, move.card)
+                                                   else CARD_COST)))
+    assert best is not None
+    return best
+
+
+#: The most one later photo's disagreement adds to a candidate's cost.
+LATER_CAP = 1.5
+
+
+def _view_cost(state: GameState, move: Build, view: SiteView | None) -> float:
+    if view is None:
+        return LATER_CAP
+    height = state.board.height(move.site) + move.block.storeys
+    return HEIGHT_COST * abs(height - view.height) + (
+        COLOR_COST if move.block.color != view.owner else 0.0)
+
+
+def _misread(obs: Observation, ch: Change, why: str) -> dict[str, Any]:
+    def show(v: tuple[int, str | None]) -> str:
+        return f"{v[0]} {v[1]}" if v[1] else "empty"
+
+    return {"photo": obs.name, "site": ch.site.name, "read": list(ch.after),
+            "record": list(ch.before),
+            "message": f"{obs.name}: {ch.site.name} read as {show(ch.after)}, the record has "
+                       f"{show(ch.before)}; {why}"}
+
+
+def _fresh_only(state: GameState, prev: Observation, obs: Observation,
+                doubtful: Iterable[Site] = ()) -> Observation:
     """Keep a photo's reading only where it differs from the previous photo's.
 
     A site misread the same way in two photos did not change between them; its
-    tower stays as the record has it. Only what changed can be a move.
+    tower stays as the record has it. Only what changed can be a move. Sites
+    the previous photo showed changed but no move explained (``doubtful``) are
+    looked at again.
     """
+    again = set(doubtful)
     record = state.board.views()
     sites = dict(record)
     for site in set(obs.sites) | set(prev.sites) | set(record):
         if site in obs.unseen:
             continue
         now = obs.sites.get(site)
-        if site in prev.unseen or prev.sites.get(site) != now:
+        if site in prev.unseen or site in again or prev.sites.get(site) != now:
             if now is None:
                 sites.pop(site, None)
             else:
@@ -282,22 +481,34 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
     round_no = 1
     state = new_game(config)
     players = [(p.name, p.colors) for p in config.players]
+    # What the photos have shown so far: a tower never shrinks, so a site read
+    # shorter or empty (or hidden) keeps its last tower, for the builds and the score.
+    known: dict[Site, SiteView] = dict(observations[0].sites) if observations else {}
     for a, b in gaps:
         builds = 0
-        for site, before, after in diff_views(a, b):
+        for index in range(54):
+            site = Site.from_index(index)
+            if site in b.unseen:
+                continue
+            old, new = known.get(site), b.sites.get(site)
+            if new == old:
+                continue
+            before = (old.height, old.owner) if old else (0, None)
+            after = (new.height, new.owner) if new else (0, None)
             delta = after[0] - before[0]
-            if after[1] is None or delta <= 0:
+            if new is None or delta <= 0:
                 warnings.append({"photo": b.name, "reason": "shrunk",
                                  "message": f"{b.name}: {site.name} went from {before[0]} to "
                                             f"{after[0]} storeys; a tower cannot shrink "
-                                            "(misread?)"})
+                                            "(misread?): kept the last tower seen"})
                 continue
-            owner = config.owner_of_color(after[1])
+            known[site] = new
+            owner = config.owner_of_color(new.owner)
             n_blocks = -(-delta // 4)
             builds += n_blocks
             moves.append({
                 "turn": None, "round": round_no, "seat": owner.seat.value if owner else None,
-                "color": after[1], "city": site.city, "row": site.row, "col": site.col,
+                "color": new.owner, "city": site.city, "row": site.row, "col": site.col,
                 "storeys": delta, "blocks_min": n_blocks, "site": site.name,
                 "card": str(Card.for_site(owner.seat, site.row, site.col)) if owner else None,
                 "photo": b.name, "order_known": False,
@@ -308,10 +519,10 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
                          "message": f"{b.name}: {builds} or more builds since {a.name}; their "
                                     "order is not known"})
         if ends_round or (a, b) == gaps[-1]:
-            score = score_views(b.sites, config.colors)
+            score = score_views(known, config.colors)
             board = {"format": "manhattan-board/1", "colors": list(config.colors),
                      "sites": [{"city": s.city, "row": s.row, "col": s.col, "height": v.height,
-                                "owner": v.owner} for s, v in sorted(b.sites.items())],
+                                "owner": v.owner} for s, v in sorted(known.items())],
                      "unseen": [{"city": s.city, "row": s.row, "col": s.col}
                                 for s in sorted(b.unseen)]}
             round_boards.append(board)
@@ -366,23 +577,6 @@ def _move_dict(move: Build | Pass, turn: int | None, state: GameState, photo: st
     if not order_known:
         out["order_known"] = False
     return out
-
-
-def _one_turn(state: GameState, record: GameRecord, changes: list[Change],
-              new_cards: Mapping[Seat, Card], obs: Observation, turn: int,
-              warnings: list[dict[str, Any]]) -> tuple[GameState, GameRecord,
-                                                       list[dict[str, Any]]]:
-    decision = decide(state, obs.sites, sorted(obs.unseen), new_cards)
-    if decision.kind == "none" and not changes and new_cards:
-        # A card on another seat's stack and nothing built: a pass out of turn.
-        seat, card = next(iter(new_cards.items()))
-        decision = Decision("move", Pass(seat, card), False, "wrong-turn",
-                            f"{seat} played a card out of turn")
-    if decision.move is None or decision.kind != "move":
-        warnings.append({"photo": obs.name, "turn": turn, "reason": decision.kind,
-                         "message": f"{obs.name}: {decision.message or 'nothing to explain'}"})
-        return state, record, []
-    return _apply(state, record, decision.move, obs, turn, warnings)
 
 
 def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observation,
