@@ -304,6 +304,7 @@ class SiteReader:
         self.board: BoardModel | None = None
         self.noise = 0.01
         self.site_print: ColourClass | None = None
+        self._nearest: np.ndarray | None = None
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
 
     def strips(self, pose: Pose) -> Strips:
@@ -329,6 +330,7 @@ class SiteReader:
         self.noise = wb.noise
         self.site_print = self.print_model(image, pose, wb, model)
         sf = strip_features(image, strips, wb, model, cfg, board, self.site_print)
+        self._nearest = None
         results = self._read_all(image, pose, strips, sf, model)
         if cfg["print_check"]:
             self._check_empty_sites(image, pose, strips, results)
@@ -368,21 +370,25 @@ class SiteReader:
         pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
         pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))])).astype(np.float32)
         H, W = image.shape[:2]
-        grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY).astype(np.float32)
-        v = cv2.remap(grey, pix[:, 0].reshape(1, -1), pix[:, 1].reshape(1, -1),
-                      cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(len(g.sites), -1)
+        bgr = cv2.remap(image, pix[:, 0].reshape(1, -1), pix[:, 1].reshape(1, -1),
+                        cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
+        v = (bgr.astype(np.float32) @ np.array([0.114, 0.587, 0.299], np.float32)).reshape(
+            len(g.sites), -1)
         ok = ((pix[:, 0] >= 0) & (pix[:, 0] <= W - 1) & (pix[:, 1] >= 0)
               & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
         nsites = len(g.sites)
         rank = np.empty(nsites, np.int64)
         rank[np.argsort(np.abs(strips.rho_c))] = np.arange(nsites)
-        nearest = self._silhouettes(pose, strips, results, rank, (H, W))
+        nearest = self._nearest
+        if nearest is None or nearest.shape != (H, W):
+            nearest = self._silhouettes(pose, strips, results, rank, (H, W))
         px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
         py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
         covered = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
         vis = ok & ~covered
         # shading-free: each site relative to its own median brightness
-        med = np.array([np.median(v[i][vis[i]]) if vis[i].any() else 1.0 for i in range(nsites)])
+        with np.errstate(all="ignore"):
+            med = np.nan_to_num(np.nanmedian(np.where(vis, v, np.nan), axis=1), nan=1.0)
         pn = v / np.maximum(med, 1.0)[:, None]
         clean = [i for i in empty if vis[i].mean() > 0.9]
         if len(clean) < int(cfg["print_min_sites"]):
@@ -436,10 +442,12 @@ class SiteReader:
         reach = g.footprint / 2 + g.jitter_mm + 2.0
         top = float(self.cfg["max_height"]) * g.storey
         sq = np.array([[-reach, reach], [reach, reach], [reach, -reach], [-reach, -reach]])
-        for xy in g.site_xy:
-            box = np.vstack([np.column_stack([sq + xy, np.zeros(4)]),
-                             np.column_stack([sq + xy, np.full(4, top)])])
-            hull = cv2.convexHull(project_fast(pose, box).astype(np.float32))
+        boxes = np.zeros((len(g.site_xy), 8, 3))
+        boxes[:, :4, :2] = g.site_xy[:, None, :] + sq[None]
+        boxes[:, 4:, :2] = boxes[:, :4, :2]
+        boxes[:, 4:, 2] = top
+        for corners in project_fast(pose, boxes).astype(np.float32):
+            hull = cv2.convexHull(corners)
             cv2.fillConvexPoly(mask, np.round(hull.reshape(-1, 2)).astype(np.int32), 1)
         for mid in g.marker_centres:
             r = g.marker_size / 2 + g.marker_quiet + 3
@@ -490,7 +498,8 @@ class SiteReader:
         n = len(self.g.sites)
         rank = np.empty(n, np.int64)
         rank[np.argsort(np.abs(strips.rho_c))] = np.arange(n)  # 0 = nearest
-        pix = np.round(strips.pix).astype(np.int32)
+        pix = np.round(np.nan_to_num(strips.pix, nan=-1.0, posinf=-1.0, neginf=-1.0))
+        pix = pix.astype(np.int64)
         px = np.clip(pix[..., 0], 0, w - 1)
         py = np.clip(pix[..., 1], 0, h - 1)
         occluded = np.zeros(sf.inside.shape, bool)
@@ -503,6 +512,7 @@ class SiteReader:
             if not cfg["occlusion"]:
                 break
             nearest = self._silhouettes(pose, strips, results, rank, (h, w))
+            self._nearest = nearest  # the silhouettes of the results as they stand
             new_occ = nearest[py, px] < rank[:, None, None]
             changed = np.flatnonzero(np.any(new_occ != occluded, axis=(1, 2)))
             occluded = new_occ
@@ -522,14 +532,30 @@ class SiteReader:
         n = len(results)
         mask = np.full(shape, n, np.int32)
         unseen = bool(self.cfg["occlude_unseen"])
+        towers: list[tuple[int, int, float]] = []  # site, height, depth; far first
         for i in np.argsort(-rank):  # far first, near overwrite
             r = results[int(i)]
             if r is None:
                 continue
             if r.height:
-                self._paint(mask, pose, int(i), r, st, int(rank[i]))
+                towers.append((int(i), int(r.height), float(r.depth)))
             elif r.height is None and unseen and r.tower is not None:
-                self._paint(mask, pose, int(i), r, st, int(rank[i]), r.tower[0], r.tower[2])
+                towers.append((int(i), int(r.tower[0]), float(r.tower[2])))
+        if not towers:
+            return mask
+        g = self.g
+        half = g.footprint / 2 + self.cfg["occluder_pad_mm"]
+        sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
+        ii = np.array([t[0] for t in towers])
+        centres = g.site_xy[ii] + np.array([t[2] for t in towers])[:, None] * st.v[ii]
+        boxes = np.zeros((len(towers), 8, 3))
+        boxes[:, :4, :2] = centres[:, None, :] + sq[None]
+        boxes[:, 4:, :2] = boxes[:, :4, :2]
+        boxes[:, 4:, 2] = (np.array([t[1] for t in towers]) * g.storey)[:, None]
+        pix = project_fast(pose, boxes).astype(np.float32)
+        for k, (i, _, _) in enumerate(towers):
+            hull = cv2.convexHull(pix[k]).reshape(-1, 2)
+            cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), int(rank[i]))
         return mask
 
     # -- scoring ------------------------------------------------------------
@@ -831,16 +857,3 @@ class SiteReader:
             out = np.maximum(out, np.maximum(pad[:, r - k:r - k + n + 1],
                                              pad[:, r + k:r + k + n + 1]) * wk)
         return out
-
-    def _paint(self, mask: np.ndarray, pose: Pose, i: int, res: SiteResult, st: Strips,
-               value: int, height: int | None = None, depth: float | None = None) -> None:
-        """Paint a read tower's silhouette (its box at the chosen depth) into ``mask``."""
-        g = self.g
-        half = g.footprint / 2 + self.cfg["occluder_pad_mm"]
-        z = (res.height or 0 if height is None else height) * g.storey
-        sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
-        c = g.site_xy[i] + (res.depth if depth is None else depth) * st.v[i]
-        box = np.vstack([np.column_stack([sq + c, np.zeros(4)]),
-                         np.column_stack([sq + c, np.full(4, z)])])
-        hull = cv2.convexHull(project_fast(pose, box).astype(np.float32)).reshape(-1, 2)
-        cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), int(value))
