@@ -256,6 +256,8 @@ def _few_builds(changes: list[Change], new_cards: Mapping[Seat, Card],
     """
     growing = [c for c in changes if _grows(c)
                and _confirmed(c.site, obs.sites[c.site], nxt) is not False]
+    if len(new_cards) <= 1:
+        return True  # at most one stack changed: one move, the rest are misreads
     return len(growing) <= max(3, len(new_cards) + 1)
 
 
@@ -447,12 +449,24 @@ def _fresh_only(state: GameState, prev: Observation, obs: Observation,
 
 
 def _mostly_gaps(observations: Sequence[Observation]) -> bool:
-    """One photo per round (or so): most photos show several new builds."""
+    """One photo per round (or so): most photos show several new builds.
+
+    Only sites that grew (taller, or another colour on top) and that the photo
+    after still shows count: a misread is seldom repeated by the next photo,
+    and a tower read shorter or empty never is a build.
+    """
     counts = []
-    for a, b in zip(observations, observations[1:], strict=False):
-        changed = sum(1 for site, v in b.sites.items()
-                      if site not in a.unseen and a.sites.get(site) != v)
-        changed += sum(1 for site in a.sites if site not in b.sites and site not in b.unseen)
+    for k in range(1, len(observations)):
+        a, b = observations[k - 1], observations[k]
+        c = observations[k + 1] if k + 1 < len(observations) else None
+        changed = 0
+        for site, v in b.sites.items():
+            if site in a.unseen:
+                continue
+            old = a.sites.get(site)
+            grew = old is None or v.height > old.height or v.owner != old.owner
+            if old != v and grew and _confirmed(site, v, c) is not False:
+                changed += 1
         if changed:
             counts.append(changed)
     if not counts:
