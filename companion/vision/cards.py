@@ -36,6 +36,7 @@ DEFAULTS: dict[str, Any] = {
     "min_grid_score": 0.35,
     "min_margin": 0.01,
     "margin_mm": 14.0,
+    "shade_mm": 0.0,  # scale of the brightness normalisation (0: none)
 }
 
 
@@ -131,7 +132,7 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
             mid = (cent[i] + cent[j]) / 2
             am = a0 + mid[0] / s
             bm = b0 - mid[1] / s
-            scores = _cell_scores(grey, (a0, b0), s, am, bm, ang, g)
+            scores = _cell_scores(grey, (a0, b0), s, am, bm, ang, g, cfg["shade_mm"])
             order = np.argsort(-scores.ravel())
             top = float(scores.ravel()[order[0]])
             margin = top - float(scores.ravel()[order[1]])
@@ -203,7 +204,8 @@ def _card_pattern(g: BoardGeometry, step: float = 0.75
 
 
 def _cell_scores(grey: np.ndarray, origin: tuple[float, float], s: float,
-                 am: float, bm: float, ang: float, g: BoardGeometry) -> FloatArray:
+                 am: float, bm: float, ang: float, g: BoardGeometry,
+                 cfg_shade_mm: float = 0.0) -> FloatArray:
     """(3, 3) how well each red-cell hypothesis explains the top of the card.
 
     Hypothesis (r, c) fixes where the card's top edge and centre line are
@@ -219,7 +221,13 @@ def _cell_scores(grey: np.ndarray, origin: tuple[float, float], s: float,
     X, Y, base = _card_pattern(g)
     ca, sa = np.cos(ang), np.sin(ang)
     H, W = grey.shape
-    lum = grey / max(float(grey.max()), 1.0)
+    # shading-free: each pixel against the mean brightness around it, so a shadow
+    # edge across the card (a tower's, a hand's) does not outweigh the printed grid
+    sigma = float(cfg_shade_mm) * s
+    if sigma > 0:
+        lum = grey / np.maximum(cv2.GaussianBlur(grey, (0, 0), sigma), 1.0)
+    else:
+        lum = grey / max(float(grey.max()), 1.0)
     rs, cs = np.meshgrid(np.arange(3), np.arange(3), indexing="ij")
     rx = ((cs.ravel() - 1) * cell)[:, None]  # red cell centre, card-local, per hypothesis
     ry = (g.card.top_offset + cell / 2 + rs.ravel() * cell)[:, None]

@@ -43,12 +43,17 @@ class LabelledPhoto:
 
 
 def true_occlusion(photo: LabelledPhoto, reader: SiteReader, strips: Any) -> np.ndarray:
-    """(S, N, L) strip samples covered by a nearer tower, from the truth."""
+    """(S, N, L) strip samples covered by a nearer tower, from the truth.
+
+    The silhouettes are drawn with the photo's true pose; ``strips`` may come
+    from another (estimated) pose: its sample positions are looked up as they are.
+    """
     g = reader.g
     h, w = photo.image.shape[:2]
     n = len(g.sites)
     rank = np.empty(n, np.int64)
-    rank[np.argsort(np.abs(strips.rho_c))] = np.arange(n)
+    C = photo.pose.camera_centre
+    rank[np.argsort(np.linalg.norm(g.site_xy - C[None, :2], axis=1))] = np.arange(n)
     mask = np.full((h, w), n, np.int32)
     half = g.footprint / 2 + 0.5
     sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
@@ -62,24 +67,41 @@ def true_occlusion(photo: LabelledPhoto, reader: SiteReader, strips: Any) -> np.
                          np.column_stack([sq + c, np.full(4, z)])])
         hull = cv2.convexHull(project_fast(photo.pose, box).astype(np.float32)).reshape(-1, 2)
         cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), int(rank[i]))
-    pix = np.round(strips.pix).astype(np.int32)
+    pix = np.round(np.nan_to_num(strips.pix, nan=-1.0)).astype(np.int64)
     px = np.clip(pix[..., 0], 0, w - 1)
     py = np.clip(pix[..., 1], 0, h - 1)
     return mask[py, px] < rank[:, None, None]
 
 
+def estimated_pose(photo: LabelledPhoto, geometry: BoardGeometry | None = None) -> Pose:
+    """The pose the reader would use on this photo: markers, estimated intrinsics."""
+    from companion.vision.pose import detect_markers, estimate_intrinsics, solve_pose
+
+    g = geometry or board_geometry()
+    markers = detect_markers(photo.image, g)
+    h, w = photo.image.shape[:2]
+    intr = estimate_intrinsics(markers, g, (w, h))
+    return solve_pose(markers, intr, g).pose
+
+
 def site_examples(photo: LabelledPhoto, geometry: BoardGeometry | None = None,
-                  config: dict[str, Any] | None = None, min_visible: float = 0.5
-                  ) -> list[tuple[FloatArray, int]]:
-    """(features (H, D, F), true height) for every visible site of one photo."""
+                  config: dict[str, Any] | None = None, min_visible: float = 0.5,
+                  estimate: bool = False) -> list[tuple[FloatArray, int]]:
+    """(features (H, D, F), true height) for every visible site of one photo.
+
+    With ``estimate`` the evidence is gathered as the reader gathers it, through
+    the pose and intrinsics estimated from the markers (their errors included);
+    the occlusion still comes from the truth.
+    """
     g = geometry or board_geometry()
     reader = SiteReader(g, config)
-    wb = estimate_white_balance(photo.image, photo.pose, g)
+    pose = estimated_pose(photo, g) if estimate else photo.pose
+    wb = estimate_white_balance(photo.image, pose, g)
     model = ColourModel.for_colours(g, photo.colors)
-    strips = reader.strips(photo.pose)
-    reader.board = reader.board_model(photo.image, photo.pose, wb)
+    strips = reader.strips(pose)
+    reader.board = reader.board_model(photo.image, pose, wb)
     reader.noise = wb.noise
-    reader.site_print = reader.print_model(photo.image, photo.pose, wb, model)
+    reader.site_print = reader.print_model(photo.image, pose, wb, model)
     sf = strip_features(photo.image, strips, wb, model, reader.cfg, reader.board,
                         reader.site_print)
     occ = true_occlusion(photo, reader, strips)
