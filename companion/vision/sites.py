@@ -61,6 +61,7 @@ class SiteResult:
     #: the best tower hypothesis (even when empty wins): height, colour, depth, visible
     #: fraction, uniformity and colour fit of its top band, its top feature
     tower: tuple[int, str, float, float, float, float, FloatArray] | None = None
+    foot_visible: float = 1.0  # visible fraction of the footprint (board level)
 
 
 @dataclass
@@ -100,6 +101,7 @@ DEFAULTS: dict[str, Any] = {
     "w_depth": 0.05,
     "front_mm": 8.0,
     "min_visible": 0.5,
+    "min_foot_visible": 0.1,
     "occlusion": True,
     "occluder_pad_mm": 0.8,
     "occlusion_rounds": 2,
@@ -805,6 +807,7 @@ class SiteReader:
         res = SiteResult(self.g.sites[i], height, color, float(best_per_h[k]), margin,
                          float(vis_top[k, bd[k]]), float(depths[bd[k]]),
                          float(uniform[k, bd[k]]), "", top_feat[k, bd[k]].copy(), rivals)
+        res.foot_visible = float(vis_top[0, bd[0]])
         if len(heights) > 1:
             j = 1 + int(np.argmax(best_per_h[1:]))
             d = bd[j]
@@ -814,6 +817,11 @@ class SiteReader:
                          top_feat[j, d].copy())
         if res.visible < self.cfg["min_visible"]:
             res.reason = "hidden"
+            res.height, res.color = None, None
+        elif height > 0 and res.foot_visible < self.cfg["min_foot_visible"]:
+            # a top seen without the foot it stands on: along the line of sight a
+            # taller tower farther back, or a shorter one nearer, shows the same top
+            res.reason = "foot hidden"
             res.height, res.color = None, None
         return res
 

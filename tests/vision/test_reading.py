@@ -7,9 +7,9 @@ the error counts measured when the test was written (``BOUNDS``), so any regress
 fails. Known weaknesses, on this renderer:
 - at 82 deg the side faces are a few pixels tall: heights come out one or two
   storeys short (cases W82, E82, S82);
-- at 40 deg behind tall towers, the side faces of a nearer tower the reader
-  under-reads are taken for black tops of hidden sites (``hidden_read`` > 0 in
-  S40, W40, E45). The goal is 0 there: such sites must be reported unseen.
+- at 40-45 deg behind tall towers a few hidden sites are still guessed
+  (``hidden_read`` 2 in S40, 1 in E45; the goal is 0), and towers whose foot is
+  hidden are reported unseen even when their top is in view (``unseen``).
 """
 
 from __future__ import annotations
@@ -44,14 +44,14 @@ CASES: dict[str, tuple[str, float, float, str, bool, int]] = {
 
 #: measured (wrong visible sites, visible sites reported unseen, hidden sites guessed)
 BOUNDS: dict[str, tuple[int, int, int]] = {
-    "S40-warm-classic-tall": (5, 6, 9),
+    "S40-warm-classic-tall": (4, 8, 2),
     "W82-cold-2017": (9, 1, 0),
-    "N60-warm-2017-tall": (0, 1, 2),
-    "E82-cold-classic-tall": (13, 1, 1),
+    "N60-warm-2017-tall": (0, 1, 0),
+    "E82-cold-classic-tall": (13, 2, 0),
     "S82-cold-2017-tall": (5, 0, 0),
-    "W40-warm-classic-tall": (1, 4, 13),
+    "W40-warm-classic-tall": (1, 7, 0),
     "N40-cold-classic": (0, 0, 0),
-    "E45-warm-2017-tall": (1, 7, 4),
+    "E45-warm-2017-tall": (1, 9, 1),
 }
 
 #: measured card stacks the reader left out (a card is never misread)
