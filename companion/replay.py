@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from companion.rules import (
@@ -42,12 +42,8 @@ from companion.rules import (
 from companion.rules.board import tower_height
 from companion.rules.editions import EDITIONS
 from companion.tracking import (
-    CARD_COST,
     COLOR_COST,
     HEIGHT_COST,
-    ILLEGAL_COST,
-    Decision,
-    decide,
 )
 
 
@@ -199,44 +195,268 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
                         for n in notes)
     if _mostly_gaps(observations):
         return _replay_rounds(observations, config, warnings, inferred)
+    path = _search(observations, config)
+    return _record(observations, config, path, warnings, inferred)
+
+
+# --- per-turn photos: the move list that explains every photo best -------------------
+#
+# Each photo is taken after one move (sometimes two, when a photo is missing, or none).
+# A hypothesis is a game state reached by legal moves (illegal ones at a price); its cost
+# sums, over every photo so far, how far the board it gives is from what the photo shows,
+# site by site (a misread site costs every hypothesis the same), and whether the card
+# stacks read show the cards it played. Misreads are independent from photo to photo
+# (each photo is taken from elsewhere), the true moves show in every later photo: the
+# cheapest hypothesis after the last photo is the game. A beam keeps the best few.
+
+#: Hypotheses kept after each photo.
+BEAM = 64
+#: The most a site that the photo shows differently from a hypothesis costs.
+SITE_CAP = 2.5
+#: A photo that shows no new move (a retaken photo).
+NO_MOVE_COST = 2.0
+#: A photo that shows two new moves (the photo between them is missing).
+TWO_MOVES_COST = 2.5
+#: A build the rules forbid, kept because the photos show it.
+ILLEGAL_PRICE = 3.0
+#: A card stack read showing another card than the hypothesis played there: cards are
+#: read well, a read card outweighs a legal build's convenience.
+CARD_PRICE = 3.5
+
+
+_TRACE: list[Any] | None = None
+
+
+@dataclass(frozen=True)
+class _Step:
+    """Moves recorded at one photo, linked to the steps before."""
+
+    prev: _Step | None
+    photo: int
+    moves: tuple[Build | Pass, ...]
+    legal: tuple[bool, ...]
+
+
+@dataclass
+class _Hyp:
+    state: GameState
+    cost: float
+    step: _Step | None
+
+
+class _Pool:
+    """The children of one photo, the cheapest per key, in the order first offered."""
+
+    def __init__(self) -> None:
+        self.items: dict[Any, tuple[float, int, _Hyp, tuple[Build | Pass, ...],
+                                    tuple[bool, ...], GameState | None]] = {}
+
+    def offer(self, cost: float, h: _Hyp, moves: tuple[Build | Pass, ...],
+              legal: tuple[bool, ...], state: GameState | None, key: Any) -> None:
+        if key not in self.items or cost < self.items[key][0] - 1e-9:
+            self.items[key] = (cost, len(self.items), h, moves, legal, state)
+
+
+def _site_cost(pred: SiteView | None, seen: SiteView | None) -> float:
+    if pred == seen:
+        return 0.0
+    if pred is None or seen is None:
+        return SITE_CAP
+    return min(SITE_CAP, HEIGHT_COST * abs(pred.height - seen.height)
+               + (COLOR_COST if pred.owner != seen.owner else 0.0))
+
+
+def _tops(state: GameState) -> dict[Seat, Card | None]:
+    return {seat: (cards[-1] if cards else None) for seat, cards in state.played.items()}
+
+
+def _card_cost(tops: Mapping[Seat, Card | None], obs: Observation) -> float:
+    return sum(CARD_PRICE for seat, card in obs.cards.items()
+               if seat in tops and tops[seat] != card)
+
+
+def _key(state: GameState) -> tuple[Any, ...]:
+    return (state.board, tuple(sorted((s.value, c) for s, c in _tops(state).items()
+                                      if c is not None)), state.round, state.to_move,
+            state.phase)
+
+
+def _candidates(state: GameState, obs: Observation, base: Mapping[Site, SiteView],
+                unseen_too: bool = True) -> list[tuple[Build | Pass, bool]]:
+    """The mover's moves worth trying against a photo.
+
+    Builds at sites the photo shows grown (legal ones of any storeys; an illegal one
+    only as the photo shows it), builds at sites the photo does not show that the
+    mover's card allows (when it is read), and a pass with the card read.
+    """
+    if state.phase is not Phase.BUILD:
+        return []
+    seat = state.seat
+    player = state.player
+    card = obs.cards.get(seat)
+    grown: list[Site] = []
+    for site, view in obs.sites.items():
+        old = base.get(site)
+        if old is None or view.height > old.height or (view.owner != old.owner
+                                                         and view.height >= old.height):
+            grown.append(site)
+    wanted = set(grown)
+    if unseen_too and card is not None:
+        # the card read names the site in each city: one the photo does not show may
+        # be it (with no card read, the next photo shows the build instead)
+        allowed = card.site_cell(seat)
+        wanted |= {s for s in obs.unseen if (s.row, s.col) == allowed}
+    out: list[tuple[Build | Pass, bool]] = []
+    have: set[tuple[Site, Block]] = set()
+    for site in sorted(wanted):
+        use = Card.for_site(seat, site.row, site.col)
+        for color in player.colors:
+            for size in (1, 2, 3, 4):
+                build = Build(seat, use, site, Block(color, size))
+                try:
+                    check_move(state, build)
+                except IllegalMoveError:
+                    continue
+                out.append((build, True))
+                have.add((site, build.block))
+    for site in grown:
+        view = obs.sites[site]
+        delta = view.height - base[site].height if site in base else view.height
+        if view.owner not in player.colors or not 1 <= delta <= 4:
+            continue
+        use = card if card is not None else Card.for_site(seat, site.row, site.col)
+        if use == Card.for_site(seat, site.row, site.col) \
+                and (site, Block(view.owner, delta)) in have:
+            continue
+        out.append((Build(seat, use, site, Block(view.owner, delta)), False))
+    if card is not None and _tops(state).get(seat) != card:
+        move = Pass(seat, card)
+        try:
+            check_move(state, move)
+            out.append((move, True))
+        except IllegalMoveError:
+            pass
+    return out
+
+
+def _after(state: GameState, move: Build | Pass, legal: bool) -> GameState | None:
+    try:
+        return _committed(apply_move(state, move, check=legal))
+    except RulesError:
+        return None
+
+
+def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | None:
+    """The steps (moves per photo) of the cheapest hypothesis over all photos."""
+    start = _committed(new_game(config))
+    beam = [_Hyp(start, 0.0, None)]
+    for k, obs in enumerate(observations):
+        pool = _Pool()
+        for h in beam:
+            st = h.state
+            views = st.board.views()
+            per_site = {s: _site_cost(views.get(s), obs.sites.get(s))
+                        for s in set(views) | set(obs.sites) if s not in obs.unseen}
+            base = sum(per_site.values())
+            tops = _tops(st)
+            pool.offer(h.cost + base + _card_cost(tops, obs) + (NO_MOVE_COST if k else 0.0),
+                  h, (), (), st, _key(st))
+            if st.is_over:
+                continue
+            firsts = []
+            for move, legal in _candidates(st, obs, views):
+                cost = h.cost + base + (0.0 if legal else ILLEGAL_PRICE)
+                if isinstance(move, Build) and move.site not in obs.unseen:
+                    site = move.site
+                    new = SiteView(st.board.height(site) + move.block.storeys, move.block.color)
+                    cost += _site_cost(new, obs.sites.get(site)) - per_site.get(site, 0.0)
+                cost += _card_cost({**tops, move.seat: move.card}, obs)
+                firsts.append((cost, move, legal))
+                pool.offer(cost, h, (move,), (legal,), None, (id(h), move))
+            # two moves in one photo: both at sites the photo shows grown
+            firsts.sort(key=lambda t: t[0])
+            for cost1, move1, legal1 in firsts[:3]:
+                if not isinstance(move1, Build) or move1.site in obs.unseen:
+                    continue
+                st1 = _after(st, move1, legal1)
+                if st1 is None or st1.is_over:
+                    continue
+                views1 = st1.board.views()
+                tops1 = _tops(st1)
+                for move2, legal2 in _candidates(st1, obs, views1, unseen_too=False):
+                    if not isinstance(move2, Build):
+                        continue
+                    site = move2.site
+                    new = SiteView(st1.board.height(site) + move2.block.storeys,
+                                   move2.block.color)
+                    old = _site_cost(views1.get(site), obs.sites.get(site))
+                    cost = (cost1 + TWO_MOVES_COST + (0.0 if legal2 else ILLEGAL_PRICE)
+                            + _site_cost(new, obs.sites.get(site)) - old
+                            - _card_cost(tops1, obs) + _card_cost({**tops1, move2.seat:
+                                                                   move2.card}, obs))
+                    pool.offer(cost, h, (move1, move2), (legal1, legal2), None,
+                          (id(h), move1, move2))
+        ranked = sorted(pool.items.values(), key=lambda t: (t[0], t[1]))
+        beam = []
+        seen: set[tuple[Any, ...]] = set()
+        for cost, _, h, moves, legal, state in ranked:
+            if state is None:
+                state = h.state
+                for move, ok in zip(moves, legal, strict=True):
+                    state = _after(state, move, ok) if state is not None else None
+                if state is None:
+                    continue
+            key = _key(state)
+            if key in seen:
+                continue
+            seen.add(key)
+            step = _Step(h.step, k, moves, legal) if moves else h.step
+            beam.append(_Hyp(state, cost, step))
+            if len(beam) >= BEAM:
+                break
+        if _TRACE is not None:
+            _TRACE.append((k, beam[0].cost, beam[-1].cost, [(h.state.board, h.cost) for h in beam]))
+    return beam[0].step if beam else None
+
+
+def _record(observations: Sequence[Observation], config: GameConfig, last: _Step | None,
+            warnings: list[dict[str, Any]], inferred: bool) -> ReplayResult:
+    """The game record, move list, warnings and misreads of the chosen hypothesis."""
+    steps: list[_Step] = []
+    while last is not None:
+        steps.append(last)
+        last = last.prev
+    by_photo = {s.photo: s for s in steps}
     state = new_game(config)
     record = GameRecord(config)
     moves: list[dict[str, Any]] = []
     misreads: list[dict[str, Any]] = []
-    prev_cards: dict[Seat, Card] = {}
     boards: list[dict[str, Any]] = []
     turn = 0
-    prev_obs: Observation | None = None
-    doubtful: set[Site] = set()
-    for k, raw in enumerate(observations):
-        if state.is_over:
-            warnings.append({"photo": raw.name, "reason": "after-end",
-                             "message": f"{raw.name}: the game was already over; ignored"})
-            continue
-        # the photos before the player who moves now moves again
-        later = observations[k + 1:k + min(3, len(config.players))]
-        obs = raw if prev_obs is None else _fresh_only(state, prev_obs, raw, doubtful)
-        prev_obs = raw
-        changes = diff(state.board, obs)
-        new_cards = {s: c for s, c in obs.cards.items() if prev_cards.get(s) != c}
-        if k == 0 and not changes:
-            prev_cards.update(obs.cards)
-            continue
-        if not changes and not new_cards:
-            doubtful = set()
-            continue
-        state, record = _commit_round(state, record)
-        if _few_builds(changes, new_cards, later[0] if later else None, obs):
-            step = _explain(state, record, changes, new_cards, obs, later, turn, warnings,
-                            misreads)
-            state, record, info, turn, deferred, doubtful = step
-        else:
-            state, record, info, turn = _gap(state, record, changes, obs, turn, warnings)
-            deferred, doubtful = set(), set()
-        moves.extend(info)
+    prev: Observation | None = None
+    for k, obs in enumerate(observations):
+        step = by_photo.get(k)
+        if state.is_over and step is None and k and obs != prev:
+            warnings.append({"photo": obs.name, "reason": "after-end",
+                             "message": f"{obs.name}: the game was already over; ignored"})
+        for n, move in enumerate(step.moves if step else ()):
+            state, record = _commit_round(state, record)
+            if n:
+                warnings.append({"photo": obs.name, "reason": "photo-skipped-turn",
+                                 "message": f"{obs.name}: {move} was made since the "
+                                            "last photo as well"})
+            turn += 1
+            state, record, info = _apply(state, record, move, obs, turn, warnings)
+            moves.extend(info)
         if len(state.scores) > len(boards):
             boards.append(state.board.to_json(state.config.colors))
-        prev_cards.update({s: c for s, c in obs.cards.items() if s not in deferred})
+        for ch in diff(state.board, obs):
+            if prev is not None and (ch.site in prev.unseen
+                                     or prev.sites.get(ch.site) != obs.sites.get(ch.site)):
+                why = ("a tower never shrinks: the record's tower is kept" if not _grows(ch)
+                       else "no move explains it")
+                misreads.append(_misread(obs, ch, why))
+        prev = obs
     return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards,
                         misreads=misreads)
 
@@ -244,21 +464,6 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
 def _grows(ch: Change) -> bool:
     """A change a build can make: taller, or a new colour on top (however tall it reads)."""
     return ch.after[1] is not None and (ch.delta > 0 or ch.after[1] != ch.before[1])
-
-
-def _few_builds(changes: list[Change], new_cards: Mapping[Seat, Card],
-               nxt: Observation | None, obs: Observation) -> bool:
-    """A photo one (or a few) builds after the last: explained move by move.
-
-    Many growing sites at once, that the next photo still shows (a photo after
-    a long gap), are a set of builds instead. Misreads are few per photo and
-    seldom repeat in the next photo, taken from elsewhere.
-    """
-    growing = [c for c in changes if _grows(c)
-               and _confirmed(c.site, obs.sites[c.site], nxt) is not False]
-    if len(new_cards) <= 1:
-        return True  # at most one stack changed: one move, the rest are misreads
-    return len(growing) <= max(3, len(new_cards) + 1)
 
 
 def _confirmed(site: Site, view: SiteView, nxt: Observation | None) -> bool | None:
@@ -271,148 +476,6 @@ def _confirmed(site: Site, view: SiteView, nxt: Observation | None) -> bool | No
     return later == view or later.height > view.height
 
 
-def _explain(state: GameState, record: GameRecord, changes: list[Change],
-             new_cards: Mapping[Seat, Card], obs: Observation, later: Sequence[Observation],
-             turn: int, warnings: list[dict[str, Any]], misreads: list[dict[str, Any]],
-             ) -> tuple[GameState, GameRecord, list[dict[str, Any]], int, set[Seat], set[Site]]:
-    """One photo of a per-turn series: the move(s) that explain what changed.
-
-    Only a growing site can be a build (blocks are never removed): a tower read
-    shorter, or gone, is a misread. Each growing site is ranked as the move of
-    the player to move (the rules' legal builds, the card on the mover's stack,
-    the colour and storeys seen, and whether the next photo still shows it);
-    the best explains the photo. A second growing site is a second move only
-    when it is an exact legal build of the next player that their stack shows
-    (or, the stack unread, the next photo confirms); else it is a misread,
-    looked at again in the next photo.
-    """
-    out: list[dict[str, Any]] = []
-    deferred: set[Seat] = set()
-    nxt = later[0] if later else None
-    growing = [c for c in changes if _grows(c)]
-    for ch in changes:
-        if not _grows(ch):
-            misreads.append(_misread(obs, ch, "a tower never shrinks: the record's tower is kept"))
-    if not growing:
-        card = new_cards.get(state.seat)
-        if card is None:
-            for seat, c in new_cards.items():
-                misreads.append({"photo": obs.name, "seat": seat.value, "card": str(c),
-                                 "message": f"{obs.name}: {seat.value}'s stack shows {c} but "
-                                            "nothing was built and it is not their turn"})
-            return state, record, out, turn, deferred, set()
-        move = Pass(state.seat, card)
-        try:
-            check_move(state, move)
-        except IllegalMoveError:
-            if nxt is not None:
-                # A card on the stack and no build seen yet: the build may show next.
-                deferred.add(state.seat)
-                return state, record, out, turn, deferred, set()
-        turn += 1
-        state, record, info = _apply(state, record, move, obs, turn, warnings)
-        return state, record, info, turn, deferred, set()
-    first = True
-    used: set[Seat] = set()
-    while growing and not state.is_over:
-        state, record = _commit_round(state, record)
-        ranked = sorted(((_rank(state, ch, obs, later, new_cards), n, ch)
-                         for n, ch in enumerate(growing)), key=lambda t: (t[0][0], t[1]))
-        (score, decision), _, ch = ranked[0]
-        if decision.move is None or decision.kind != "move":
-            if first:
-                turn += 1
-                warnings.append({"photo": obs.name, "turn": turn, "reason": decision.kind,
-                                 "message": f"{obs.name}: {decision.message}"})
-            break
-        if not first:
-            mover = state.seat
-            card = new_cards.get(mover)
-            exact = decision.cost == 0 and decision.legal
-            agrees = card is not None and card == decision.move.card
-            # the stack shows the card, or (stack not read) the next photo shows the build
-            unread = mover not in obs.cards
-            shown = _confirmed(ch.site, obs.sites[ch.site], nxt) is True
-            if not (exact and mover not in used and (agrees or unread and shown)):
-                break
-            warnings.append({"photo": obs.name, "reason": "photo-skipped-turn",
-                             "message": f"{obs.name}: {decision.move} was made since the "
-                                        "last photo as well"})
-        turn += 1
-        used.add(decision.move.seat)
-        state, record, info = _apply(state, record, decision.move, obs, turn, warnings)
-        out.extend(info)
-        growing.remove(ch)
-        first = False
-    for ch in growing:
-        misreads.append(_misread(obs, ch, "no move explains it: looked at again in the "
-                                          "next photo"))
-    return state, record, out, turn, deferred, {ch.site for ch in growing}
-
-
-def _rank(state: GameState, ch: Change, obs: Observation, later: Sequence[Observation],
-          new_cards: Mapping[Seat, Card]) -> tuple[float, Decision]:
-    """How well a single build at ``ch.site`` explains the photo (lower is better).
-
-    The next photos (before the same player moves again) vote too: a storey
-    count misread in one photo is outvoted by the photos after it. Each later
-    view adds at most ``LATER_CAP``; a later view with another colour on a
-    taller tower (built on since) has no vote.
-    """
-    view = obs.sites[ch.site]
-    # a later photo that shows the site empty disagrees with every build there
-    views: list[SiteView | None] = [view]
-    for o in later:
-        v = o.sites.get(ch.site)
-        if ch.site in o.unseen or v is not None and v.owner != view.owner \
-                and v.height > view.height:
-            continue  # not seen, or built on since: no vote
-        views.append(v)
-    base = dict(state.board.views())
-    decisions = []
-    for v in views:
-        if v is None:
-            continue
-        sites = dict(base)
-        sites[ch.site] = v
-        d = decide(state, sites, (), new_cards)
-        if d.kind == "move" and isinstance(d.move, Build) \
-                and all(d.move != e.move for e in decisions):
-            decisions.append(d)
-    if not decisions:
-        sites = dict(base)
-        sites[ch.site] = view
-        d = decide(state, sites, (), new_cards)
-        return 10.0 + d.cost, d
-    best: tuple[float, Decision] | None = None
-    for d in decisions:
-        move = d.move
-        assert isinstance(move, Build)
-        here = _view_cost(state, move, view)
-        score = here + (0.0 if d.legal else ILLEGAL_COST)
-        seen_card = new_cards.get(move.seat)
-        if seen_card is not None and seen_card != move.card:
-            score += CARD_COST
-        score += sum(min(_view_cost(state, move, v), LATER_CAP) for v in views[1:])
-        if best is None or score < best[0] - 1e-9:
-            best = (score, replace(d, cost=here + (0.0 if seen_card in (None, move.card)
-                                                   else CARD_COST)))
-    assert best is not None
-    return best
-
-
-#: The most one later photo's disagreement adds to a candidate's cost.
-LATER_CAP = 1.5
-
-
-def _view_cost(state: GameState, move: Build, view: SiteView | None) -> float:
-    if view is None:
-        return LATER_CAP
-    height = state.board.height(move.site) + move.block.storeys
-    return HEIGHT_COST * abs(height - view.height) + (
-        COLOR_COST if move.block.color != view.owner else 0.0)
-
-
 def _misread(obs: Observation, ch: Change, why: str) -> dict[str, Any]:
     def show(v: tuple[int, str | None]) -> str:
         return f"{v[0]} {v[1]}" if v[1] else "empty"
@@ -421,31 +484,6 @@ def _misread(obs: Observation, ch: Change, why: str) -> dict[str, Any]:
             "record": list(ch.before),
             "message": f"{obs.name}: {ch.site.name} read as {show(ch.after)}, the record has "
                        f"{show(ch.before)}; {why}"}
-
-
-def _fresh_only(state: GameState, prev: Observation, obs: Observation,
-                doubtful: Iterable[Site] = ()) -> Observation:
-    """Keep a photo's reading only where it differs from the previous photo's.
-
-    A site misread the same way in two photos did not change between them; its
-    tower stays as the record has it. Only what changed can be a move. Sites
-    the previous photo showed changed but no move explained (``doubtful``) are
-    looked at again.
-    """
-    again = set(doubtful)
-    record = state.board.views()
-    sites = dict(record)
-    for site in set(obs.sites) | set(prev.sites) | set(record):
-        if site in obs.unseen:
-            continue
-        now = obs.sites.get(site)
-        if site in prev.unseen or site in again or prev.sites.get(site) != now:
-            if now is None:
-                sites.pop(site, None)
-            else:
-                sites[site] = now
-    hidden = frozenset(s for s in obs.unseen if s not in record)
-    return Observation(obs.name, sites, hidden, obs.cards)
 
 
 def _mostly_gaps(observations: Sequence[Observation]) -> bool:
@@ -569,6 +607,12 @@ def diff_views(a: Observation, b: Observation) -> list[tuple[Site, tuple[int, st
     return out
 
 
+def _committed(state: GameState) -> GameState:
+    while state.phase is Phase.COMMIT:
+        state = apply_move(state, Commit(state.seat, None))
+    return state
+
+
 def _commit_round(state: GameState, record: GameRecord) -> tuple[GameState, GameRecord]:
     """Photos do not show block selection: record it as undeclared."""
     while state.phase is Phase.COMMIT:
@@ -612,78 +656,6 @@ def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observ
         return state, record, []
     record = record.with_move(move, forced=not legal, warning=warning)
     return new_state, record, [info]
-
-
-def _gap(state: GameState, record: GameRecord, changes: list[Change], obs: Observation,
-         turn: int, warnings: list[dict[str, Any]]) -> tuple[GameState, GameRecord,
-                                                             list[dict[str, Any]], int]:
-    """Several builds between two photos: recover them as a set, in a playable order."""
-    pending: list[tuple[Site, Block]] = []
-    for ch in changes:
-        if ch.delta <= 0:
-            warnings.append({"photo": obs.name, "reason": "shrunk",
-                             "message": f"{obs.name}: {ch.site.name} went from "
-                                        f"{ch.before[0]} to {ch.after[0]} storeys; a tower "
-                                        "cannot shrink (misread?)"})
-            continue
-        pending.extend((ch.site, b) for b in _split(state, ch))
-    warnings.append({"photo": obs.name, "reason": "order-unknown",
-                     "message": f"{obs.name}: {len(pending)} builds since the last photo; "
-                                "their order is not known"})
-    out: list[dict[str, Any]] = []
-    guard = 0
-    while pending and not state.is_over and guard < 400:
-        guard += 1
-        state, record = _commit_round(state, record)
-        mover = state.player
-        mine = [(s, b) for s, b in pending if b.color in mover.colors]
-        if not mine:
-            # The photos skip this player's build: nothing to explain with it.
-            others = pending[0]
-            owner = state.config.owner_of_color(others[1].color)
-            if owner is None:
-                pending.pop(0)
-                continue
-            mine = [others]
-        choice = _best_order_choice(state, mine)
-        pending.remove(choice)
-        site, block = choice
-        card = Card.for_site(state.config.owner_of_color(block.color).seat,  # type: ignore[union-attr]
-                             site.row, site.col)
-        seat = state.config.owner_of_color(block.color).seat  # type: ignore[union-attr]
-        turn += 1
-        state, record, info = _apply(state, record, Build(seat, card, site, block), obs, None,
-                                     warnings, order_known=False)
-        out.extend(info)
-    return state, record, out, turn
-
-
-def _split(state: GameState, ch: Change) -> list[Block]:
-    """Blocks that explain a height change: the top one is the new owner's."""
-    color = ch.after[1]
-    d = ch.delta
-    blocks: list[Block] = []
-    while d > 0:
-        size = min(4, d)
-        blocks.append(Block(color, size))
-        d -= size
-    return list(reversed(blocks))
-
-
-def _best_order_choice(state: GameState, options: list[tuple[Site, Block]]
-                       ) -> tuple[Site, Block]:
-    """Prefer a build that is legal now, so the recovered order is a possible one."""
-    for site, block in options:
-        owner = state.config.owner_of_color(block.color)
-        if owner is None or owner.seat != state.seat:
-            continue
-        card = Card.for_site(owner.seat, site.row, site.col)
-        try:
-            check_move(state, Build(owner.seat, card, site, block))
-            return site, block
-        except IllegalMoveError:
-            continue
-    return options[0]
 
 
 def board_views_score(obs: Observation, colors: Sequence[str]) -> dict[str, Any]:
