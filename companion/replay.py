@@ -242,6 +242,7 @@ class _Hyp:
     state: GameState
     cost: float
     step: _Step | None
+    key: tuple[Any, ...] = ()
 
 
 class _Pool:
@@ -349,7 +350,7 @@ def _after(state: GameState, move: Build | Pass, legal: bool) -> GameState | Non
 def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | None:
     """The steps (moves per photo) of the cheapest hypothesis over all photos."""
     start = _committed(new_game(config))
-    beam = [_Hyp(start, 0.0, None)]
+    beam = [_Hyp(start, 0.0, None, _key(start))]
     for k, obs in enumerate(observations):
         pool = _Pool()
         for h in beam:
@@ -360,7 +361,7 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | 
             base = sum(per_site.values())
             tops = _tops(st)
             pool.offer(h.cost + base + _card_cost(tops, obs) + (NO_MOVE_COST if k else 0.0),
-                  h, (), (), st, _key(st))
+                  h, (), (), st, h.key)
             if st.is_over:
                 continue
             firsts = []
@@ -406,12 +407,12 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | 
                     state = _after(state, move, ok) if state is not None else None
                 if state is None:
                     continue
-            key = _key(state)
+            key = h.key if state is h.state else _key(state)
             if key in seen:
                 continue
             seen.add(key)
             step = _Step(h.step, k, moves, legal) if moves else h.step
-            beam.append(_Hyp(state, cost, step))
+            beam.append(_Hyp(state, cost, step, key))
             if len(beam) >= BEAM:
                 break
         if _TRACE is not None:
