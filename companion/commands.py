@@ -214,45 +214,6 @@ def register_replay(sub: Any) -> None:
     p.set_defaults(func=cmd_replay)
 
 
-# -- read ----------------------------------------------------------------------
-
-def cmd_read(args: argparse.Namespace) -> int:
-    from companion.vision.reader import read_paths
-
-    colors = args.colors.split(",") if args.colors else None
-    status = 0
-    for path in args.photos:
-        try:
-            [reading] = read_paths([path], camera_path=args.camera, colors=colors)
-        except ValueError as exc:
-            msg = str(exc)
-            print(f"companion read: {msg if msg.startswith(path) else f'{path}: {msg}'}",
-                  file=sys.stderr)
-            status = 1
-            if "camera" in type(exc).__name__.lower():
-                return status  # a bad camera file spoils every photo
-            continue
-        if args.json:
-            print(json.dumps(reading), flush=True)
-        else:
-            sites = ", ".join(f"{s['city']}:{s['row']}{s['col']}={s['height']}{s['owner'][0]}"
-                              for s in reading["sites"])
-            print(f"{path}: {sites}; unseen {len(reading.get('unseen', []))}; "
-                  f"cards {reading.get('cards', {})}")
-    return status
-
-
-def register_read(sub: Any) -> None:
-    if "read" in sub.choices:  # the vision package registered its own
-        return
-    p = sub.add_parser("read", help="read photos: heights, top colours, unseen sites, cards")
-    p.add_argument("photos", nargs="+", metavar="PHOTO")
-    p.add_argument("--camera", metavar="CAMERA.json", help="intrinsics (default: estimated)")
-    p.add_argument("--colors", help="colours in play, e.g. red,blue,green,black")
-    p.add_argument("--json", action="store_true", help="one JSON object per line")
-    p.set_defaults(func=cmd_read)
-
-
 # -- evaluate ------------------------------------------------------------------
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -409,4 +370,4 @@ def register_run(sub: Any) -> None:
 
 
 REGISTER = [register_calibrate, register_replay, register_doctor, register_bench, register_run,
-            register_read, register_evaluate]
+            register_evaluate]
