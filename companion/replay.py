@@ -224,8 +224,6 @@ ILLEGAL_PRICE = 3.0
 CARD_PRICE = 3.5
 
 
-_TRACE: list[Any] | None = None
-
 
 @dataclass(frozen=True)
 class _Step:
@@ -415,8 +413,6 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | 
             beam.append(_Hyp(state, cost, step, key))
             if len(beam) >= BEAM:
                 break
-        if _TRACE is not None:
-            _TRACE.append((k, beam[0].cost, beam[-1].cost, [(h.state.board, h.cost) for h in beam]))
     return beam[0].step if beam else None
 
 
