@@ -138,7 +138,9 @@ class ColourClass:
 
     def mahalanobis2(self, feats: FloatArray) -> FloatArray:
         d = np.asarray(feats, np.float64) - self.mean
-        return np.sum((d @ self.icov) * d, axis=-1)
+        # (icov.T @ d.T).T: the products of d @ icov, but a BLAS call for many rows
+        dm = (self.icov.T @ d.reshape(-1, 3).T).T.reshape(d.shape)
+        return np.sum(dm * d, axis=-1)
 
 
 #: Default spreads of a block colour class (feature units of :func:`features`).

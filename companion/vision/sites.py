@@ -168,6 +168,9 @@ class Scorer:
         if missing:
             raise ValueError(f"scorer lacks features: {', '.join(missing)}")
         self.order = np.array([index[n] for n in FEATURES])
+        self.inv = np.empty_like(self.order)
+        self.inv[self.order] = np.arange(len(self.order))
+        self.identity = bool(np.array_equal(self.inv, np.arange(len(self.inv))))
         self.scale = np.ones(len(names)) if scale is None else np.asarray(scale, np.float64)
         self.linear = np.asarray(linear, np.float64)
         self.hidden = hidden
@@ -184,9 +187,11 @@ class Scorer:
 
     def __call__(self, F: FloatArray) -> FloatArray:
         """(..., n_features) evidence (in FEATURES order) -> (...) scores."""
-        inv = np.empty_like(self.order)
-        inv[self.order] = np.arange(len(self.order))
-        X = F[..., inv] / self.scale if self.hidden is not None else F[..., inv]
+        # F[..., inv] is laid out feature-major whatever F's layout: keep that layout
+        # (F as _features builds it has it already), the matrix products sum alike
+        X = F if self.identity and F.strides[-1] > F.strides[0] else F[..., self.inv]
+        if self.hidden is not None:
+            X = X / self.scale
         s = X @ self.linear
         if self.hidden is not None:
             W1, b1, w2 = self.hidden
@@ -205,7 +210,12 @@ def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
     # the classifiers run once per distinct colour (5 bits per channel), not per sample
     q8 = np.clip(flat + 0.5, 0, 255).astype(np.int32) >> 3
     key = (q8[:, 0] << 10) | (q8[:, 1] << 5) | q8[:, 2]
-    uniq, inv = np.unique(key, return_inverse=True)
+    # np.unique(key, return_inverse=True), by a table over all 2 ** 15 keys (no sort)
+    present = np.zeros(1 << 15, bool)
+    present[key] = True
+    uniq = np.flatnonzero(present)
+    slot = np.cumsum(present) - 1
+    inv = slot[key]
     bins = np.column_stack([uniq >> 10, (uniq >> 5) & 31, uniq & 31]).astype(np.float32) * 8 + 4
     fb = features(wb.apply(bins))
     p = block_probability(fb, model, board, cfg["block_t2"], cfg["block_soft"])[inv]
@@ -290,6 +300,23 @@ def _csum(x: FloatArray) -> FloatArray:
     """Cumulative sum along axis 1 with a leading zero row."""
     pad = np.zeros(x.shape[:1] + (1,) + x.shape[2:])
     return np.concatenate([pad, np.cumsum(x, axis=1)], axis=1)
+
+
+def _take(cs: FloatArray, rows: np.ndarray) -> FloatArray:
+    """``cs[g, rows[g, ...]]`` for every site g: one flat gather, several times
+    faster than the equivalent fancy indexing ``cs[G3, rows]``."""
+    G, n1 = cs.shape[:2]
+    off = (np.arange(G) * n1).reshape((G,) + (1,) * (rows.ndim - 1))
+    return np.take(cs.reshape((G * n1,) + cs.shape[2:]), rows + off, axis=0)
+
+
+def _lsum(x: FloatArray) -> FloatArray:
+    """Sum over the lateral axis (2), added in order: what ``np.sum(x, axis=2)`` gives
+    for a few laterals, without a slow strided reduction."""
+    out = x[:, :, 0].copy()
+    for k in range(1, x.shape[2]):
+        out += x[:, :, k]
+    return out
 
 
 _STRIP_CACHE: dict[tuple[Any, ...], Strips] = {}
@@ -573,6 +600,111 @@ class SiteReader:
                              aux["heights"], model, aux["colour"][k])
                 for k in range(len(idx))]
 
+    def _geometry(self, st: Strips) -> dict[str, Any]:
+        """Where every (height, depth) hypothesis of every site puts its edges and bands.
+
+        Row indices into the strips' cumulative sums, for all sites at once; they
+        depend on the pose only, so they are kept with the strips (a fixed camera
+        reuses them, and the occlusion rounds index them by site).
+        """
+        cfg = self.cfg
+        g = self.g
+        key = ("geometry", int(cfg["max_height"]), float(cfg["depth_step_mm"]),
+               float(cfg["front_mm"]), float(cfg["band_margin_px"]),
+               float(cfg["edge_window_px"]), float(cfg["edge_gap_px"]),
+               float(cfg["base_window_px"]), tuple(float(x) for x in cfg["lateral_shifts"]),
+               self.offsets, g.jitter_mm, g.footprint, g.storey)
+        hit = st.cache.get(key)
+        if hit is not None:
+            return hit
+        N = st.rows
+        S = len(st.rho_c)
+        sites = np.arange(S)
+        J = g.jitter_mm + 0.5
+        nd = max(3, int(round(2 * J / cfg["depth_step_mm"])) + 1)
+        depths = np.linspace(-J, J, nd)
+        heights = np.arange(0, int(cfg["max_height"]) + 1)
+        lat = np.asarray(self.offsets, np.float64)
+        c = len(lat) // 2  # the centre lateral
+        half = g.footprint / 2
+        v = st.v
+        jit = g.jitter_mm
+        spans = [footprint_span_axes(v, lat + o, half) for o in (0.0, -jit, jit)]
+        near = spans[0][0][:, c]
+        far = spans[0][1][:, c]
+        near_in = np.max([sp[0].max(axis=1) for sp in spans], axis=0)  # (S,)
+        far_in = np.min([sp[1].min(axis=1) for sp in spans], axis=0)
+        far_in = np.maximum(far_in, near_in + 2.0)
+
+        S3 = sites[:, None, None]
+        D3 = depths[None, None, :]
+        Z3 = (heights * g.storey)[None, :, None]
+
+        def row(rho: FloatArray, z: FloatArray | float) -> FloatArray:
+            return st.row_of(S3, rho[:, None, None] + D3, z)
+
+        def idx(r: FloatArray) -> np.ndarray:
+            return np.clip(np.round(r).astype(np.int64), 0, N)
+
+        r_bn = row(near, 0.0)  # (S, 1, nd): rows that depend on the depth only
+        r_front = row(near - cfg["front_mm"], 0.0)
+        r_bn_in = row(near_in, 0.0)
+        r_fp_in = row(far_in, 0.0)
+        r_fp = row(far, 0.0)
+        r_tn = row(near, Z3)  # (S, nh, nd)
+        r_tn_in = row(near_in, Z3)
+        r_tf_in = row(far_in, Z3)
+        px_row = st.px_row
+        m = (cfg["band_margin_px"] / px_row)[:, None, None]
+        win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
+        out: dict[str, Any] = {}
+        a = idx(r_tn_in + m)
+        out["top_a"] = a
+        out["top_b"] = np.maximum(a, idx(r_tf_in - m))
+        shifts = []
+        w3 = win[:, None, None]
+        for shift in np.asarray(cfg["lateral_shifts"], np.float64) * jit:
+            n_s, f_s, _, _ = footprint_span_axes(v, np.array([-shift]), half)
+            tn = row(n_s[:, 0], Z3)
+            tf = row(f_s[:, 0], Z3)
+            bn = row(n_s[:, 0], 0.0)
+            foot = (idx(bn + 0.5), idx(bn + 0.5 + w3), idx(bn + 0.5 + 2 * w3))
+            shifts.append((idx(tf + 0.5), idx(tn + 0.5), idx(bn + 0.5), foot))
+        out["shifts"] = shifts
+        out["n_ref"] = np.maximum(np.median(r_fp - r_bn, axis=(1, 2)), 1.0)
+        sa = np.broadcast_to(idx(r_bn + m), r_tn.shape)
+        out["sa"] = idx(r_bn + m)
+        out["sb"] = np.maximum(sa, idx(r_tn - m))
+        out["fe"] = np.maximum(sa, np.minimum(idx(r_fp - m), idx(r_tn - m)))
+        fa = idx(r_front)
+        out["fa"] = fa
+        out["fb"] = np.maximum(fa, idx(r_bn - m))
+        ea = idx(r_bn_in[:, 0] + m[:, 0])
+        out["ea"] = ea
+        out["eb"] = np.maximum(ea, idx(r_fp_in[:, 0] - m[:, 0]))
+        k = np.maximum(1.0, cfg["base_window_px"] / px_row)[:, None, None]
+        out["b0"] = idx(r_bn + 0.5)
+        out["bw0"] = idx(r_bn + 0.5 - k)
+        out["bw1"] = idx(r_bn + 0.5 + k)
+        out["t0"] = idx(r_tf_in + m)
+        out["t1"] = idx(r_tf_in + m + k)
+        out["edge_idx"] = self._edge_index(N, cfg["edge_gap_px"] / px_row, win)
+        st.cache[key] = out
+        return out
+
+    @staticmethod
+    def _edge_index(n: int, gap: FloatArray, win: FloatArray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The window bounds of :meth:`_edge_profile` for strips of ``n`` rows."""
+        j = np.arange(n + 1)[None, :]
+        gh = (np.asarray(gap) / 2)[:, None]
+        wn = np.asarray(win)[:, None]
+        ia = np.clip(np.round(j - gh - wn).astype(np.int64), 0, n)
+        ib = np.clip(np.round(j - gh).astype(np.int64), 0, n)
+        ja = np.clip(np.round(j + gh).astype(np.int64), 0, n)
+        jb = np.clip(np.round(j + gh + wn).astype(np.int64), 0, n)
+        return ia, ib, ja, jb
+
     def _features(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
                   model: ColourModel) -> tuple[FloatArray, dict[str, Any]]:
         """Evidence for every (height, depth) hypothesis of the sites ``idx`` at once.
@@ -583,68 +715,40 @@ class SiteReader:
         cfg = self.cfg
         g = self.g
         G = len(idx)
-        N = st.rows
         hmax = int(cfg["max_height"])
         J = g.jitter_mm + 0.5
         nd = max(3, int(round(2 * J / cfg["depth_step_mm"])) + 1)
         depths = np.linspace(-J, J, nd)
         heights = np.arange(0, hmax + 1)
-        lat = np.asarray(self.offsets, np.float64)
-        c = len(lat) // 2  # the centre lateral
-        half = g.footprint / 2
-        v = st.v[idx]
-        jit = g.jitter_mm
-        spans = [footprint_span_axes(v, lat + o, half) for o in (0.0, -jit, jit)]
-        near = spans[0][0][:, c]
-        far = spans[0][1][:, c]
-        near_in = np.max([sp[0].max(axis=1) for sp in spans], axis=0)  # (G,)
-        far_in = np.min([sp[1].min(axis=1) for sp in spans], axis=0)
-        far_in = np.maximum(far_in, near_in + 2.0)
-
-        S3 = idx[:, None, None]
-        D3 = depths[None, None, :]
-        Z3 = (heights * g.storey)[None, :, None]
-
-        def row(rho: FloatArray, z: FloatArray | float) -> FloatArray:
-            return st.row_of(S3, rho[:, None, None] + D3, z)
-
-        r_bn = row(near, 0.0)  # (G, 1, nd): rows that depend on the depth only
-        r_front = row(near - cfg["front_mm"], 0.0)
-        r_bn_in = row(near_in, 0.0)
-        r_fp_in = row(far_in, 0.0)
-        r_fp = row(far, 0.0)
-        r_tn = row(near, Z3)  # (G, nh, nd)
-        r_tn_in = row(near_in, Z3)
-        r_tf_in = row(far_in, Z3)
-
+        c = len(self.offsets) // 2  # the centre lateral
+        geo = self._geometry(st)  # where each hypothesis' edges and bands fall
         px_row = st.px_row[idx]
-        m = (cfg["band_margin_px"] / px_row)[:, None, None]
         win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
+        D3 = depths[None, None, :]
+        sel = idx
+        shape3 = (G, len(heights), nd)
 
         sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
         fl = sf.samples[idx] / sig  # (G, N, L, 3)
         w = vis  # (G, N, L)
-        wr = w.sum(-1)  # visible laterals per row
+        wr = _lsum(w)  # visible laterals per row
         P = sf.block[idx]
         cw = _csum(wr)
-        cf = _csum(np.sum(w[..., None] * fl, axis=2))
-        cf2 = _csum(np.sum(w[..., None] * fl * fl, axis=2))  # per channel
-        cnb = _csum(np.sum(w * np.clip(1 - 2 * P, 0, 1), axis=2))
-        cbl = _csum(np.sum(w * np.clip(2 * P - 1, 0, 1), axis=2))
+        wfl = w[..., None] * fl
+        cf = _csum(_lsum(wfl))
+        cf2 = _csum(_lsum(wfl * fl))  # per channel
+        cnb = _csum(_lsum(w * np.clip(1 - 2 * P, 0, 1)))
+        cbl = _csum(_lsum(w * np.clip(2 * P - 1, 0, 1)))
         Q = sf.site_print[idx] if sf.site_print is not None else np.zeros_like(P)
-        cpr = _csum(np.sum(w * Q, axis=2))
-        G3 = np.arange(G)[:, None, None]
+        cpr = _csum(_lsum(w * Q))
         L = fl.shape[2]
 
-        def idx(r: FloatArray) -> np.ndarray:
-            return np.clip(np.round(r).astype(np.int64), 0, N)
-
         def band(cs: FloatArray, a: np.ndarray, b: np.ndarray) -> FloatArray:
-            return cs[G3, b] - cs[G3, a]
+            return _take(cs, b) - _take(cs, a)
 
         # --- top band interior: uniform and block-coloured
-        a = idx(r_tn_in + m)
-        b = np.maximum(a, idx(r_tf_in - m))
+        a = geo["top_a"][sel]
+        b = geo["top_b"][sel]
         n_top = band(cw, a, b)
         vis_top = n_top / np.maximum((b - a) * L, 1)
         sum_f = band(cf, a, b)
@@ -669,22 +773,20 @@ class SiteReader:
         cwc = _csum(wc)
         cfc = _csum(wc[..., None] * fc)
         prof = self._edge_profile(cfc, cwc, cfg["edge_gap_px"] / px_row, win,
-                                  cfg["edge_peak_px"] / px_row)
+                                  cfg["edge_peak_px"] / px_row,
+                                  tuple(x[sel] for x in geo["edge_idx"]))
         cpc = _csum(wc * P[:, :, c])
         # the tower's sideways offset is unknown: seen diagonally it moves the centre
         # line's crossings off the corners, so try a few offsets and keep the best
         e_far = e_near = e_base = None
         best = None
-        for shift in np.asarray(cfg["lateral_shifts"], np.float64) * jit:
-            n_s, f_s, _, _ = footprint_span_axes(v, np.array([-shift]), half)
-            tn = row(n_s[:, 0], Z3)
-            tf = row(f_s[:, 0], Z3)
-            bn = row(n_s[:, 0], 0.0)
+        for i_tf, i_tn, i_bn, foot_idx in geo["shifts"]:
             # a boundary at fractional row r lies between samples, at cumsum index r + 0.5
-            ef = prof[G3, idx(tf + 0.5)]
-            en = prof[G3, idx(tn + 0.5)]
+            ef = _take(prof, i_tf[sel])
+            en = _take(prof, i_tn[sel])
             # the foot: an edge into block plastic that looks like what stands above it
-            eb = prof[G3, idx(bn + 0.5)] * self._foot(cfc, cwc, cpc, bn, win, G3, idx)
+            eb = _take(prof, i_bn[sel]) * self._foot(cfc, cwc, cpc,
+                                                   tuple(x[sel] for x in foot_idx))
             total = 1.5 * ef + 0.7 * en + 1.0 * eb
             if best is None:
                 best, e_far, e_near, e_base = total, ef, en, np.broadcast_to(eb, ef.shape)
@@ -695,33 +797,36 @@ class SiteReader:
                 e_near = np.where(better, en, e_near)
                 e_base = np.where(better, eb, e_base)
         # --- side band: board-like where the tower should stand; block-like in front
-        n_ref = np.maximum(np.median(r_fp - r_bn, axis=(1, 2)), 1.0) * L
-        sa = np.broadcast_to(idx(r_bn + m), r_tn.shape)
-        side_pen = band(cnb, sa, np.maximum(sa, idx(r_tn - m))) / n_ref[:, None, None]
+        n_ref = geo["n_ref"][sel] * L
+        sa = np.broadcast_to(geo["sa"][sel], shape3)
+        side_pen = band(cnb, sa, geo["sb"][sel]) / n_ref[:, None, None]
         # the foot: a tower covers its whole footprint, so board showing there (below
         # the top band) rules it out, however good a top some other tower offers
-        fe = np.maximum(sa, np.minimum(idx(r_fp - m), idx(r_tn - m)))
+        fe = geo["fe"][sel]
         nfoot = band(cw, sa, fe)
         foot_pen = np.where(nfoot > 0.5 * L, band(cnb, sa, fe) / np.maximum(nfoot, 1e-6), 0.0)
         foot_print = np.where(nfoot > 0.5 * L, band(cpr, sa, fe) / np.maximum(nfoot, 1e-6),
                               0.0)
-        fa = idx(r_front)
-        fb = np.maximum(fa, idx(r_bn - m))
+        fa = geo["fa"][sel]
+        fb = geo["fb"][sel]
         nf = band(cw, fa, fb)
         front_pen = np.where(nf > 0.5, band(cbl, fa, fb) / np.maximum(nf, 1e-6), 0.0)
         # --- empty site: the footprint shows board, nothing block-like
-        ea = idx(r_bn_in[:, 0] + m[:, 0])
-        eb = np.maximum(ea, idx(r_fp_in[:, 0] - m[:, 0]))
-        G2 = np.arange(G)[:, None]
-        ne = cw[G2, eb] - cw[G2, ea]
-        fp_block = np.where(ne > 0.5, (cbl[G2, eb] - cbl[G2, ea]) / np.maximum(ne, 1e-6), 0.0)
-        fp_print = np.where(ne > 0.5, (cpr[G2, eb] - cpr[G2, ea]) / np.maximum(ne, 1e-6), 0.0)
+        ea = geo["ea"][sel]
+        eb = geo["eb"][sel]
+        ne = _take(cw, eb) - _take(cw, ea)
+        fp_block = np.where(ne > 0.5, (_take(cbl, eb) - _take(cbl, ea)) / np.maximum(ne, 1e-6),
+                            0.0)
+        fp_print = np.where(ne > 0.5, (_take(cpr, eb) - _take(cpr, ea)) / np.maximum(ne, 1e-6),
+                            0.0)
         fp_vis = ne / np.maximum((eb - ea) * L, 1)
         p_top = block_probability(top_feat.reshape(-1, 3), model, self.board,
                                   cfg["block_t2"], cfg["block_soft"]).reshape(uniform.shape)
         gate = np.clip(colour, 0, 1) * np.clip(uniform, 0, 1)
         shape = uniform.shape
-        F = np.zeros(shape + (len(FEATURES),))
+        # feature-major storage: each term is one contiguous plane, and the scorer
+        # sees the same memory layout (hence the same sums) as a gathered copy
+        F = np.zeros((len(FEATURES),) + shape).transpose(1, 2, 3, 0)
         tower = np.ones(shape)
         tower[:, 0] = 0.0
         F[..., 0] = 1.0 - tower
@@ -746,10 +851,7 @@ class SiteReader:
         F[..., 19] = tower * foot_print
         # the foot, as a likelihood ratio: board just before the predicted base,
         # plastic just after it (a base one storey off fails one of the two)
-        k = np.maximum(1.0, cfg["base_window_px"] / px_row)[:, None, None]
-        b0 = idx(r_bn + 0.5)
-        bw0 = idx(r_bn + 0.5 - k)
-        bw1 = idx(r_bn + 0.5 + k)
+        b0, bw0, bw1 = (geo[n][sel] for n in ("b0", "bw0", "bw1"))
         n_before = band(cw, bw0, b0)
         n_after = band(cw, b0, bw1)
         llr_b = np.where(n_before > 0.5, band(cnb, bw0, b0) - band(cbl, bw0, b0), 0.0) / (
@@ -758,8 +860,8 @@ class SiteReader:
             np.maximum(n_after, 1e-6))
         F[..., 20] = tower * np.broadcast_to(0.5 * (llr_b + llr_a), shape)
         # beyond the far edge: unlike the top (a same-coloured tower behind hides the edge)
-        t0 = idx(r_tf_in + m)
-        t1 = idx(r_tf_in + m + k)
+        t0 = geo["t0"][sel]
+        t1 = geo["t1"][sel]
         nb = band(cw, t0, t1)
         mb = band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
         beyond = np.minimum(np.sum((mb - mean_f) ** 2, axis=-1), 9.0) / 9.0
@@ -772,20 +874,20 @@ class SiteReader:
         return F, aux
 
     @staticmethod
-    def _foot(cf: FloatArray, cw: FloatArray, cp: FloatArray, r: FloatArray, win: FloatArray,
-              G3: np.ndarray, idx: Any) -> FloatArray:
+    def _foot(cf: FloatArray, cw: FloatArray, cp: FloatArray,
+              rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> FloatArray:
         """How much the rows just above a base edge look like block plastic continuing up.
 
-        A printed site outline is an edge too, but what follows it is board or
-        a thin line, not the same colour as the face above.
+        ``rows``: cumulative-sum indices at the base edge and one and two windows
+        above it. A printed site outline is an edge too, but what follows it is
+        board or a thin line, not the same colour as the face above.
         """
-        w3 = win[:, None, None]
-        a, b, c = idx(r + 0.5), idx(r + 0.5 + w3), idx(r + 0.5 + 2 * w3)
-        n1 = cw[G3, b] - cw[G3, a]
-        n2 = cw[G3, c] - cw[G3, b]
-        m1 = (cf[G3, b] - cf[G3, a]) / np.maximum(n1, 1e-6)[..., None]
-        m2 = (cf[G3, c] - cf[G3, b]) / np.maximum(n2, 1e-6)[..., None]
-        p1 = (cp[G3, b] - cp[G3, a]) / np.maximum(n1, 1e-6)
+        a, b, c = rows
+        n1 = _take(cw, b) - _take(cw, a)
+        n2 = _take(cw, c) - _take(cw, b)
+        m1 = (_take(cf, b) - _take(cf, a)) / np.maximum(n1, 1e-6)[..., None]
+        m2 = (_take(cf, c) - _take(cf, b)) / np.maximum(n2, 1e-6)[..., None]
+        p1 = (_take(cp, b) - _take(cp, a)) / np.maximum(n1, 1e-6)
         same = np.exp(-np.sum((m1 - m2) ** 2, axis=-1) / 4.0)
         return np.where((n1 > 0.5) & (n2 > 0.5), same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
 
@@ -827,27 +929,22 @@ class SiteReader:
 
     @staticmethod
     def _edge_profile(cf: FloatArray, cw: FloatArray, gap: FloatArray, win: FloatArray,
-                      peak: FloatArray) -> FloatArray:
+                      peak: FloatArray,
+                      index: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+                      ) -> FloatArray:
         """(G, N + 1) edge strength at each row boundary, kept only near local maxima.
 
         Contrast between the ``win`` rows before and after a boundary (``gap``
         rows apart), clipped to 0..1, scaled down where a stronger edge lies
         within ``peak`` rows: an edge must be hit at its place, not near it.
+        ``index``: the window bounds (:meth:`_edge_index`), when already known.
         """
-        G, n1_ = cw.shape
-        n = n1_ - 1
-        j = np.arange(n + 1)[None, :]
-        gh = (np.asarray(gap) / 2)[:, None]
-        wn = np.asarray(win)[:, None]
-        ia = np.clip(np.round(j - gh - wn).astype(np.int64), 0, n)
-        ib = np.clip(np.round(j - gh).astype(np.int64), 0, n)
-        ja = np.clip(np.round(j + gh).astype(np.int64), 0, n)
-        jb = np.clip(np.round(j + gh + wn).astype(np.int64), 0, n)
-        G2 = np.arange(G)[:, None]
-        n1 = cw[G2, ib] - cw[G2, ia]
-        n2 = cw[G2, jb] - cw[G2, ja]
-        m1 = (cf[G2, ib] - cf[G2, ia]) / np.maximum(n1, 1e-6)[..., None]
-        m2 = (cf[G2, jb] - cf[G2, ja]) / np.maximum(n2, 1e-6)[..., None]
+        n = cw.shape[1] - 1
+        ia, ib, ja, jb = index if index is not None else SiteReader._edge_index(n, gap, win)
+        n1 = _take(cw, ib) - _take(cw, ia)
+        n2 = _take(cw, jb) - _take(cw, ja)
+        m1 = (_take(cf, ib) - _take(cf, ia)) / np.maximum(n1, 1e-6)[..., None]
+        m2 = (_take(cf, jb) - _take(cf, ja)) / np.maximum(n2, 1e-6)[..., None]
         d = np.sum((m1 - m2) ** 2, axis=-1)
         full = (n1 > 0.5 * np.maximum(ib - ia, 1)) & (n2 > 0.5 * np.maximum(jb - ja, 1))
         d = np.where(full, d, 0.0)
