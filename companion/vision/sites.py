@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 
 from companion.rules.board import Site
+from companion.vision.blas import limit_blas_threads
 from companion.vision.colours import (
     CHROMA_EPS,
     FACE_INTENSITY_SIGMA,
@@ -119,6 +120,7 @@ DEFAULTS: dict[str, Any] = {
     "print_min_contrast": 0.03,
     "print_min_visible": 0.3,
     "print_min_ncc": 0.2,
+    "blas_threads": 1,  # BLAS threads for the process (see companion.vision.blas); 0: leave
 }
 
 
@@ -335,6 +337,7 @@ class SiteReader:
         self.site_print: ColourClass | None = None
         self._nearest: np.ndarray | None = None
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
+        limit_blas_threads(int(self.cfg["blas_threads"]))
 
     def strips(self, pose: Pose) -> Strips:
         """The strip sampling of a pose (cached: a fixed camera keeps its pose)."""
