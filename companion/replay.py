@@ -241,19 +241,32 @@ class _Hyp:
     cost: float
     step: _Step | None
     key: tuple[Any, ...] = ()
+    #: The mover's build that photo ``pending[0]`` cannot show: made at one of the sites
+    #: ``pending[1]`` that photo does not show, with the card not read; the state is the
+    #: one before it. The next photos say which build it was.
+    pending: tuple[int, frozenset[Site]] | None = None
+
+
+_Offer = tuple[float, int, _Hyp, tuple[tuple[int, tuple[Build | Pass, ...], tuple[bool, ...]], ...],
+               GameState | None, tuple[int, frozenset[Site]] | None]
 
 
 class _Pool:
-    """The children of one photo, the cheapest per key, in the order first offered."""
+    """The children of one photo, the cheapest per key, in the order first offered.
+
+    A child is its parent, the steps (photo, moves, legal) it adds, and its state when
+    known already (otherwise the moves are applied to the parent's when it is kept).
+    """
 
     def __init__(self) -> None:
-        self.items: dict[Any, tuple[float, int, _Hyp, tuple[Build | Pass, ...],
-                                    tuple[bool, ...], GameState | None]] = {}
+        self.items: dict[Any, _Offer] = {}
 
-    def offer(self, cost: float, h: _Hyp, moves: tuple[Build | Pass, ...],
-              legal: tuple[bool, ...], state: GameState | None, key: Any) -> None:
+    def offer(self, cost: float, h: _Hyp, steps: tuple[tuple[int, tuple[Build | Pass, ...],
+                                                            tuple[bool, ...]], ...],
+              state: GameState | None, key: Any,
+              pending: tuple[int, frozenset[Site]] | None = None) -> None:
         if key not in self.items or cost < self.items[key][0] - 1e-9:
-            self.items[key] = (cost, len(self.items), h, moves, legal, state)
+            self.items[key] = (cost, len(self.items), h, steps, state, pending)
 
 
 def _site_cost(pred: SiteView | None, seen: SiteView | None) -> float:
@@ -293,18 +306,20 @@ def _candidates(state: GameState, obs: Observation, base: Mapping[Site, SiteView
     seat = state.seat
     player = state.player
     card = obs.cards.get(seat)
-    grown: list[Site] = []
-    for site, view in obs.sites.items():
-        old = base.get(site)
-        if old is None or view.height > old.height or (view.owner != old.owner
-                                                         and view.height >= old.height):
-            grown.append(site)
-    wanted = set(grown)
-    if unseen_too and card is not None:
-        # the card read names the site in each city: one the photo does not show may
-        # be it (with no card read, the next photo shows the build instead)
+    grown = [site for site, view in obs.sites.items() if _grown(base.get(site), view)]
+    # a new colour on top is a build however tall the tower reads (tall ones are read
+    # worst)
+    wanted = set(grown) | {s for s, v in obs.sites.items()
+                           if s in base and v.owner != base[s].owner}
+    if card is not None:
+        # the card read names the site in each city: one the photo does not show, or
+        # shows otherwise than before, may be it (with no card read, a build at a site
+        # the photo does not show waits for the next photo)
         allowed = card.site_cell(seat)
-        wanted |= {s for s in obs.unseen if (s.row, s.col) == allowed}
+        wanted |= {s for s in obs.sites if (s.row, s.col) == allowed
+                   and obs.sites[s] != base.get(s)}
+        if unseen_too:
+            wanted |= {s for s in obs.unseen if (s.row, s.col) == allowed}
     out: list[tuple[Build | Pass, bool]] = []
     have: set[tuple[Site, Block]] = set()
     for site in sorted(wanted):
@@ -350,70 +365,164 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | 
     start = _committed(new_game(config))
     beam = [_Hyp(start, 0.0, None, _key(start))]
     for k, obs in enumerate(observations):
-        pool = _Pool()
-        for h in beam:
-            st = h.state
-            views = st.board.views()
-            per_site = {s: _site_cost(views.get(s), obs.sites.get(s))
-                        for s in set(views) | set(obs.sites) if s not in obs.unseen}
-            base = sum(per_site.values())
-            tops = _tops(st)
-            pool.offer(h.cost + base + _card_cost(tops, obs) + (NO_MOVE_COST if k else 0.0),
-                  h, (), (), st, h.key)
-            if st.is_over:
+        beam = _advance(beam, k, obs)
+    return beam[0].step if beam else None
+
+
+def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:
+    """The hypotheses after photo ``k``: each one's children, the cheapest kept."""
+    pool = _Pool()
+    for h in beam:
+        st = h.state
+        views, per_site, base = _scored(st, obs)
+        here = h.cost + base + _card_cost(_tops(st), obs)
+        if h.pending is not None:
+            _resolve(pool, h, k, obs, views, per_site, here)
+            continue
+        pool.offer(here + (NO_MOVE_COST if k else 0.0), h, (), st, ("same", h.key))
+        if st.is_over:
+            continue
+        firsts = _expand(pool, h, k, obs, st, views, per_site, here, ())
+        # two moves in one photo: both at sites the photo shows grown
+        firsts.sort(key=lambda t: t[0])
+        for cost1, move1, legal1 in firsts[:3]:
+            if not isinstance(move1, Build) or move1.site in obs.unseen:
                 continue
-            firsts = []
-            for move, legal in _candidates(st, obs, views):
-                cost = h.cost + base + (0.0 if legal else ILLEGAL_PRICE)
-                if isinstance(move, Build) and move.site not in obs.unseen:
-                    site = move.site
-                    new = SiteView(st.board.height(site) + move.block.storeys, move.block.color)
-                    cost += _site_cost(new, obs.sites.get(site)) - per_site.get(site, 0.0)
-                cost += _card_cost({**tops, move.seat: move.card}, obs)
-                firsts.append((cost, move, legal))
-                pool.offer(cost, h, (move,), (legal,), None, (id(h), move))
-            # two moves in one photo: both at sites the photo shows grown
-            firsts.sort(key=lambda t: t[0])
-            for cost1, move1, legal1 in firsts[:3]:
-                if not isinstance(move1, Build) or move1.site in obs.unseen:
+            st1 = _after(st, move1, legal1)
+            if st1 is None or st1.is_over:
+                continue
+            views1 = st1.board.views()
+            per1 = {**per_site, move1.site: _site_cost(views1.get(move1.site),
+                                                       obs.sites.get(move1.site))}
+            for cost, move2, legal2 in _moves_from(st1, views1, per1, cost1, obs, False):
+                if isinstance(move2, Build):
+                    pool.offer(cost + TWO_MOVES_COST, h, ((k, (move1, move2), (legal1, legal2)),),
+                               None, (id(h), move1, move2))
+    ranked = sorted(pool.items.values(), key=lambda t: (t[0], t[1]))
+    out: list[_Hyp] = []
+    seen: set[tuple[Any, ...]] = set()
+    for item in ranked:
+        _keep(item, out, seen)
+        if len(out) >= BEAM:
+            break
+    return out
+
+
+def _keep(item: _Offer, out: list[_Hyp], seen: set[tuple[Any, ...]]) -> None:
+    """Add an offered child to ``out`` unless its state is there already."""
+    cost, _, h, steps, state, pending = item
+    if state is None:
+        state = h.state
+        for _photo, moves, legal in steps:
+            for move, ok in zip(moves, legal, strict=True):
+                state = _after(state, move, ok) if state is not None else None
+        if state is None:
+            return
+    key = h.key if state is h.state else _key(state)
+    full = key if pending is None else (*key, "pending", pending[0])
+    if full in seen:
+        return
+    seen.add(full)
+    step = h.step
+    for photo, moves, legal in steps:
+        step = _Step(step, photo, moves, legal)
+    out.append(_Hyp(state, cost, step, key, pending))
+
+
+def _scored(state: GameState, obs: Observation,
+            ) -> tuple[dict[Site, SiteView], dict[Site, float], float]:
+    """The state's board, and its cost against the photo site by site and in all."""
+    views = state.board.views()
+    per_site = {s: _site_cost(views.get(s), obs.sites.get(s))
+                for s in set(views) | set(obs.sites) if s not in obs.unseen}
+    return views, per_site, sum(per_site.values())
+
+
+def _moves_from(state: GameState, views: Mapping[Site, SiteView], per_site: Mapping[Site, float],
+                here: float, obs: Observation, unseen_too: bool = True,
+                ) -> list[tuple[float, Build | Pass, bool]]:
+    """The mover's candidate moves, each with its cost (``here``: the state's cost)."""
+    tops = _tops(state)
+    cards = _card_cost(tops, obs)
+    out: list[tuple[float, Build | Pass, bool]] = []
+    for move, legal in _candidates(state, obs, views, unseen_too):
+        cost = here + (0.0 if legal else ILLEGAL_PRICE)
+        if isinstance(move, Build) and move.site not in obs.unseen:
+            site = move.site
+            new = SiteView(state.board.height(site) + move.block.storeys, move.block.color)
+            cost += _site_cost(new, obs.sites.get(site)) - per_site.get(site, 0.0)
+        cost += _card_cost({**tops, move.seat: move.card}, obs) - cards
+        out.append((cost, move, legal))
+    return out
+
+
+def _expand(pool: _Pool, h: _Hyp, k: int, obs: Observation, state: GameState,
+            views: Mapping[Site, SiteView], per_site: Mapping[Site, float], here: float,
+            pre: tuple[tuple[int, tuple[Build | Pass, ...], tuple[bool, ...]], ...],
+            ) -> list[tuple[float, Build | Pass, bool]]:
+    """Offer the mover's moves at photo ``k`` from ``state`` (``pre``: steps before)."""
+    firsts = _moves_from(state, views, per_site, here, obs, unseen_too=False)
+    tag = tuple(m for _p, moves, _l in pre for m in moves)
+    for cost, move, legal in firsts:
+        pool.offer(cost, h, (*pre, (k, (move,), (legal,))), None, (id(h), tag, move))
+    if state.phase is Phase.BUILD and obs.unseen:
+        # the mover's build may be at a site the photo does not show (one of the read
+        # card's, if read): which one, and how tall, the next photo says
+        card = obs.cards.get(state.seat)
+        sites = obs.unseen
+        cost = here
+        if card is not None:
+            cell = card.site_cell(state.seat)
+            sites = frozenset(s for s in sites if (s.row, s.col) == cell)
+            tops = _tops(state)
+            cost += _card_cost({**tops, state.seat: card}, obs) - _card_cost(tops, obs)
+        if sites:
+            pool.offer(cost, h, pre, state if not pre else None, (id(h), tag, "pending"),
+                       (k, sites))
+    return firsts
+
+
+def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site, SiteView],
+             per_site: Mapping[Site, float], here: float) -> None:
+    """The pending build of ``h`` as this photo shows it, then this photo's move."""
+    assert h.pending is not None
+    photo, sites = h.pending
+    st = h.state
+    seat, player = st.seat, st.player
+    tops = _tops(st)
+    cards = _card_cost(tops, obs)
+    for site in sorted(sites):
+        if site not in obs.unseen and not _grown(views.get(site), obs.sites.get(site)):
+            continue
+        use = Card.for_site(seat, site.row, site.col)
+        for color in player.colors:
+            for size in (1, 2, 3, 4):
+                build = Build(seat, use, site, Block(color, size))
+                try:
+                    check_move(st, build)
+                except IllegalMoveError:
                     continue
-                st1 = _after(st, move1, legal1)
-                if st1 is None or st1.is_over:
+                st1 = _after(st, build, True)
+                if st1 is None:
                     continue
                 views1 = st1.board.views()
-                tops1 = _tops(st1)
-                for move2, legal2 in _candidates(st1, obs, views1, unseen_too=False):
-                    if not isinstance(move2, Build):
-                        continue
-                    site = move2.site
-                    new = SiteView(st1.board.height(site) + move2.block.storeys,
-                                   move2.block.color)
-                    old = _site_cost(views1.get(site), obs.sites.get(site))
-                    cost = (cost1 + TWO_MOVES_COST + (0.0 if legal2 else ILLEGAL_PRICE)
-                            + _site_cost(new, obs.sites.get(site)) - old
-                            - _card_cost(tops1, obs) + _card_cost({**tops1, move2.seat:
-                                                                   move2.card}, obs))
-                    pool.offer(cost, h, (move1, move2), (legal1, legal2), None,
-                          (id(h), move1, move2))
-        ranked = sorted(pool.items.values(), key=lambda t: (t[0], t[1]))
-        beam = []
-        seen: set[tuple[Any, ...]] = set()
-        for cost, _, h, moves, legal, state in ranked:
-            if state is None:
-                state = h.state
-                for move, ok in zip(moves, legal, strict=True):
-                    state = _after(state, move, ok) if state is not None else None
-                if state is None:
-                    continue
-            key = h.key if state is h.state else _key(state)
-            if key in seen:
-                continue
-            seen.add(key)
-            step = _Step(h.step, k, moves, legal) if moves else h.step
-            beam.append(_Hyp(state, cost, step, key))
-            if len(beam) >= BEAM:
-                break
-    return beam[0].step if beam else None
+                per1 = dict(per_site)
+                cost1 = here + _card_cost({**tops, seat: use}, obs) - cards
+                if site not in obs.unseen:
+                    per1[site] = _site_cost(views1.get(site), obs.sites.get(site))
+                    cost1 += per1[site] - per_site.get(site, 0.0)
+                pre = ((photo, (build,), (True,)),)
+                pool.offer(cost1 + NO_MOVE_COST, h, pre, st1, (id(h), build))
+                if not st1.is_over:
+                    _expand(pool, h, k, obs, st1, views1, per1, cost1, pre)
+
+
+def _grown(old: SiteView | None, new: SiteView | None) -> bool:
+    """Can a build make the tower ``old`` look like ``new``?"""
+    if new is None:
+        return False
+    return old is None or new.height > old.height or (new.owner != old.owner
+                                                      and new.height >= old.height)
 
 
 def _record(observations: Sequence[Observation], config: GameConfig, last: _Step | None,
