@@ -20,6 +20,7 @@ All sites of a group are scored at once with array operations.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -419,7 +420,8 @@ class SiteReader:
         covered = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
         vis = ok & ~covered
         # shading-free: each site relative to its own median brightness
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # a wholly covered site: no median
             med = np.nan_to_num(np.nanmedian(np.where(vis, v, np.nan), axis=1), nan=1.0)
         pn = v / np.maximum(med, 1.0)[:, None]
         clean = [i for i in empty if vis[i].mean() > 0.9]
@@ -531,7 +533,7 @@ class SiteReader:
         rank = np.empty(n, np.int64)
         rank[np.argsort(np.abs(strips.rho_c))] = np.arange(n)  # 0 = nearest
         pix = np.round(np.nan_to_num(strips.pix, nan=-1.0, posinf=-1.0, neginf=-1.0))
-        pix = pix.astype(np.int64)
+        pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
         px = np.clip(pix[..., 0], 0, w - 1)
         py = np.clip(pix[..., 1], 0, h - 1)
         occluded = np.zeros(sf.inside.shape, bool)
