@@ -74,37 +74,90 @@ def bench_motion_gate(repeat: int = 200) -> dict[str, Any]:
 
 def bench_controller(moves: int = 8, seed: int = 2, reader: Any = None) -> dict[str, Any]:
     """The live loop on the simulated table: frames per second processed by the
-    controller (rendering excluded), time from still to decided move, memory."""
-    from companion.controller import Controller
+    controller, time from still to decided move, and the memory it holds.
+
+    The frames are rendered here and replayed to the controller in a fresh
+    process: the renderer's memory is the simulator's, not the live table's.
+    With ``reader`` given, everything runs in this process (tests).
+    """
+    import tempfile
+
+    import cv2
+
     from companion.rules import Commit
-    from companion.session import GameSession
+    from companion.rules.record import header_json
     from companion.simtable import SimTable
 
     table = SimTable(seed=seed)
-    session = GameSession(table.companion_config())
-    ctl = Controller(session, reader or _vision_reader())
-    busy = 0.0
-    frames = 0
-    while len(table.moves) <= moves:
-        f = table.read()
-        if f is None:
-            break
-        t0 = time.perf_counter()
-        ctl.process(f.image, f.timestamp)
-        busy += time.perf_counter() - t0
-        frames += 1
-    recorded = [m for m in session.record.moves if not isinstance(m, Commit)]
-    world = table.moves[:len(recorded)]
-    lat = ctl.stats.decide_latency
+    header = header_json(table.companion_config(), "")
+    with tempfile.TemporaryDirectory(prefix="companion-bench-") as tmp:
+        frames: list[tuple[Any, float]] = []
+        while len(table.moves) <= moves:
+            f = table.read()
+            if f is None:
+                break
+            if reader is None:  # on disk, read one at a time as a camera would give them
+                path = f"{tmp}/{len(frames):04d}.png"
+                cv2.imwrite(path, f.image)
+                frames.append((path, f.timestamp))
+            else:
+                frames.append((f.image, f.timestamp))
+        if reader is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(1, mp_context=ctx) as ex:
+                out = ex.submit(_run_controller, header, frames, None).result()
+        else:
+            out = _run_controller(header, frames, reader)
+    world = [str(m) for m in table.moves if not isinstance(m, Commit)][:len(out["recorded"])]
+    lat = out["latency"]
     return {
-        "frames": frames, "fps_processed": round(frames / busy, 1) if busy else None,
-        "moves_recorded": len(recorded),
-        "moves_right": sum(1 for a, b in zip(recorded, world, strict=False) if a == b),
+        "frames": len(frames),
+        "fps_processed": round(len(frames) / out["busy"], 1) if out["busy"] else None,
+        "moves_recorded": len(out["recorded"]),
+        "moves_right": sum(1 for a, b in zip(out["recorded"], world, strict=False) if a == b),
         "still_to_move_s": {"median": round(statistics.median(lat), 3) if lat else None,
                             "max": round(max(lat), 3) if lat else None, "goal": 0.5},
-        "max_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "max_rss_mb": out["max_rss_mb"],
         "rss_goal_mb": 250,
     }
+
+
+def _run_controller(header: dict[str, Any], frames: list[tuple[Any, float]],
+                    reader: Any) -> dict[str, Any]:
+    """The controller alone over recorded frames (PNG paths, or images with a reader)."""
+    import cv2
+
+    from companion.controller import Controller
+    from companion.rules import Commit
+    from companion.rules.record import config_from_json
+    from companion.session import GameSession
+
+    session = GameSession(config_from_json(header))
+    ctl = Controller(session, reader or _vision_reader())
+    busy = 0.0
+    for data, timestamp in frames:
+        image = data if reader is not None else cv2.imread(data, cv2.IMREAD_COLOR)
+        t0 = time.perf_counter()
+        ctl.process(image, timestamp)
+        busy += time.perf_counter() - t0
+    recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
+    return {"busy": busy, "recorded": recorded, "latency": list(ctl.stats.decide_latency),
+            "max_rss_mb": _peak_rss_mb()}
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM: unlike ru_maxrss it starts again at exec)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def _vision_reader() -> Any:

@@ -361,7 +361,7 @@ def register_run(sub: Any) -> None:
     p.add_argument("--buttons", default="pi", choices=("pi", "fake", "none"))
     p.add_argument("--calibration", help="calibration file (default DATA_DIR/calibration.json)")
     p.add_argument("--game", help="game.json for a new game (players, seats, colours)")
-    p.add_argument("--still", type=float, default=0.4, help="seconds of stillness before a read")
+    p.add_argument("--still", type=float, default=0.25, help="seconds of stillness before a read")
     p.add_argument("--host", default="0.0.0.0")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--pin", help="the table PIN (default: six random digits, printed)")
