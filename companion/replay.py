@@ -242,13 +242,14 @@ class _Hyp:
     step: _Step | None
     key: tuple[Any, ...] = ()
     #: The mover's build that photo ``pending[0]`` cannot show: made at one of the sites
-    #: ``pending[1]`` that photo does not show, with the card not read; the state is the
+    #: ``pending[1]`` that photo does not show (``pending[2]``: the card was read and names
+    #: them); the state is the
     #: one before it. The next photos say which build it was.
-    pending: tuple[int, frozenset[Site]] | None = None
+    pending: tuple[int, frozenset[Site], bool] | None = None
 
 
 _Offer = tuple[float, int, _Hyp, tuple[tuple[int, tuple[Build | Pass, ...], tuple[bool, ...]], ...],
-               GameState | None, tuple[int, frozenset[Site]] | None]
+               GameState | None, tuple[int, frozenset[Site], bool] | None]
 
 
 class _Pool:
@@ -264,7 +265,7 @@ class _Pool:
     def offer(self, cost: float, h: _Hyp, steps: tuple[tuple[int, tuple[Build | Pass, ...],
                                                             tuple[bool, ...]], ...],
               state: GameState | None, key: Any,
-              pending: tuple[int, frozenset[Site]] | None = None) -> None:
+              pending: tuple[int, frozenset[Site], bool] | None = None) -> None:
         if key not in self.items or cost < self.items[key][0] - 1e-9:
             self.items[key] = (cost, len(self.items), h, steps, state, pending)
 
@@ -478,7 +479,7 @@ def _expand(pool: _Pool, h: _Hyp, k: int, obs: Observation, state: GameState,
             cost += _card_cost({**tops, state.seat: card}, obs) - _card_cost(tops, obs)
         if sites:
             pool.offer(cost, h, pre, state if not pre else None, (id(h), tag, "pending"),
-                       (k, sites))
+                       (k, sites, card is not None))
     return firsts
 
 
@@ -486,13 +487,16 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
              per_site: Mapping[Site, float], here: float) -> None:
     """The pending build of ``h`` as this photo shows it, then this photo's move."""
     assert h.pending is not None
-    photo, sites = h.pending
+    photo, sites, named = h.pending
     st = h.state
     seat, player = st.seat, st.player
     tops = _tops(st)
     cards = _card_cost(tops, obs)
     for site in sorted(sites):
-        if site not in obs.unseen and not _grown(views.get(site), obs.sites.get(site)):
+        # a site this photo shows unchanged was not built on, unless the card read named
+        # it (tall towers are read worst)
+        if not named and site not in obs.unseen \
+                and not _grown(views.get(site), obs.sites.get(site)):
             continue
         use = Card.for_site(seat, site.row, site.col)
         for color in player.colors:
