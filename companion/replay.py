@@ -209,6 +209,8 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
 # (each photo is taken from elsewhere), the true moves show in every later photo: the
 # cheapest hypothesis after the last photo is the game. A beam keeps the best few.
 
+_ALL_SITES = tuple(Site.from_index(i) for i in range(54))
+
 #: Hypotheses kept after each photo.
 BEAM = 64
 #: The most a site that the photo shows differently from a hypothesis costs.
@@ -235,21 +237,35 @@ class _Step:
     legal: tuple[bool, ...]
 
 
+@dataclass(frozen=True)
+class _Pending:
+    """The mover's build that photo ``photo`` does not show.
+
+    Made at one of ``sites``: sites the photo does not show, or shows unchanged (a
+    misread, paid for when the build is known; ``charged``: the least such cost, paid
+    already). ``named``: the card was read and names these sites.
+    """
+
+    photo: int
+    sites: frozenset[Site]
+    named: bool
+    obs: Observation
+    charged: float = 0.0
+
+
 @dataclass
 class _Hyp:
     state: GameState
     cost: float
     step: _Step | None
     key: tuple[Any, ...] = ()
-    #: The mover's build that photo ``pending[0]`` cannot show: made at one of the sites
-    #: ``pending[1]`` that photo does not show (``pending[2]``: the card was read and names
-    #: them); the state is the
-    #: one before it. The next photos say which build it was.
-    pending: tuple[int, frozenset[Site], bool] | None = None
+    #: The mover's build that a photo does not show: the state is the one before it. The
+    #: next photos say which build it was.
+    pending: _Pending | None = None
 
 
 _Offer = tuple[float, int, _Hyp, tuple[tuple[int, tuple[Build | Pass, ...], tuple[bool, ...]], ...],
-               GameState | None, tuple[int, frozenset[Site], bool] | None]
+               GameState | None, _Pending | None]
 
 
 class _Pool:
@@ -265,7 +281,7 @@ class _Pool:
     def offer(self, cost: float, h: _Hyp, steps: tuple[tuple[int, tuple[Build | Pass, ...],
                                                             tuple[bool, ...]], ...],
               state: GameState | None, key: Any,
-              pending: tuple[int, frozenset[Site], bool] | None = None) -> None:
+              pending: _Pending | None = None) -> None:
         if key not in self.items or cost < self.items[key][0] - 1e-9:
             self.items[key] = (cost, len(self.items), h, steps, state, pending)
 
@@ -420,7 +436,7 @@ def _keep(item: _Offer, out: list[_Hyp], seen: set[tuple[Any, ...]]) -> None:
         if state is None:
             return
     key = h.key if state is h.state else _key(state)
-    full = key if pending is None else (*key, "pending", pending[0])
+    full = key if pending is None else (*key, "pending", pending.photo)
     if full in seen:
         return
     seen.add(full)
@@ -466,20 +482,25 @@ def _expand(pool: _Pool, h: _Hyp, k: int, obs: Observation, state: GameState,
     tag = tuple(m for _p, moves, _l in pre for m in moves)
     for cost, move, legal in firsts:
         pool.offer(cost, h, (*pre, (k, (move,), (legal,))), None, (id(h), tag, move))
-    if state.phase is Phase.BUILD and obs.unseen:
-        # the mover's build may be at a site the photo does not show (one of the read
-        # card's, if read): which one, and how tall, the next photo says
+    if state.phase is Phase.BUILD:
+        # the mover's build may be at a site the photo does not show, or misreads (one of
+        # the read card's, if read): which one, and how tall, the next photo says
         card = obs.cards.get(state.seat)
-        sites = obs.unseen
         cost = here
+        sites = [s for s in _ALL_SITES if not _grown(views.get(s), obs.sites.get(s))]
         if card is not None:
             cell = card.site_cell(state.seat)
-            sites = frozenset(s for s in sites if (s.row, s.col) == cell)
+            sites = [s for s in sites if (s.row, s.col) == cell]
             tops = _tops(state)
             cost += _card_cost({**tops, state.seat: card}, obs) - _card_cost(tops, obs)
+        least = min((_least_misread(state, views.get(s), obs.sites.get(s))
+                     for s in sites if s not in obs.unseen), default=SITE_CAP)
+        if any(s in obs.unseen for s in sites):
+            least = 0.0
         if sites:
-            pool.offer(cost, h, pre, state if not pre else None, (id(h), tag, "pending"),
-                       (k, sites, card is not None))
+            pool.offer(cost + least, h, pre, state if not pre else None,
+                       (id(h), tag, "pending"),
+                       _Pending(k, frozenset(sites), card is not None, obs, least))
     return firsts
 
 
@@ -487,17 +508,21 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
              per_site: Mapping[Site, float], here: float) -> None:
     """The pending build of ``h`` as this photo shows it, then this photo's move."""
     assert h.pending is not None
-    photo, sites, named = h.pending
+    pend = h.pending
     st = h.state
     seat, player = st.seat, st.player
     tops = _tops(st)
     cards = _card_cost(tops, obs)
-    for site in sorted(sites):
+    before = pend.obs
+    for site in sorted(pend.sites):
         # a site this photo shows unchanged was not built on, unless the card read named
-        # it (tall towers are read worst)
-        if not named and site not in obs.unseen \
-                and not _grown(views.get(site), obs.sites.get(site)):
+        # it and the photo before did not show it (tall towers are read worst)
+        if site not in obs.unseen and not _grown(views.get(site), obs.sites.get(site)) \
+                and not (pend.named and site in before.unseen):
             continue
+        # what the photo before read there, now a misread
+        then = 0.0 if site in before.unseen else -_site_cost(views.get(site),
+                                                             before.sites.get(site))
         use = Card.for_site(seat, site.row, site.col)
         for color in player.colors:
             for size in (1, 2, 3, 4):
@@ -511,14 +536,26 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
                     continue
                 views1 = st1.board.views()
                 per1 = dict(per_site)
-                cost1 = here + _card_cost({**tops, seat: use}, obs) - cards
+                cost1 = here + _card_cost({**tops, seat: use}, obs) - cards - pend.charged
+                if site not in before.unseen:
+                    cost1 += then + _site_cost(views1.get(site), before.sites.get(site))
                 if site not in obs.unseen:
                     per1[site] = _site_cost(views1.get(site), obs.sites.get(site))
                     cost1 += per1[site] - per_site.get(site, 0.0)
-                pre = ((photo, (build,), (True,)),)
+                pre = ((pend.photo, (build,), (True,)),)
                 pool.offer(cost1 + NO_MOVE_COST, h, pre, st1, (id(h), build))
                 if not st1.is_over:
                     _expand(pool, h, k, obs, st1, views1, per1, cost1, pre)
+
+
+def _least_misread(state: GameState, old: SiteView | None, seen: SiteView | None) -> float:
+    """The least a build by the mover on tower ``old`` costs against the reading ``seen``."""
+    if seen is None:
+        return SITE_CAP
+    low = (old.height if old else 0) + 1
+    off = max(0, low - seen.height, seen.height - (low + 3))
+    paint = 0.0 if seen.owner in state.player.colors else COLOR_COST
+    return min(SITE_CAP, HEIGHT_COST * off + paint)
 
 
 def _grown(old: SiteView | None, new: SiteView | None) -> bool:
