@@ -10,6 +10,7 @@ kept as what happened, with a warning.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -210,6 +211,7 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
 # cheapest hypothesis after the last photo is the game. A beam keeps the best few.
 
 _ALL_SITES = tuple(Site.from_index(i) for i in range(54))
+_ALL_SITES_SET = frozenset(_ALL_SITES)
 
 #: Hypotheses kept after each photo.
 BEAM = 64
@@ -277,6 +279,13 @@ class _Pool:
 
     def __init__(self) -> None:
         self.items: dict[Any, _Offer] = {}
+        #: the cheapest costs offered (negated, a heap): twice the beam, as some children
+        #: reach the same state
+        self._best: list[float] = []
+
+    def bound(self) -> float:
+        """A cost no child kept will exceed (once twice the beam are offered)."""
+        return -self._best[0] if len(self._best) >= 2 * BEAM else float("inf")
 
     def offer(self, cost: float, h: _Hyp, steps: tuple[tuple[int, tuple[Build | Pass, ...],
                                                             tuple[bool, ...]], ...],
@@ -284,6 +293,10 @@ class _Pool:
               pending: _Pending | None = None) -> None:
         if key not in self.items or cost < self.items[key][0] - 1e-9:
             self.items[key] = (cost, len(self.items), h, steps, state, pending)
+            if len(self._best) < 2 * BEAM:
+                heapq.heappush(self._best, -cost)
+            elif cost < -self._best[0]:
+                heapq.heapreplace(self._best, -cost)
 
 
 def _site_cost(pred: SiteView | None, seen: SiteView | None) -> float:
@@ -487,20 +500,22 @@ def _expand(pool: _Pool, h: _Hyp, k: int, obs: Observation, state: GameState,
         # the read card's, if read): which one, and how tall, the next photo says
         card = obs.cards.get(state.seat)
         cost = here
-        sites = [s for s in _ALL_SITES if not _grown(views.get(s), obs.sites.get(s))]
+        grown = {s for s, v in obs.sites.items() if _grown(views.get(s), v)}
         if card is not None:
             cell = card.site_cell(state.seat)
-            sites = [s for s in sites if (s.row, s.col) == cell]
+            sites = frozenset(s for s in _ALL_SITES if (s.row, s.col) == cell) - grown
             tops = _tops(state)
             cost += _card_cost({**tops, state.seat: card}, obs) - _card_cost(tops, obs)
-        least = min((_least_misread(state, views.get(s), obs.sites.get(s))
-                     for s in sites if s not in obs.unseen), default=SITE_CAP)
-        if any(s in obs.unseen for s in sites):
-            least = 0.0
+        else:
+            sites = _ALL_SITES_SET - grown
+        # a site read empty costs the most a site can
+        least = 0.0 if not sites.isdisjoint(obs.unseen) else min(
+            (_least_misread(state, views.get(s), obs.sites[s])
+             for s in sites if s in obs.sites), default=SITE_CAP)
         if sites:
             pool.offer(cost + least, h, pre, state if not pre else None,
                        (id(h), tag, "pending"),
-                       _Pending(k, frozenset(sites), card is not None, obs, least))
+                       _Pending(k, sites, card is not None, obs, least))
     return firsts
 
 
@@ -544,14 +559,14 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
                     cost1 += per1[site] - per_site.get(site, 0.0)
                 pre = ((pend.photo, (build,), (True,)),)
                 pool.offer(cost1 + NO_MOVE_COST, h, pre, st1, (id(h), build))
-                if not st1.is_over:
+                # a move lowers the cost by at most a site's and a card's price
+                least = cost1 - max(per1.values(), default=0.0) - CARD_PRICE
+                if not st1.is_over and least <= pool.bound():
                     _expand(pool, h, k, obs, st1, views1, per1, cost1, pre)
 
 
-def _least_misread(state: GameState, old: SiteView | None, seen: SiteView | None) -> float:
+def _least_misread(state: GameState, old: SiteView | None, seen: SiteView) -> float:
     """The least a build by the mover on tower ``old`` costs against the reading ``seen``."""
-    if seen is None:
-        return SITE_CAP
     low = (old.height if old else 0) + 1
     off = max(0, low - seen.height, seen.height - (low + 3))
     paint = 0.0 if seen.owner in state.player.colors else COLOR_COST
