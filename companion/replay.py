@@ -480,7 +480,13 @@ def _moves_from(state: GameState, views: Mapping[Site, SiteView], per_site: Mapp
         if isinstance(move, Build) and move.site not in obs.unseen:
             site = move.site
             new = SiteView(state.board.height(site) + move.block.storeys, move.block.color)
-            cost += _site_cost(new, obs.sites.get(site)) - per_site.get(site, 0.0)
+            seen = obs.sites.get(site)
+            gain = per_site.get(site, 0.0) - _site_cost(new, seen)
+            if gain <= 0.0 and (seen is None or seen.owner != new.owner):
+                # the photo shows it no better than no build there, nor its colour on top:
+                # a misread, which the pending build (what the next photo shows) stands for
+                continue
+            cost -= gain
         cost += _card_cost({**tops, move.seat: move.card}, obs) - cards
         out.append((cost, move, legal))
     return out
@@ -500,7 +506,8 @@ def _expand(pool: _Pool, h: _Hyp, k: int, obs: Observation, state: GameState,
         # the read card's, if read): which one, and how tall, the next photo says
         card = obs.cards.get(state.seat)
         cost = here
-        grown = {s for s, v in obs.sites.items() if _grown(views.get(s), v)}
+        # sites the photo shows built on (as some candidate build)
+        grown = {m.site for _c, m, _l in firsts if isinstance(m, Build)}
         if card is not None:
             cell = card.site_cell(state.seat)
             sites = frozenset(s for s in _ALL_SITES if (s.row, s.col) == cell) - grown
