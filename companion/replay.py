@@ -243,9 +243,10 @@ class _Step:
 class _Pending:
     """The mover's build that photo ``photo`` does not show.
 
-    Made at one of ``sites``: sites the photo does not show, or shows unchanged (a
-    misread, paid for when the build is known; ``charged``: the least such cost, paid
-    already). ``named``: the card was read and names these sites.
+    Made at one of ``sites``: sites the photo does not show, or shows unchanged or no
+    likelier built on than not (a misread, paid for when the build is known;
+    ``charged``: the least such cost, paid already). ``named``: the card was read and
+    names these sites.
     """
 
     photo: int
@@ -507,14 +508,14 @@ def _expand(pool: _Pool, h: _Hyp, k: int, obs: Observation, state: GameState,
         card = obs.cards.get(state.seat)
         cost = here
         # sites the photo shows built on (as some candidate build)
-        grown = {m.site for _c, m, _l in firsts if isinstance(m, Build)}
+        shown = {m.site for _c, m, _l in firsts if isinstance(m, Build)}
         if card is not None:
             cell = card.site_cell(state.seat)
-            sites = frozenset(s for s in _ALL_SITES if (s.row, s.col) == cell) - grown
+            sites = frozenset(s for s in _ALL_SITES if (s.row, s.col) == cell) - shown
             tops = _tops(state)
             cost += _card_cost({**tops, state.seat: card}, obs) - _card_cost(tops, obs)
         else:
-            sites = _ALL_SITES_SET - grown
+            sites = _ALL_SITES_SET - shown
         # a site read empty costs the most a site can
         least = 0.0 if not sites.isdisjoint(obs.unseen) else min(
             (_least_misread(state, views.get(s), obs.sites[s])
