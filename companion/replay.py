@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -229,6 +229,20 @@ CARD_PRICE = 3.5
 
 
 
+
+def _legal_at(state: GameState, seat: Seat, colors: Sequence[str], site: Site
+              ) -> Iterator[Build]:
+    """The legal builds of ``seat`` at one site, with the card that site takes."""
+    use = Card.for_site(seat, site.row, site.col)
+    for color in colors:
+        for size in (1, 2, 3, 4):
+            build = Build(seat, use, site, Block(color, size))
+            try:
+                check_move(state, build)
+            except IllegalMoveError:
+                continue
+            yield build
+
 @dataclass(frozen=True)
 class _Step:
     """Moves recorded at one photo, linked to the steps before."""
@@ -354,16 +368,9 @@ def _candidates(state: GameState, obs: Observation, base: Mapping[Site, SiteView
     out: list[tuple[Build | Pass, bool]] = []
     have: set[tuple[Site, Block]] = set()
     for site in sorted(wanted):
-        use = Card.for_site(seat, site.row, site.col)
-        for color in player.colors:
-            for size in (1, 2, 3, 4):
-                build = Build(seat, use, site, Block(color, size))
-                try:
-                    check_move(state, build)
-                except IllegalMoveError:
-                    continue
-                out.append((build, True))
-                have.add((site, build.block))
+        for build in _legal_at(state, seat, player.colors, site):
+            out.append((build, True))
+            have.add((site, build.block))
     for site in grown:
         view = obs.sites[site]
         delta = view.height - base[site].height if site in base else view.height
@@ -546,31 +553,24 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
         # what the photo before read there, now a misread
         then = 0.0 if site in before.unseen else -_site_cost(views.get(site),
                                                              before.sites.get(site))
-        use = Card.for_site(seat, site.row, site.col)
-        for color in player.colors:
-            for size in (1, 2, 3, 4):
-                build = Build(seat, use, site, Block(color, size))
-                try:
-                    check_move(st, build)
-                except IllegalMoveError:
-                    continue
-                st1 = _after(st, build, True)
-                if st1 is None:
-                    continue
-                views1 = st1.board.views()
-                per1 = dict(per_site)
-                cost1 = here + _card_cost({**tops, seat: use}, obs) - cards - pend.charged
-                if site not in before.unseen:
-                    cost1 += then + _site_cost(views1.get(site), before.sites.get(site))
-                if site not in obs.unseen:
-                    per1[site] = _site_cost(views1.get(site), obs.sites.get(site))
-                    cost1 += per1[site] - per_site.get(site, 0.0)
-                pre = ((pend.photo, (build,), (True,)),)
-                pool.offer(cost1 + NO_MOVE_COST, h, pre, st1, (id(h), build))
-                # a move lowers the cost by at most a site's and a card's price
-                least = cost1 - max(per1.values(), default=0.0) - CARD_PRICE
-                if not st1.is_over and least <= pool.bound():
-                    _expand(pool, h, k, obs, st1, views1, per1, cost1, pre)
+        for build in _legal_at(st, seat, player.colors, site):
+            st1 = _after(st, build, True)
+            if st1 is None:
+                continue
+            views1 = st1.board.views()
+            per1 = dict(per_site)
+            cost1 = here + _card_cost({**tops, seat: build.card}, obs) - cards - pend.charged
+            if site not in before.unseen:
+                cost1 += then + _site_cost(views1.get(site), before.sites.get(site))
+            if site not in obs.unseen:
+                per1[site] = _site_cost(views1.get(site), obs.sites.get(site))
+                cost1 += per1[site] - per_site.get(site, 0.0)
+            pre = ((pend.photo, (build,), (True,)),)
+            pool.offer(cost1 + NO_MOVE_COST, h, pre, st1, (id(h), build))
+            # a move lowers the cost by at most a site's and a card's price
+            least = cost1 - max(per1.values(), default=0.0) - CARD_PRICE
+            if not st1.is_over and least <= pool.bound():
+                _expand(pool, h, k, obs, st1, views1, per1, cost1, pre)
 
 
 def _least_misread(state: GameState, old: SiteView | None, seen: SiteView) -> float:
