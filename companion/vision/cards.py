@@ -14,6 +14,7 @@ grids are, and the best-matching one wins.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -24,6 +25,7 @@ from companion.vision.colours import WhiteBalance
 from companion.vision.geometry import (
     SEAT_FORWARD,
     BoardGeometry,
+    CardLayout,
     FloatArray,
     Pose,
     seat_right,
@@ -116,7 +118,7 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
              and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
              < 1.9 * cell * s]
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
-    grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+    lum: np.ndarray | None = None  # made once, when a red pair first needs it
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     max_ang = np.deg2rad(g.card.angle_deg + 5)
     for i in blobs:
@@ -132,7 +134,10 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
             mid = (cent[i] + cent[j]) / 2
             am = a0 + mid[0] / s
             bm = b0 - mid[1] / s
-            scores = _cell_scores(grey, (a0, b0), s, am, bm, ang, g, cfg["shade_mm"])
+            if lum is None:
+                lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
+                                  s, float(cfg["shade_mm"]))
+            scores = _cell_scores(lum, (a0, b0), s, am, bm, ang, g)
             order = np.argsort(-scores.ravel())
             top = float(scores.ravel()[order[0]])
             margin = top - float(scores.ravel()[order[1]])
@@ -182,30 +187,46 @@ def _card_in_frame(read: CardRead, pose: Pose, g: BoardGeometry, shape: tuple[in
     return bool(area / full >= min_fraction)
 
 
-def _card_pattern(g: BoardGeometry, step: float = 0.75
+@lru_cache(maxsize=8)
+def _card_pattern(card: CardLayout, step: float = 0.75
                   ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Card-local lattice over the card's top part, and its printed pattern (no red)."""
-    cell = g.card.cell
-    half_w = g.card.size[0] / 2
+    """Card-local lattice over the card's top part, and its printed pattern (no red).
+
+    Cached per card layout (every red pair of every read uses it); callers must
+    not modify the arrays.
+    """
+    cell = card.cell
+    half_w = card.size[0] / 2
     xs = np.arange(-half_w + 2.0, half_w - 2.0 + 1e-6, step)
-    ys = np.arange(2.0, g.card.top_offset + 3 * cell + 4.0 + 1e-6, step)
+    ys = np.arange(2.0, card.top_offset + 3 * cell + 4.0 + 1e-6, step)
     X, Y = np.meshgrid(xs, ys)
     X = X.ravel()
     Y = Y.ravel()
     pred = np.ones_like(X)
-    for go in g.card.grid_offsets:
+    for go in card.grid_offsets:
         gx = X - (go - 1.5 * cell)  # from the grid's left edge
-        gy = Y - g.card.top_offset  # from the grid's top edge
+        gy = Y - card.top_offset  # from the grid's top edge
         inside = (gx >= 0) & (gx <= 3 * cell) & (gy >= 0) & (gy <= 3 * cell)
         line = (np.minimum(gx % cell, cell - gx % cell) < 0.7) | (
             np.minimum(gy % cell, cell - gy % cell) < 0.7)
         pred = np.where(inside, np.where(line, 0.3, 0.85), pred)
+    for a in (X, Y, pred):
+        a.setflags(write=False)
     return X, Y, pred
 
 
-def _cell_scores(grey: np.ndarray, origin: tuple[float, float], s: float,
-                 am: float, bm: float, ang: float, g: BoardGeometry,
-                 cfg_shade_mm: float = 0.0) -> FloatArray:
+def _shade_free(grey: np.ndarray, s: float, shade_mm: float) -> np.ndarray:
+    """Each pixel against the mean brightness around it (``shade_mm`` > 0), so a shadow
+    edge across the card (a tower's, a hand's) does not outweigh the printed grid."""
+    sigma = shade_mm * s
+    if sigma > 0:
+        out: np.ndarray = grey / np.maximum(cv2.GaussianBlur(grey, (0, 0), sigma), 1.0)
+        return out
+    return grey / max(float(grey.max()), 1.0)
+
+
+def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
+                 am: float, bm: float, ang: float, g: BoardGeometry) -> FloatArray:
     """(3, 3) how well each red-cell hypothesis explains the top of the card.
 
     Hypothesis (r, c) fixes where the card's top edge and centre line are
@@ -218,16 +239,9 @@ def _cell_scores(grey: np.ndarray, origin: tuple[float, float], s: float,
     """
     a0, b0 = origin
     cell = g.card.cell
-    X, Y, base = _card_pattern(g)
+    X, Y, base = _card_pattern(g.card)
     ca, sa = np.cos(ang), np.sin(ang)
-    H, W = grey.shape
-    # shading-free: each pixel against the mean brightness around it, so a shadow
-    # edge across the card (a tower's, a hand's) does not outweigh the printed grid
-    sigma = float(cfg_shade_mm) * s
-    if sigma > 0:
-        lum = grey / np.maximum(cv2.GaussianBlur(grey, (0, 0), sigma), 1.0)
-    else:
-        lum = grey / max(float(grey.max()), 1.0)
+    H, W = lum.shape
     rs, cs = np.meshgrid(np.arange(3), np.arange(3), indexing="ij")
     rx = ((cs.ravel() - 1) * cell)[:, None]  # red cell centre, card-local, per hypothesis
     ry = (g.card.top_offset + cell / 2 + rs.ravel() * cell)[:, None]
