@@ -188,20 +188,16 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
             img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
             detect_markers(img, geometry)
 
-        def full(data: bytes = data, colors: list[str] = colors) -> None:
+        def full(data: bytes = data, colors: list[str] | None = colors) -> None:
             img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
             read_image(img, None, colors)
-
-        def full_blind(data: bytes = data) -> None:
-            img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-            read_image(img)
 
         b = min(_timeit(base, 3))
         f = min(_timeit(full, 3))
         bases.append(b)
         reads.append(f)
         ratios.append(f / b)
-        blind.append(min(_timeit(full_blind, 3)))
+        blind.append(min(_timeit(lambda: full(colors=None), 3)))
     # full_read: the colours in play known, as the live table knows them;
     # full_read_unknown_colours: a photo alone (the colour set is settled by a second pass)
     return {"decode_and_markers": _ms(bases), "full_read": _ms(reads),

@@ -405,4 +405,27 @@ def shoot(seed: int, kind: str = "mounted", side: Seat | None = None,
     return shot
 
 
-__all__ = ["SEAT_FORWARD", "Scene", "Shot", "random_camera", "random_scene", "render", "shoot"]
+def truth_json(shot: Shot, min_visible: float = 0.5) -> dict:
+    """The shot's truth in the shape companion.sim gives it, for ``evaluate.compare``:
+    a site whose top face (or empty footprint) is less than half in view is hidden."""
+    def entry(site: Site, h: int, owner: str) -> dict:
+        return {"city": site.city, "row": site.row, "col": site.col, "height": h,
+                "owner": owner}
+
+    heights = shot.scene.heights()
+    board = [entry(s, h, o) for s, (h, o) in sorted(heights.items())]
+    seen = [s for s, v in shot.visible.items() if v >= min_visible]
+    hidden = [s for s, v in shot.visible.items() if v < min_visible]
+    return {
+        "board": {"sites": board},
+        "expected": {
+            "colors": list(shot.scene.colors),
+            "sites": [entry(s, *heights[s]) for s in sorted(seen) if s in heights],
+            "unseen": [{"city": s.city, "row": s.row, "col": s.col} for s in sorted(hidden)],
+            "cards": {seat.value: {"cell": list(rc)} for seat, rc in shot.scene.cards.items()},
+        },
+    }
+
+
+__all__ = ["SEAT_FORWARD", "Scene", "Shot", "random_camera", "random_scene", "render", "shoot",
+           "truth_json"]
