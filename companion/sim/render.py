@@ -497,8 +497,10 @@ class Rendered:
     - ``visibility``: 54 entries ``{city, row, col, top, site}``: the visible fraction of
       the site's top face (the floor square when empty) and of its whole silhouette;
     - ``unseen``: sites whose top is under 50% visible (hidden, covered or out of frame);
-    - ``cards``: ``{"S": {"cell": [r, c]}}`` for stacks whose top card is >= 80% visible;
-      ``card_stacks``: every stack with ``cell``, ``count``, ``visible``, ``inside``;
+    - ``cards``: ``{"S": {"cell": [r, c]}}`` for stacks whose top card shows >= 90% of its
+      two grids (the part that is read);
+      ``card_stacks``: every stack with ``cell``, ``count``, ``visible``, ``grid_visible``,
+      ``inside``;
     - ``markers_visible``: marker ids fully in frame and >= 97% unoccluded;
     - ``hands``: ``[{seat, pixels, box: [x0, y0, x1, y1] | None}]`` in image pixels;
     - ``lighting``, ``colors``, ``jpeg_quality``, ``label_codes``.
@@ -694,7 +696,8 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     else:
         inside = np.ones((Hc, Wc), bool)
     counts = np.bincount(canvas.labels[inside].ravel().astype(np.int64), minlength=1024)
-    truth = _truth(scene, cam, view, counts, floor_faces, marker_faces, lighting, hands)
+    truth = _truth(scene, cam, view, counts, floor_faces, marker_faces, lighting, hands,
+                   np.where(inside, canvas.labels, np.int16(0)))
 
     # --- camera: lens, vignetting, blur, noise, white balance, gamma -----------------------
     img = canvas.color
@@ -755,9 +758,27 @@ def _stamp(labels: np.ndarray, view: View, face: Face, value: int,
         np.copyto(roi, np.int16(value), where=r.cov >= 0.5)
 
 
+def _grid_visible(lay: Layout, view: View, labels: np.ndarray, label: int, centre: np.ndarray,
+                  right: np.ndarray, fwd: np.ndarray, z: float) -> float:
+    """Visible fraction of the top card's two grids (the part a reader reads)."""
+    cell = lay.card_cell
+    half = max(abs(o) for o in lay.card_grid_offsets) + 1.5 * cell
+    b1 = lay.card_size[1] / 2 - lay.card_top_offset  # fwd points to the top edge
+    b0 = b1 - 3 * cell
+    quad = np.array([np.r_[centre + a * right + b * fwd, z]
+                     for a, b in ((-half, b0), (half, b0), (half, b1), (-half, b1))])
+    area = polygon_area_px(view, quad)
+    if area < 1.0:
+        return 0.0
+    mask = np.zeros(labels.shape, np.uint8)
+    cv2.fillPoly(mask, [np.round(view.project(quad) * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+    seen = int(np.count_nonzero((labels == label) & mask.astype(bool)))
+    return float(min(1.0, seen / area))
+
+
 def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
            floor_faces: dict[int, Face], marker_faces: dict[int, Face], lighting: Lighting,
-           hands: Sequence[Hand]) -> dict[str, Any]:
+           hands: Sequence[Hand], labels: np.ndarray) -> dict[str, Any]:
     lay = scene.layout
     board = scene.board
     colors = list(scene.colors)
@@ -808,13 +829,15 @@ def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
                          ((-cw / 2, -ch / 2), (cw / 2, -ch / 2), (cw / 2, ch / 2),
                           (-cw / 2, ch / 2))])
         frac = counts[LABEL_CARD + k] / max(polygon_area_px(view, card), 1e-6)
+        grid_frac = _grid_visible(lay, view, labels, LABEL_CARD + k, c, right, fwd, z)
         in_img = cam.project(card)
         inside = bool(np.all((in_img >= 0) & (in_img <= np.array([cam.width - 1,
                                                                    cam.height - 1]))))
         stack: dict[str, Any] = {"cell": [int(cell[0]), int(cell[1])], "count": count,
-                                 "visible": round(float(min(1.0, frac)), 4), "inside": inside}
+                                 "visible": round(float(min(1.0, frac)), 4),
+                                 "grid_visible": round(grid_frac, 4), "inside": inside}
         stacks[seat.value] = stack
-        if frac >= 0.8:
+        if grid_frac >= 0.9:
             cards[seat.value] = {"cell": [int(cell[0]), int(cell[1])]}
     board_json = board.to_json(colors, blocks=False)
     expected = dict(board_json)

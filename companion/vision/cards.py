@@ -110,34 +110,36 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     c2 = (gch - b) / ssum
     red = (c1 > cfg["red_chroma"]) & (c2 < 0.2) & (c2 > -0.25) & inside
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
-    n, _, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
+    n, labels, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
     cell = g.card.cell
     area = (cell * s) ** 2
-    blobs = [k for k in range(1, n)
+    small = [k for k in range(1, n)
              if 0.3 * area < stats[k, cv2.CC_STAT_AREA] < 1.6 * area
              and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
              < 1.9 * cell * s]
+    large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
+    centres = [cent[k] for k in small] + _cells_in(np.isin(labels, large), cell * s)
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
     lum: np.ndarray | None = None  # made once, when a red pair first needs it
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     max_ang = np.deg2rad(g.card.angle_deg + 5)
-    for i in blobs:
-        for j in blobs:
+    for i, ci in enumerate(centres):
+        for j, cj in enumerate(centres):
             if j == i:
                 continue
-            d = (cent[j] - cent[i]) / s  # mm in the rectified frame (x = a, y = -b)
+            d = (cj - ci) / s  # mm in the rectified frame (x = a, y = -b)
             if not 0.85 * spacing < np.hypot(*d) < 1.15 * spacing or d[0] <= 0:
                 continue
             ang = np.arctan2(-d[1], d[0])  # rotation of the card's a-axis
             if abs(ang) > max_ang:
                 continue
-            mid = (cent[i] + cent[j]) / 2
+            mid = (ci + cj) / 2
             am = a0 + mid[0] / s
             bm = b0 - mid[1] / s
             if lum is None:
                 lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
-                                  s, float(cfg["shade_mm"]))
-            scores = _cell_scores(lum, (a0, b0), s, am, bm, ang, g)
+                                  s, float(cfg["shade_mm"]), inside)
+            scores = _cell_scores(lum, (a0, b0), s, am, bm, ang, g, inside)
             order = np.argsort(-scores.ravel())
             top = float(scores.ravel()[order[0]])
             margin = top - float(scores.ravel()[order[1]])
@@ -145,17 +147,60 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
             if best is None or top > best[0]:
                 best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
     if debug is not None:
-        debug.update({"rect": rect, "red": red, "blobs": len(blobs), "best": best})
+        debug.update({"rect": rect, "red": red, "blobs": len(centres), "best": best})
     if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
         return None
     read = CardRead(seat, best[2], best[0], best[1], best[3], best[4])
     if not _card_in_frame(read, pose, g, image.shape[:2]):
-        return None  # part of the card is outside the photo: too uncertain to report
+        return None  # too little of the grids in the photo to tell the cell
     return read
+
+
+def _cells_in(mask: np.ndarray, cell_px: float) -> list[FloatArray]:
+    """Centres of red-cell-sized squares inside red regions too large to be one cell.
+
+    A red cell printed next to red artwork merges with it into one region; the
+    cell is still a square of red with little red around it on most sides.
+    """
+    if not mask.any():
+        return []
+    m = mask.astype(np.float32)
+    k = max(3, int(round(0.7 * cell_px)))
+    k2 = max(k + 2, int(round(1.6 * cell_px)))
+    inner = cv2.boxFilter(m, -1, (k, k))
+    outer = cv2.boxFilter(m, -1, (k2, k2))
+    ring = (outer * k2 * k2 - inner * k * k) / float(k2 * k2 - k * k)
+    peak = inner >= cv2.dilate(inner, np.ones((k, k), np.uint8))
+    ys, xs = np.nonzero((inner >= 0.85) & (ring < 0.5) & peak)
+    order = np.argsort(ring[ys, xs])
+    out: list[FloatArray] = []
+    for y, x in zip(ys[order], xs[order], strict=True):
+        p = np.array([x, y], np.float64)
+        if all(np.hypot(*(p - q)) > 0.8 * cell_px for q in out):
+            out.append(p)
+        if len(out) >= 8:
+            break
+    return out
 
 
 def card_corners(read: CardRead, g: BoardGeometry) -> FloatArray:
     """(4, 3) board-mm corners of the read card (top-left, top-right, bottom-right, ...)."""
+    hw = g.card.size[0] / 2
+    return _card_region(read, g, -hw, hw, 0.0, g.card.size[1])
+
+
+def grid_corners(read: CardRead, g: BoardGeometry, pad: float = 1.0) -> FloatArray:
+    """(4, 3) board-mm corners of the part of the read card that carries both grids."""
+    cell = g.card.cell
+    x0 = min(g.card.grid_offsets) - 1.5 * cell - pad
+    x1 = max(g.card.grid_offsets) + 1.5 * cell + pad
+    return _card_region(read, g, x0, x1, g.card.top_offset - pad,
+                        g.card.top_offset + 3 * cell + pad)
+
+
+def _card_region(read: CardRead, g: BoardGeometry, x0: float, x1: float, y0: float,
+                 y1: float) -> FloatArray:
+    """Board-mm corners of a card-local rectangle (x right, y down from the top edge)."""
     cell = g.card.cell
     r, c = read.cell
     rx = (c - 1) * cell
@@ -163,10 +208,9 @@ def card_corners(read: CardRead, g: BoardGeometry) -> FloatArray:
     ang = np.deg2rad(read.angle_deg)
     ua = np.array([np.cos(ang), np.sin(ang)])
     ub = np.array([-np.sin(ang), np.cos(ang)])
-    hw, hh = g.card.size[0] / 2, g.card.size[1]
     origin, ax, bx = _seat_frame(g, read.seat)
     out = []
-    for x, y in ((-hw, 0.0), (hw, 0.0), (hw, hh), (-hw, hh)):
+    for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
         pa = read.centre_ab[0] + (x - rx) * ua[0] - (y - ry) * ub[0]
         pb = read.centre_ab[1] + (x - rx) * ua[1] - (y - ry) * ub[1]
         xy = origin + pa * ax + pb * bx
@@ -175,9 +219,14 @@ def card_corners(read: CardRead, g: BoardGeometry) -> FloatArray:
 
 
 def _card_in_frame(read: CardRead, pose: Pose, g: BoardGeometry, shape: tuple[int, ...],
-                   min_fraction: float = 0.8) -> bool:
-    """At least ``min_fraction`` of the card's area lies inside the photo."""
-    pix = project_fast(pose, card_corners(read, g)).astype(np.float32)
+                   min_fraction: float = 0.75) -> bool:
+    """Most of the card's two grids lie inside the photo.
+
+    Only the grids are read (both red cells were found, and the printed
+    pattern is compared where the photo has it): a card whose lower part
+    runs off the photo reads as surely as a whole one.
+    """
+    pix = project_fast(pose, grid_corners(read, g)).astype(np.float32)
     h, w = shape[:2]
     frame = np.array([[0, 0], [w - 1, 0], [w - 1, h - 1], [0, h - 1]], np.float32)
     full = abs(cv2.contourArea(pix))
@@ -215,18 +264,29 @@ def _card_pattern(card: CardLayout, step: float = 0.75
     return X, Y, pred
 
 
-def _shade_free(grey: np.ndarray, s: float, shade_mm: float) -> np.ndarray:
+def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
+                inside: np.ndarray | None = None) -> np.ndarray:
     """Each pixel against the mean brightness around it (``shade_mm`` > 0), so a shadow
-    edge across the card (a tower's, a hand's) does not outweigh the printed grid."""
+    edge across the card (a tower's, a hand's) does not outweigh the printed grid.
+
+    Where the region runs off the photo (``inside`` false) the mean is taken over
+    the photo only: the black fill outside would brighten the card beside it.
+    """
     sigma = shade_mm * s
     if sigma > 0:
-        out: np.ndarray = grey / np.maximum(cv2.GaussianBlur(grey, (0, 0), sigma), 1.0)
+        mean = cv2.GaussianBlur(grey, (0, 0), sigma)
+        if inside is not None and not inside.all():
+            m = inside.astype(np.float32)
+            mean = cv2.GaussianBlur(grey * m, (0, 0), sigma) / np.maximum(
+                cv2.GaussianBlur(m, (0, 0), sigma), 1e-3)
+        out: np.ndarray = grey / np.maximum(mean, 1.0)
         return out
     return grey / max(float(grey.max()), 1.0)
 
 
 def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
-                 am: float, bm: float, ang: float, g: BoardGeometry) -> FloatArray:
+                 am: float, bm: float, ang: float, g: BoardGeometry,
+                 inside: np.ndarray | None = None) -> FloatArray:
     """(3, 3) how well each red-cell hypothesis explains the top of the card.
 
     Hypothesis (r, c) fixes where the card's top edge and centre line are
@@ -235,7 +295,7 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     card around and between the grids) is compared with the image by
     normalised correlation. A hypothesis one cell off predicts grid where
     there is blank card or the card's frame, and blank card where there are
-    grid lines.
+    grid lines. Points off the photo (``inside`` false) are left out.
     """
     a0, b0 = origin
     cell = g.card.cell
@@ -256,6 +316,9 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     x = ((pa - a0) * s).astype(np.float32)
     y = ((b0 - pb) * s).astype(np.float32)
     ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
+    if inside is not None and not inside.all():
+        ok &= inside[np.clip(np.round(y).astype(np.int64), 0, H - 1),
+                     np.clip(np.round(x).astype(np.int64), 0, W - 1)]
     v = cv2.remap(lum, x, y, cv2.INTER_LINEAR)
     out = np.full(9, -np.inf)
     for k in range(9):

@@ -121,6 +121,7 @@ DEFAULTS: dict[str, Any] = {
     "print_min_contrast": 0.03,
     "print_min_visible": 0.3,
     "print_min_ncc": 0.2,
+    "print_block_d2": 4.0,
     "blas_threads": 1,  # BLAS threads for the process (see companion.vision.blas); 0: leave
 }
 
@@ -235,8 +236,8 @@ def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -
     return (1.0 / (1.0 + np.exp(np.clip((d_print - d_block) / 2.0, -30, 30)))) * (d_print < 12.0)
 
 
-def fit_site_print(feats: FloatArray, model: ColourModel, min_sites: int = 3
-                   ) -> ColourClass | None:
+def fit_site_print(feats: FloatArray, model: ColourModel, min_sites: int = 3,
+                   min_block_d2: float = 4.0) -> ColourClass | None:
     """The empty-site print, from the footprint colours of all 54 sites.
 
     Empty sites share one print, so their footprints form the largest tight
@@ -247,7 +248,7 @@ def fit_site_print(feats: FloatArray, model: ColourModel, min_sites: int = 3
     ok = np.all(np.isfinite(x), axis=1)
     d_block = np.full(len(x), np.inf)
     d_block[ok] = model.distance2(x[ok]).min(axis=1)
-    cand = x[ok & (d_block > 9.0)]
+    cand = x[ok & (d_block > min_block_d2)]
     if len(cand) < min_sites:
         return None
     scale = np.array([0.05, 0.05, 0.35])
@@ -461,7 +462,7 @@ class SiteReader:
         inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
                   & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
         med[~inside] = np.nan
-        return fit_site_print(med, model)
+        return fit_site_print(med, model, min_block_d2=float(self.cfg["print_block_d2"]))
 
     def board_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance) -> BoardModel:
         """What board and table look like in this photo, from places no tower can cover.

@@ -405,9 +405,10 @@ def shoot(seed: int, kind: str = "mounted", side: Seat | None = None,
     return shot
 
 
-def truth_json(shot: Shot, min_visible: float = 0.5) -> dict:
+def truth_json(shot: Shot, min_visible: float = 0.5, min_grid: float = 0.9) -> dict:
     """The shot's truth in the shape companion.sim gives it, for ``evaluate.compare``:
-    a site whose top face (or empty footprint) is less than half in view is hidden."""
+    a site whose top face (or empty footprint) is less than half in view is hidden, a
+    card is expected when its grids are 90% in view."""
     def entry(site: Site, h: int, owner: str) -> dict:
         return {"city": site.city, "row": site.row, "col": site.col, "height": h,
                 "owner": owner}
@@ -422,8 +423,11 @@ def truth_json(shot: Shot, min_visible: float = 0.5) -> dict:
             "colors": list(shot.scene.colors),
             "sites": [entry(s, *heights[s]) for s in sorted(seen) if s in heights],
             "unseen": [{"city": s.city, "row": s.row, "col": s.col} for s in sorted(hidden)],
-            "cards": {seat.value: {"cell": list(rc)} for seat, rc in shot.scene.cards.items()},
+            "cards": {seat.value: {"cell": list(rc)} for seat, rc in shot.scene.cards.items()
+                      if shot.card_visible.get(seat, 0.0) >= min_grid},
         },
+        "card_stacks": {seat.value: {"cell": list(rc), "grid_visible": shot.card_visible[seat]}
+                        for seat, rc in shot.scene.cards.items()},
     }
 
 

@@ -28,15 +28,15 @@ CASES: dict[str, tuple[str, int, str, str]] = {
 }
 
 #: measured (wrong, visible reported unseen, hidden sites read other than they are,
-#: card stacks left out).
+#: cards left out whose grids are 90% in view).
 #: At 81 degrees (mounted-4) a storey moves a top by about 2 px and per-block
 #: jitter by as much: heights there are off by one to nine storeys.
 MEASURED: dict[str, tuple[int, int, int, int]] = {
-    "mounted-0": (0, 9, 2, 1),
+    "mounted-0": (0, 9, 2, 0),
     "mounted-6": (1, 9, 0, 0),
-    "mounted-4": (16, 1, 0, 1),
+    "mounted-4": (16, 1, 0, 0),
     "phone-1": (0, 6, 1, 0),
-    "phone-5": (1, 14, 2, 0),
+    "phone-5": (2, 14, 2, 0),
     "phone-3": (3, 6, 0, 0),
 }
 
