@@ -122,6 +122,8 @@ DEFAULTS: dict[str, Any] = {
     "print_min_visible": 0.3,
     "print_min_ncc": 0.2,
     "print_block_d2": 4.0,
+    "print_empty_ncc": 0.85,
+    "print_tower_visible": 0.4,
     "blas_threads": 1,  # BLAS threads for the process (see companion.vision.blas); 0: leave
 }
 
@@ -382,14 +384,18 @@ class SiteReader:
 
     def _check_empty_sites(self, image: np.ndarray, pose: Pose, strips: Strips,
                            results: list[SiteResult]) -> None:
-        """An empty site must look like the other empty sites: anything else covers it.
+        """An empty site must look like the other empty sites: anything else covers it;
+        a tower's site must not look like them.
 
         Every empty site of a board shows the same print. Each site read as
         empty is resampled top-down over its footprint (board mm, so all sites
         line up) and compared by normalised correlation with the median of all
         empty sites, over the part no nearer tower hides. A hand, an arm or a
         tower the scorer missed does not show the print's pattern: the site
-        goes to ``unseen`` rather than being reported empty.
+        goes to ``unseen`` rather than being reported empty. A tower stands on
+        its footprint and covers it in every view, so a site read as a tower
+        whose footprint shows the print very clearly (a phantom explained by
+        towers farther back) is empty.
         """
         cfg = self.cfg
         g = self.g
@@ -432,7 +438,7 @@ class SiteReader:
         if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
             return  # a plain print: nothing to compare
         self.debug["print_ncc"] = {}
-        for i in empty:
+        for i in range(nsites):
             m = vis[i]
             if m.mean() < float(cfg["print_min_visible"]):
                 continue
@@ -440,6 +446,13 @@ class SiteReader:
             b = tmpl[m] - tmpl[m].mean()
             ncc = float(a @ b / np.sqrt(max((a @ a) * (b @ b), 1e-12)))
             self.debug["print_ncc"][i] = ncc
+            if i not in empty:
+                # a tower covers its own footprint in any view: a clear print there,
+                # not hidden by a nearer tower, means the tower read is not there
+                if (results[i].height and m.mean() >= float(cfg["print_tower_visible"])
+                        and ncc >= float(cfg["print_empty_ncc"])):
+                    results[i].height, results[i].color = 0, None
+                continue
             if ncc < float(cfg["print_min_ncc"]):
                 # not the print: a hand or its shadow, or a tower the scorer missed (a
                 # dark shadow looks like a black top, so no tower is guessed either)

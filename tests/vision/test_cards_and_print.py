@@ -4,7 +4,8 @@ Each photo here is one the reader once got wrong on the vision tests' own
 renderer (``synth.py``): a card whose artwork runs off the photo, a red cell
 that touches red artwork, a grid cut by the photo's edge, and, under a warm
 lamp, shaded empty sites whose bluish grey passed for blue plastic because
-the empty-site print was not recognised at all.
+the empty-site print was not recognised at all, and a tall phantom tower on a
+site whose footprint plainly shows the print.
 """
 
 from __future__ import annotations
@@ -59,6 +60,18 @@ def test_shaded_empty_sites_under_a_warm_lamp_are_not_blue_towers():
         assert site not in reading.unseen
         view = reading.sites.get(site)
         assert view is None or view.height == 0
+
+
+def test_a_tower_read_where_the_footprint_shows_clear_print_is_no_tower():
+    # seed 9: a 6-storey blue tower was read on 2NW, its top the face of a tower
+    # farther back; the site's footprint, in full view, shows the empty print
+    shot = _shot(9)
+    reading = read_image(shot.image, None, shot.scene.colors)
+    site = next(s for s in board_geometry().sites if s.code == "2NW")
+    assert not shot.scene.towers.get(site)
+    assert shot.visible[site] == 1.0
+    view = reading.sites.get(site)
+    assert site not in reading.unseen and (view is None or view.height == 0)
 
 
 def _truth(cards: dict[str, list[int]], stacks: dict[str, list[int]]) -> dict:
