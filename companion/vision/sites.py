@@ -124,6 +124,7 @@ DEFAULTS: dict[str, Any] = {
     "print_block_d2": 4.0,
     "print_empty_ncc": 0.85,
     "print_tower_visible": 0.4,
+    "refute_margin": 6.0,
     "blas_threads": 1,  # BLAS threads for the process (see companion.vision.blas); 0: leave
 }
 
@@ -567,10 +568,57 @@ class SiteReader:
             if len(changed) == 0:
                 break
             todo = changed
+        if cfg["occlusion"] and cfg["occlude_unseen"] and float(cfg["refute_margin"]) > 0:
+            self._refute_guesses(pose, strips, sf, model, results, rank, occluded, px, py)
         return results
 
+    def _refute_guesses(self, pose: Pose, strips: Strips, sf: StripFeatures,
+                        model: ColourModel, results: list[SiteResult], rank: np.ndarray,
+                        occluded: np.ndarray, px: np.ndarray, py: np.ndarray) -> None:
+        """Drop unseen sites' guesses that a site behind them contradicts.
+
+        A site the reader cannot settle hides what lies behind it with its best
+        guess. When the guess is a phantom (its "top" is a farther tower's),
+        the farther site, read without the guess in the way, settles surely:
+        its own reading stands, the guess hides nothing, and every other site
+        it hid is read again without it.
+        """
+        h, w = self._nearest.shape if self._nearest is not None else (0, 0)
+        guesses = {i for i, r in enumerate(results) if r.height is None and r.tower is not None}
+        if not guesses or self._nearest is None:
+            return
+        plain = self._silhouettes(pose, strips, results, rank, (h, w), skip=guesses)
+        occ_plain = plain[py, px] < rank[:, None, None]
+        cand = np.array([i for i, r in enumerate(results)
+                         if r.height is None and r.reason in ("hidden", "foot hidden")
+                         and np.any(occ_plain[i] != occluded[i])], np.int64)
+        if len(cand) == 0:
+            return
+        at_rank = np.argsort(rank)
+        vis = (sf.inside[cand] & ~occ_plain[cand]).astype(np.float64)
+        refuted: set[int] = set()
+        for i, res in zip(cand, self._score(cand, strips, sf, vis, model), strict=True):
+            if res.height is None or res.margin < float(self.cfg["refute_margin"]):
+                continue
+            results[int(i)] = res
+            cover = np.unique(self._nearest[py[i], px[i]])
+            refuted |= {int(at_rank[c]) for c in cover if c < len(rank)} & guesses
+        if not refuted:
+            return
+        # a refuted guess hides nothing: every site it hid is read again without it
+        self._nearest = self._silhouettes(pose, strips, results, rank, (h, w), skip=refuted)
+        occ = self._nearest[py, px] < rank[:, None, None]
+        again = np.array([i for i in cand if results[int(i)].height is None
+                          and int(i) not in refuted and np.any(occ[i] != occluded[i])],
+                         np.int64)
+        if len(again):
+            vis = (sf.inside[again] & ~occ[again]).astype(np.float64)
+            for i, res in zip(again, self._score(again, strips, sf, vis, model), strict=True):
+                results[int(i)] = res
+
     def _silhouettes(self, pose: Pose, st: Strips, results: list[SiteResult],
-                     rank: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+                     rank: np.ndarray, shape: tuple[int, int],
+                     skip: set[int] | None = None) -> np.ndarray:
         """Per pixel, the rank of the nearest read tower covering it (n if none).
 
         A site too hidden to read may still hide what lies behind it: its best
@@ -587,7 +635,8 @@ class SiteReader:
                 continue
             if r.height:
                 towers.append((int(i), int(r.height), float(r.depth)))
-            elif r.height is None and unseen and r.tower is not None:
+            elif r.height is None and unseen and r.tower is not None and (
+                    skip is None or int(i) not in skip):
                 towers.append((int(i), int(r.tower[0]), float(r.tower[2])))
         if not towers:
             return mask

@@ -74,6 +74,25 @@ def test_a_tower_read_where_the_footprint_shows_clear_print_is_no_tower():
     assert site not in reading.unseen and (view is None or view.height == 0)
 
 
+def test_a_phantom_guess_on_an_unseen_site_does_not_hide_the_sites_behind_it():
+    # seed 6: the empty site 1S, its foot hidden, guessed a 21-storey red tower
+    # (a farther tower's top) that hid four sites behind it; those sites, read
+    # without the guess, settle surely and stand
+    shot = _shot(6)
+    reading = read_image(shot.image, None, shot.scene.colors)
+    sites = {s.code: s for s in board_geometry().sites}
+    assert sites["1S"] in reading.unseen
+    expected = {"4N": (3, "red"), "4NE": (1, "blue"), "4E": (0, None), "4SE": (4, "red")}
+    for code, (height, owner) in expected.items():
+        site = sites[code]
+        assert shot.visible[site] >= 1.0
+        assert shot.scene.heights().get(site, (0, None)) == (height, owner)
+        assert site not in reading.unseen
+        view = reading.sites.get(site)
+        got = (view.height, view.owner) if view is not None and view.height else (0, None)
+        assert got == (height, owner)
+
+
 def _truth(cards: dict[str, list[int]], stacks: dict[str, list[int]]) -> dict:
     return {"board": {"sites": []},
             "expected": {"sites": [], "unseen": [],
