@@ -125,6 +125,7 @@ DEFAULTS: dict[str, Any] = {
     "print_empty_ncc": 0.85,
     "print_tower_visible": 0.4,
     "refute_margin": 6.0,
+    "foot_hidden_margin": 8.0,
     "blas_threads": 1,  # BLAS threads for the process (see companion.vision.blas); 0: leave
 }
 
@@ -988,9 +989,11 @@ class SiteReader:
         if res.visible < self.cfg["min_visible"]:
             res.reason = "hidden"
             res.height, res.color = None, None
-        elif height > 0 and res.foot_visible < self.cfg["min_foot_visible"]:
+        elif (height > 0 and res.foot_visible < self.cfg["min_foot_visible"]
+              and margin < float(self.cfg["foot_hidden_margin"])):
             # a top seen without the foot it stands on: along the line of sight a
             # taller tower farther back, or a shorter one nearer, shows the same top
+            # (unless the placement prior leaves no rival close: a large margin)
             res.reason = "foot hidden"
             res.height, res.color = None, None
         return res

@@ -93,6 +93,21 @@ def test_a_phantom_guess_on_an_unseen_site_does_not_hide_the_sites_behind_it():
         assert got == (height, owner)
 
 
+@pytest.mark.parametrize("seed, code, tower", [(1, "0C", (7, "orange")),
+                                                (5, "2N", (6, "yellow"))])
+def test_a_tower_whose_foot_is_hidden_is_read_when_no_rival_height_comes_close(
+        seed, code, tower):
+    # phone photos: a nearer tower hides the foot; the top alone, with the
+    # placement prior, leaves every other height far behind (margin >= 8)
+    shot = shoot(seed, kind="phone", light=LAMPS[seed % 3], colour_set=SETS[seed % 2])
+    reading = read_image(shot.image, None, shot.scene.colors)
+    site = next(s for s in board_geometry().sites if s.code == code)
+    detail = next(d for d in reading.details if d.site == site)
+    assert shot.scene.heights()[site] == tower
+    assert detail.foot_visible < 0.1 and detail.margin >= 8.0
+    assert (detail.height, detail.color) == tower
+
+
 def _truth(cards: dict[str, list[int]], stacks: dict[str, list[int]]) -> dict:
     return {"board": {"sites": []},
             "expected": {"sites": [], "unseen": [],

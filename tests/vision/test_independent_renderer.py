@@ -35,8 +35,8 @@ MEASURED: dict[str, tuple[int, int, int, int]] = {
     "mounted-0": (0, 9, 2, 0),
     "mounted-6": (1, 5, 0, 0),
     "mounted-4": (16, 1, 0, 0),
-    "phone-1": (0, 6, 1, 0),
-    "phone-5": (2, 12, 2, 0),
+    "phone-1": (0, 5, 1, 0),
+    "phone-5": (2, 11, 2, 0),
     "phone-3": (3, 4, 0, 0),
 }
 

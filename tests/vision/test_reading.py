@@ -49,7 +49,7 @@ BOUNDS: dict[str, tuple[int, int, int]] = {
     "N60-warm-2017-tall": (0, 0, 0),
     "E82-cold-classic-tall": (13, 2, 0),
     "S82-cold-2017-tall": (5, 0, 0),
-    "W40-warm-classic-tall": (1, 6, 0),
+    "W40-warm-classic-tall": (1, 5, 0),
     "N40-cold-classic": (0, 0, 0),
     "E45-warm-2017-tall": (1, 3, 2),
 }
