@@ -121,6 +121,8 @@ DEFAULTS: dict[str, Any] = {
     "print_min_contrast": 0.03,
     "print_min_visible": 0.3,
     "print_min_ncc": 0.2,
+    "print_shade_mm": 3.0,
+    "print_shaded_ncc": 0.6,
     "print_block_d2": 4.0,
     "print_empty_ncc": 0.85,
     "print_tower_visible": 0.4,
@@ -455,11 +457,34 @@ class SiteReader:
                         and ncc >= float(cfg["print_empty_ncc"])):
                     results[i].height, results[i].color = 0, None
                 continue
-            if ncc < float(cfg["print_min_ncc"]):
+            if ncc < float(cfg["print_min_ncc"]) and not (
+                    m.mean() >= 0.95 and self._shaded_print(pn[i], tmpl, n, half)):
                 # not the print: a hand or its shadow, or a tower the scorer missed (a
                 # dark shadow looks like a black top, so no tower is guessed either)
                 r = results[i]
                 r.height, r.color, r.reason = None, None, "covered"
+
+    def _shaded_print(self, x: FloatArray, tmpl: FloatArray, n: int, half: float) -> bool:
+        """A site in full view that is the print under a tower's soft shadow.
+
+        The shadow is a brightness ramp across the site, larger than any line
+        of the print: against the mean around each sample (both the site and
+        the print) the pattern is plainly the print's again.
+        """
+        shade = float(self.cfg["print_shade_mm"])
+        if shade <= 0:
+            return False
+        sigma = shade * (n - 1) / (2 * half)
+
+        def local(v: FloatArray) -> FloatArray:
+            im = v.reshape(n, n).astype(np.float32)
+            out: FloatArray = (im / np.maximum(cv2.GaussianBlur(im, (0, 0), sigma), 0.05)
+                               ).ravel()
+            return out - out.mean()
+
+        a, b = local(x), local(tmpl)
+        ncc = float(a @ b / np.sqrt(max((a @ a) * (b @ b), 1e-12)))
+        return ncc >= float(self.cfg["print_shaded_ncc"])
 
     def print_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance,
                     model: ColourModel) -> ColourClass | None:

@@ -1,11 +1,13 @@
-"""Cards read wherever their grids are seen, and empty sites in shade stay empty.
+"""Readings the reader once got wrong on the vision tests' own renderer.
 
-Each photo here is one the reader once got wrong on the vision tests' own
-renderer (``synth.py``): a card whose artwork runs off the photo, a red cell
-that touches red artwork, a grid cut by the photo's edge, and, under a warm
-lamp, shaded empty sites whose bluish grey passed for blue plastic because
-the empty-site print was not recognised at all, and a tall phantom tower on a
-site whose footprint plainly shows the print.
+Each photo here (``synth.py``) held one such case: a card whose artwork runs
+off the photo, a red cell touching red artwork, a grid cut by the photo's
+edge; under a warm lamp, shaded empty sites whose bluish grey passed for blue
+plastic because the empty-site print was not recognised; a tall phantom tower
+on a site whose footprint plainly shows the print; a phantom guess on an
+unseen site hiding four sites behind it; towers whose foot a nearer tower
+hides though their top settles the height; empty sites under a tower's soft
+shadow.
 """
 
 from __future__ import annotations
@@ -106,6 +108,19 @@ def test_a_tower_whose_foot_is_hidden_is_read_when_no_rival_height_comes_close(
     assert shot.scene.heights()[site] == tower
     assert detail.foot_visible < 0.1 and detail.margin >= 8.0
     assert (detail.height, detail.color) == tower
+
+
+@pytest.mark.parametrize("seed, code", [(0, "1W"), (10, "5E")])
+def test_an_empty_site_under_a_soft_tower_shadow_is_read_empty(seed, code):
+    # the shadow's brightness ramp across the site hid the print's pattern from
+    # the plain comparison, and the site went to unseen as "covered"
+    shot = _shot(seed)
+    reading = read_image(shot.image, None, shot.scene.colors)
+    site = next(s for s in board_geometry().sites if s.code == code)
+    assert not shot.scene.towers.get(site) and shot.visible[site] >= 0.99
+    assert site not in reading.unseen
+    view = reading.sites.get(site)
+    assert view is None or view.height == 0
 
 
 def _truth(cards: dict[str, list[int]], stacks: dict[str, list[int]]) -> dict:
