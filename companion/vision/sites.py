@@ -609,9 +609,11 @@ class SiteReader:
         its own reading stands, the guess hides nothing, and every other site
         it hid is read again without it.
         """
-        h, w = self._nearest.shape if self._nearest is not None else (0, 0)
+        if self._nearest is None:
+            return
+        h, w = self._nearest.shape
         guesses = {i for i, r in enumerate(results) if r.height is None and r.tower is not None}
-        if not guesses or self._nearest is None:
+        if not guesses:
             return
         plain = self._silhouettes(pose, strips, results, rank, (h, w), skip=guesses)
         occ_plain = plain[py, px] < rank[:, None, None]
