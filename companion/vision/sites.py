@@ -306,6 +306,13 @@ def footprint_span_axes(v: FloatArray, lateral: FloatArray, half: float
     return lo, hi, lo_ax, hi_ax
 
 
+def _ncc(x: FloatArray, y: FloatArray) -> float:
+    """Normalised correlation of two equally long sample vectors."""
+    a = x - x.mean()
+    b = y - y.mean()
+    return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
+
+
 def _csum(x: FloatArray) -> FloatArray:
     """Cumulative sum along axis 1 with a leading zero row."""
     pad = np.zeros(x.shape[:1] + (1,) + x.shape[2:])
@@ -446,9 +453,7 @@ class SiteReader:
             m = vis[i]
             if m.mean() < float(cfg["print_min_visible"]):
                 continue
-            a = pn[i][m] - pn[i][m].mean()
-            b = tmpl[m] - tmpl[m].mean()
-            ncc = float(a @ b / np.sqrt(max((a @ a) * (b @ b), 1e-12)))
+            ncc = _ncc(pn[i][m], tmpl[m])
             self.debug["print_ncc"][i] = ncc
             if i not in empty:
                 # a tower covers its own footprint in any view: a clear print there,
@@ -478,13 +483,10 @@ class SiteReader:
 
         def local(v: FloatArray) -> FloatArray:
             im = v.reshape(n, n).astype(np.float32)
-            out: FloatArray = (im / np.maximum(cv2.GaussianBlur(im, (0, 0), sigma), 0.05)
-                               ).ravel()
-            return out - out.mean()
+            out: FloatArray = im / np.maximum(cv2.GaussianBlur(im, (0, 0), sigma), 0.05)
+            return out.ravel()
 
-        a, b = local(x), local(tmpl)
-        ncc = float(a @ b / np.sqrt(max((a @ a) * (b @ b), 1e-12)))
-        return ncc >= float(self.cfg["print_shaded_ncc"])
+        return _ncc(local(x), local(tmpl)) >= float(self.cfg["print_shaded_ncc"])
 
     def print_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance,
                     model: ColourModel) -> ColourClass | None:
