@@ -199,8 +199,8 @@ class Controller:
             return
         state = self.session.state
         self.session.set_unseen(list(reading.unseen))
-        views, unseen = self._focus(image, reading, state)
-        decision = decide(state, views, unseen, new_cards)
+        views, unseen, pixel_site = self._focus(image, reading, state)
+        decision = decide(state, views, unseen, new_cards, pixel_site)
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])
@@ -220,27 +220,30 @@ class Controller:
         self._update_leds()
 
     def _focus(self, image: np.ndarray, reading: ReadingLike, state: Any
-               ) -> tuple[Mapping[Site, SiteView], list[Site]]:
+               ) -> tuple[Mapping[Site, SiteView], list[Site], Site | None]:
         """Trust the reading only where the pixels changed since the last still scene.
 
         A whole-board reading may misread a site now and then; the move is where
         the image changed. Sites that did not change keep the record's towers. With
         no pose, no earlier frame or a camera bump, the whole reading is used.
+        Also returns the one site whose pixels clearly changed (None if none or
+        several did).
         """
         prev, self._prev_still = self._prev_still, image
         pose = getattr(reading, "pose", None)
         if prev is None or pose is None or not hasattr(pose, "project") \
                 or prev.shape != image.shape:
-            return reading.sites, list(reading.unseen)
+            return reading.sites, list(reading.unseen), None
         from companion.vision.sitechange import changed_site, site_change_scores
 
         heights = {s: v.height for s, v in state.board.views().items()}
         scores = site_change_scores(prev, image, pose, heights)
         if sum(1 for c in scores if c.score >= 12.0) > 8:
             log.info("many sites changed at once: camera bumped? reading the whole board")
-            return reading.sites, list(reading.unseen)
+            return reading.sites, list(reading.unseen), None
         record = state.board.views()
         site, candidates = changed_site(scores)
+        pixel_site = site
         # A tall tower's new top also covers the sites behind it in the image: among
         # the sites whose pixels changed most, the reading tells which one grew.
         if scores and scores[0].score >= 6.0:
@@ -258,7 +261,7 @@ class Controller:
             if c in reading.sites:
                 views[c] = reading.sites[c]
         unseen = [c for c in candidates if c in set(reading.unseen)]
-        return views, unseen
+        return views, unseen, pixel_site
 
     def _update_leds(self) -> None:
         if self.leds is None or not self.session.has_game:

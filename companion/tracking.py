@@ -69,12 +69,28 @@ def changed_sites(state: GameState, sites: Mapping[Site, SiteView],
 
 
 def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Site] = (),
-           new_cards: Mapping[Seat, Card] | None = None) -> Decision:
-    """Explain a reading of the table as one move of the player to move."""
+           new_cards: Mapping[Seat, Card] | None = None,
+           pixel_site: Site | None = None) -> Decision:
+    """Explain a reading of the table as one move of the player to move.
+
+    ``pixel_site``: the one site whose pixels clearly changed since the last
+    still scene, if the caller knows it. When the reading shows no change but
+    the player to move has just played the card for that site, a block was
+    added there that the reading missed or could not see (a storey on a tall
+    tower, a site behind one): it is decided as a build there, not as a pass.
+    """
     new_cards = dict(new_cards or {})
     if state.phase is not Phase.BUILD:
         return Decision("none", message="not in a building phase")
     changed = changed_sites(state, sites, unseen)
+    card = new_cards.get(state.seat)
+    if (not changed and card is not None and pixel_site is not None
+            and card.site_cell(state.seat) == (pixel_site.row, pixel_site.col)):
+        changed = [pixel_site]
+        tower = state.board.tower(pixel_site)
+        # what the reading saw there: the tower as it stood (the new block missed)
+        sites = {**sites, pixel_site: SiteView(tower_height(tower), tower[-1].color)
+                 if tower else SiteView(0, "")}
     if not changed:
         card = new_cards.get(state.seat)
         if card is None:

@@ -18,20 +18,32 @@ import numpy as np
 from companion.profiles import load_profile
 from companion.rules import Site
 
-#: Work on a half-size grey image: plenty for a 26 mm block at a metre.
+#: Work on half-size images: plenty for a 26 mm block at a metre.
 SCALE = 0.5
 
 
 @dataclass(frozen=True)
 class SiteChange:
     site: Site
-    score: float  # mean absolute grey difference inside the site's projected volume
+    score: float  # mean absolute colour difference inside the site's projected volume
 
 
-def _grey(image: np.ndarray) -> np.ndarray:
+def _small(image: np.ndarray) -> np.ndarray:
     small = cv2.resize(image, None, fx=SCALE, fy=SCALE, interpolation=cv2.INTER_AREA)
-    grey = small if small.ndim == 2 else cv2.cvtColor(small, cv2.COLOR_BGR2GRAY)
-    return cv2.GaussianBlur(grey, (3, 3), 0)
+    return cv2.GaussianBlur(small, (3, 3), 0)
+
+
+def _difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mean absolute difference over the colour channels.
+
+    Not of grey images: a red block on a blue tower (or on a dark print) can
+    have nearly the grey of what it covers, and would not show at all.
+    """
+    diff = cv2.absdiff(a, b)
+    if diff.ndim == 2:
+        return diff.astype(np.float32)
+    out: np.ndarray = diff.astype(np.float32).mean(axis=2)
+    return out
 
 
 def site_change_scores(before: np.ndarray, after: np.ndarray, pose: Any,
@@ -43,10 +55,10 @@ def site_change_scores(before: np.ndarray, after: np.ndarray, pose: Any,
     pitch = float(prof["sites"]["pitch_mm"])
     half = float(prof["blocks"]["footprint_mm"]) / 2 + 2.0
     storey = float(prof["blocks"]["storey_mm"])
-    a, b = _grey(before), _grey(after)
+    a, b = _small(before), _small(after)
     if a.shape != b.shape:
         raise ValueError("the two frames differ in size")
-    diff = cv2.absdiff(a, b)
+    diff = _difference(a, b)
     h, w = diff.shape
     out = []
     for index in range(54):

@@ -34,3 +34,30 @@ def test_no_change_gives_no_site():
     a, b = table.read(), table.read()
     scores = site_change_scores(a.image, b.image, _pose(table), {})
     assert changed_site(scores) == (None, [])
+
+
+def test_a_block_of_the_same_grey_as_what_it_covers_still_shows():
+    # a red block on a blue tower can have nearly the grey of the blue top it
+    # covers: the change is measured over the colour channels, not on grey
+    import cv2
+    import numpy as np
+
+    from companion.profiles import load_profile
+    from companion.rules import Site
+
+    table = SimTable(seed=4, hand_frames=0, still_frames=2)
+    pose = _pose(table)
+    before = table.read().image
+    site = Site(2, 1, 1)
+    top = np.array([[-13.0, -13.0], [13.0, -13.0], [13.0, 13.0], [-13.0, 13.0]])
+    cx, cy = load_profile()["cities"]["centres_mm"][site.city]  # the city's centre site
+    pts = pose.project(np.column_stack([top + (cx, cy), np.zeros(4)]))
+    blue, red = (170, 75, 35), (40, 35, 190)  # BGR, grey 64 and 81
+    a, b = before.copy(), before.copy()
+    cv2.fillConvexPoly(a, np.round(pts).astype(np.int32), blue)
+    cv2.fillConvexPoly(b, np.round(pts).astype(np.int32), red)
+    grey = cv2.cvtColor(b, cv2.COLOR_BGR2GRAY).astype(int) - cv2.cvtColor(
+        a, cv2.COLOR_BGR2GRAY).astype(int)
+    assert np.abs(grey).max() <= 20  # the grey images barely differ
+    found, _ = changed_site(site_change_scores(a, b, pose, {}))
+    assert found == site

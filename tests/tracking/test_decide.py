@@ -104,3 +104,25 @@ def test_takeover_with_too_few_storeys_keeps_the_reason():
     assert d.kind == "move" and not d.legal and d.reason == "too-few-storeys"
     assert d.move == Build(Seat.W, card, Site(0, 0, 0), Block("blue", 2))
     assert "Blue needs 4 storeys" in d.message and "would have 2" in d.message
+
+
+def test_a_block_the_reading_missed_where_the_pixels_changed_is_a_build_not_a_pass():
+    # the reading still shows the board as it stood, but the pixels changed at the
+    # site the card just played gives: a block was added there (1 storey is the
+    # nearest explanation of an unchanged reading)
+    state = _state_with()
+    site = Site(4, 0, 2)
+    d = decide(state, _views(state.board), new_cards={Seat.S: Card(0, 2)}, pixel_site=site)
+    assert d.kind == "move" and d.legal
+    assert d.move == Build(Seat.S, Card(0, 2), site, Block("red", 1))
+    assert d.changed == (site,)
+
+
+def test_without_the_pixels_or_with_another_cards_site_it_stays_a_pass():
+    state = _state_with()
+    views = _views(state.board)
+    alone = decide(state, views, new_cards={Seat.S: Card(0, 2)})
+    elsewhere = decide(state, views, new_cards={Seat.S: Card(0, 2)}, pixel_site=Site(4, 1, 1))
+    for d in (alone, elsewhere):
+        assert d.kind == "move" and str(d.move) == "S c02 pass"
+        assert not d.legal and d.reason == "build-possible"
