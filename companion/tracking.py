@@ -92,7 +92,6 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         sites = {**sites, pixel_site: SiteView(tower_height(tower), tower[-1].color)
                  if tower else SiteView(0, "")}
     if not changed:
-        card = new_cards.get(state.seat)
         if card is None:
             return Decision("none")
         move = Pass(state.seat, card)
