@@ -236,12 +236,12 @@ class Controller:
             return reading.sites, list(reading.unseen), None
         from companion.vision.sitechange import changed_site, site_change_scores
 
-        heights = {s: v.height for s, v in state.board.views().items()}
+        record = state.board.views()
+        heights = {s: v.height for s, v in record.items()}
         scores = site_change_scores(prev, image, pose, heights)
         if sum(1 for c in scores if c.score >= 12.0) > 8:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen), None
-        record = state.board.views()
         site, candidates = changed_site(scores)
         pixel_site = site
         # A tall tower's new top also covers the sites behind it in the image: among

@@ -183,27 +183,14 @@ def _cells_in(mask: np.ndarray, cell_px: float) -> list[FloatArray]:
     return out
 
 
-def card_corners(read: CardRead, g: BoardGeometry) -> FloatArray:
-    """(4, 3) board-mm corners of the read card (top-left, top-right, bottom-right, ...)."""
-    hw = g.card.size[0] / 2
-    return _card_region(read, g, -hw, hw, 0.0, g.card.size[1])
-
-
 def grid_corners(read: CardRead, g: BoardGeometry, pad: float = 1.0) -> FloatArray:
     """(4, 3) board-mm corners of the part of the read card that carries both grids."""
     cell = g.card.cell
     x0 = min(g.card.grid_offsets) - 1.5 * cell - pad
     x1 = max(g.card.grid_offsets) + 1.5 * cell + pad
-    return _card_region(read, g, x0, x1, g.card.top_offset - pad,
-                        g.card.top_offset + 3 * cell + pad)
-
-
-def _card_region(read: CardRead, g: BoardGeometry, x0: float, x1: float, y0: float,
-                 y1: float) -> FloatArray:
-    """Board-mm corners of a card-local rectangle (x right, y down from the top edge)."""
-    cell = g.card.cell
+    y0, y1 = g.card.top_offset - pad, g.card.top_offset + 3 * cell + pad
     r, c = read.cell
-    rx = (c - 1) * cell
+    rx = (c - 1) * cell  # the red cell's centre, card-local (x right, y down from the top)
     ry = g.card.top_offset + cell / 2 + r * cell
     ang = np.deg2rad(read.angle_deg)
     ua = np.array([np.cos(ang), np.sin(ang)])
