@@ -583,8 +583,8 @@ class SiteReader:
         results: list[SiteResult] = [None] * n  # type: ignore[list-item]
         todo = np.arange(n)
         for _ in range(int(cfg["occlusion_rounds"])):
-            vis = (sf.inside[todo] & ~occluded[todo]).astype(np.float64)
-            for i, res in zip(todo, self._score(todo, strips, sf, vis, model), strict=True):
+            for i, res in zip(todo, self._score_under(todo, occluded, strips, sf, model),
+                              strict=True):
                 results[int(i)] = res
             if not cfg["occlusion"]:
                 break
@@ -625,9 +625,9 @@ class SiteReader:
         if len(cand) == 0:
             return
         at_rank = np.argsort(rank)
-        vis = (sf.inside[cand] & ~occ_plain[cand]).astype(np.float64)
         refuted: set[int] = set()
-        for i, res in zip(cand, self._score(cand, strips, sf, vis, model), strict=True):
+        for i, res in zip(cand, self._score_under(cand, occ_plain, strips, sf, model),
+                          strict=True):
             if res.height is None or res.margin < float(self.cfg["refute_margin"]):
                 continue
             results[int(i)] = res
@@ -642,9 +642,15 @@ class SiteReader:
                           and int(i) not in refuted and np.any(occ[i] != occluded[i])],
                          np.int64)
         if len(again):
-            vis = (sf.inside[again] & ~occ[again]).astype(np.float64)
-            for i, res in zip(again, self._score(again, strips, sf, vis, model), strict=True):
+            for i, res in zip(again, self._score_under(again, occ, strips, sf, model),
+                              strict=True):
                 results[int(i)] = res
+
+    def _score_under(self, idx: np.ndarray, occluded: np.ndarray, st: Strips,
+                     sf: StripFeatures, model: ColourModel) -> list[SiteResult]:
+        """Score the sites ``idx`` with the strip samples ``occluded`` masks left out."""
+        vis = (sf.inside[idx] & ~occluded[idx]).astype(np.float64)
+        return self._score(idx, st, sf, vis, model)
 
     def _silhouettes(self, pose: Pose, st: Strips, results: list[SiteResult],
                      rank: np.ndarray, shape: tuple[int, int],
