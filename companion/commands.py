@@ -219,13 +219,18 @@ def register_replay(sub: Any) -> None:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from companion.vision.evaluation import evaluate, folder_set, rendered_set
 
-    kinds = ["mounted", "phone"] if args.kind == "both" else [args.kind]
+    # a folder is one set whatever its photos' kinds (each CSV row names its own)
+    kinds = (["folder"] if args.folder else ["mounted", "phone"] if args.kind == "both"
+             else [args.kind])
     out: dict[str, Any] = {}
     for kind in kinds:
         if args.folder:
-            items = folder_set(Path(args.folder))
+            folder = Path(args.folder)
+            if not any(p.with_suffix(".json").exists() for p in _image_paths(folder)):
+                raise CommandError(f"{folder}: no photos with a NAME.json truth beside them")
+            items = folder_set(folder)
         else:
-            items = rendered_set(args.n, args.seed, kind)
+            items = rendered_set(args.n, args.seed, kind, args.block_jitter)
         csv_path = None
         if args.csv:
             csv_path = Path(args.csv)
@@ -233,8 +238,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 csv_path = csv_path.with_name(f"{csv_path.stem}-{kind}{csv_path.suffix}")
         totals = evaluate(items, csv_path, kind, use_camera=args.with_camera)
         out[kind] = totals.to_json()
-        if args.folder:
-            break
     print(json.dumps(out, indent=None if args.json else 1))
     return 0
 
@@ -248,8 +251,20 @@ def register_evaluate(sub: Any) -> None:
     p.add_argument("--csv", help="write one row per image here")
     p.add_argument("--with-camera", action="store_true",
                    help="give the reader the true intrinsics (default: estimate them)")
+    p.add_argument("--block-jitter", type=_jitter, default=(0.0, 0.0), metavar="MM,DEG",
+                   help="render each block at its own placement error (e.g. 2.5,4; "
+                        "default: one pose per tower)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
+
+
+def _jitter(text: str) -> tuple[float, float]:
+    from companion.sim.scenes import parse_block_jitter
+
+    try:
+        return parse_block_jitter(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 # -- doctor --------------------------------------------------------------------

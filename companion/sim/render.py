@@ -269,6 +269,39 @@ def tower_object(scene: Scene, site: Site, lighting: Lighting) -> Object3D:
                     anchor=np.array([x, y, tops[-1] / 2]))
 
 
+def tower_objects(scene: Scene, site: Site, lighting: Lighting) -> list[Object3D]:
+    """The tower at ``site``: one prism, or with the scene's ``block_jitter`` a box per
+    block at the block's own pose (the z-buffer sorts out overhangs and ledges)."""
+    if scene.block_jitter[0] <= 0 and scene.block_jitter[1] <= 0:
+        return [tower_object(scene, site, lighting)]
+    lay = scene.layout
+    tower = scene.board.tower(site)
+    rng = np.random.default_rng([scene.layout_seed, 31, site.index])
+    tint = rng.uniform(0.97, 1.03, (len(tower), 1))
+    fp = lay.footprint
+    out = []
+    z0 = 0.0
+    for k, (block, (x, y, ang)) in enumerate(zip(tower, scene.block_poses(site), strict=True)):
+        a = math.radians(ang)
+        ex, ey = np.array([math.cos(a), math.sin(a)]), np.array([-math.sin(a), math.cos(a)])
+        z1 = z0 + block.storeys * lay.storey
+        col = np.array([lin_bgr(scene.colors[block.color])]) * tint[k]
+        top, sides, bottom = _box_faces(np.array([x, y]), ex, ey, fp, fp, z0, z1)
+        top.albedo = _top_albedo(col[0], fp)
+        # only the top block's top face is the tower's top; lower ones are ledges
+        top.label = (LABEL_TOP if k == len(tower) - 1 else LABEL_SIDE) + site.index
+        top.specular, top.shininess = lighting.specular, lighting.shininess
+        side_fn = _side_albedo(np.array([z1 - z0]), col, lay.storey, fp)
+        for f in sides:
+            f.albedo = side_fn
+            f.label = LABEL_SIDE + site.index
+            f.specular, f.shininess = lighting.specular * 0.6, lighting.shininess * 0.7
+        out.append(Object3D([top, *sides], "solid", shadow_faces=[top, *sides, bottom],
+                            anchor=np.array([x, y, (z0 + z1) / 2])))
+        z0 = z1
+    return out
+
+
 def _board_thickness(lay: Layout) -> float:
     return float(lay.profile.get("board", {}).get("thickness_mm", 2.0))
 
@@ -572,7 +605,7 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     objects: list[Object3D] = [board_edge_object(scene)]
     occupied = list(scene.board.occupied())
     for site in occupied:
-        objects.append(tower_object(scene, site, lighting))
+        objects.extend(tower_objects(scene, site, lighting))
     objects.extend(card_objects(scene, lighting))
     colors = {k: tuple(v) for k, v in scene.colors.items()}
     for k, hand in enumerate(hands):
@@ -788,10 +821,11 @@ def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
         site = Site.from_index(i)
         hgt = board.height(site)
         if hgt:
-            x, y, ang = scene.tower_pose(site)
+            x, y, ang = scene.top_pose(site)
             z = hgt * lay.storey
             top = _square_pts(x, y, ang, lay.footprint / 2) + np.array([0, 0, z])
             top_area = polygon_area_px(view, top)
+            x, y, ang = scene.tower_pose(site)
             base = _square_pts(x, y, ang, lay.footprint / 2)
             site_area = hull_area_px(view, np.vstack([base, top]))
             top_f = counts[LABEL_TOP + i] / max(top_area, 1e-6)

@@ -48,6 +48,9 @@ class Scene:
     layout_seed: int = 0
     table: str = "oak"
     deck: bool = True  # a face-down draw pile beside the board (a distractor)
+    #: each block's own placement error on top of its tower's (mm, degrees): players
+    #: stack blocks one by one, so a top block can sit a few mm off the foot
+    block_jitter: tuple[float, float] = (0.0, 0.0)
     layout: Layout = field(default_factory=default_layout, compare=False, repr=False)
 
     def colour_names(self) -> list[str]:
@@ -68,6 +71,35 @@ class Scene:
         dx, dy = float(np.clip(dx, -room, room)), float(np.clip(dy, -room, room))
         x, y = lay.site_xy[site.index]
         return float(x + dx), float(y + dy), ang
+
+    def block_poses(self, site: Site) -> list[tuple[float, float, float]]:
+        """(x, y, angle_deg) of each block at ``site``, bottom first.
+
+        Without ``block_jitter`` every block stands at the tower's pose (one prism).
+        """
+        x, y, ang = self.tower_pose(site)
+        n = len(self.board.tower(site))
+        mm, deg = self.block_jitter
+        if mm <= 0 and deg <= 0:
+            return [(x, y, ang)] * n
+        lay = self.layout
+        out = []
+        for k in range(n):
+            rng = np.random.default_rng([self.layout_seed, 13, site.index, k])
+            a = ang + float(rng.uniform(-deg, deg))
+            dx, dy = (float(v) for v in rng.uniform(-mm, mm, 2))
+            half = lay.footprint / 2 * (abs(math.cos(math.radians(a)))
+                                        + abs(math.sin(math.radians(a))))
+            room = max(0.0, lay.pitch / 2 - 0.75 - half)
+            cx, cy = lay.site_xy[site.index]
+            out.append((float(cx + np.clip(x + dx - cx, -room, room)),
+                        float(cy + np.clip(y + dy - cy, -room, room)), a))
+        return out
+
+    def top_pose(self, site: Site) -> tuple[float, float, float]:
+        """(x, y, angle_deg) of the top block at ``site`` (the tower's pose when empty)."""
+        poses = self.block_poses(site)
+        return poses[-1] if poses else self.tower_pose(site)
 
     def stack_pose(self, seat: Seat) -> tuple[float, float]:
         """(offset along the edge mm, angle deg) of a seat's played-card stack."""

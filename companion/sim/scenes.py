@@ -6,6 +6,7 @@ same seed always gives the same image bytes and the same truth.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
@@ -82,13 +83,18 @@ def random_scene(rng: np.random.Generator, colors: str = "classic", tall: bool =
 
 
 def sample_photo(seed: SeedLike, kind: str = "mounted", side: Seat | None = None,
-                 colors: str = "classic", tall: bool = False, hands: int = 0) -> Rendered:
+                 colors: str = "classic", tall: bool = False, hands: int = 0,
+                 block_jitter: tuple[float, float] = (0.0, 0.0)) -> Rendered:
     """One labelled photo: a random game, camera, lamp and optional hands, from ``seed``.
 
     Phone photos are JPEG-compressed; mounted-camera frames are raw.
+    ``block_jitter``: each block's own placement error (mm, degrees), see ``Scene``.
     """
     rng = np.random.default_rng(seed)
     scene = random_scene(rng, colors, tall)
+    if block_jitter != (0.0, 0.0):
+        scene = dataclasses.replace(scene, block_jitter=(float(block_jitter[0]),
+                                                         float(block_jitter[1])))
     camera = random_camera(rng, kind, side)
     lighting = random_lighting(rng)
     seats = [Seat(v) for v in rng.permutation(["S", "W", "N", "E"])]
@@ -106,10 +112,29 @@ def sample_photo(seed: SeedLike, kind: str = "mounted", side: Seat | None = None
     out.truth["seed"] = list(seed) if not isinstance(seed, int) else seed
     out.truth["kind"] = kind
     out.truth["colour_set"] = colors
+    if scene.block_jitter != (0.0, 0.0):
+        out.truth["block_jitter"] = list(scene.block_jitter)
     return out
 
 
-def labelled_set(n: int, seed: int, kind: str = "mounted") -> Iterator[tuple[str, Rendered]]:
+def parse_block_jitter(text: str) -> tuple[float, float]:
+    """``MM,DEG`` (or ``MM``) as a ``block_jitter`` for the command line."""
+    parts = text.split(",")
+    try:
+        if len(parts) not in (1, 2):
+            raise ValueError
+        mm = float(parts[0])
+        deg = float(parts[1]) if len(parts) == 2 else 0.0
+    except ValueError:
+        raise ValueError(f"expected MM,DEG (e.g. 2.5,4), got {text!r}") from None
+    if not (0.0 <= mm <= 10.0 and 0.0 <= deg <= 20.0):
+        raise ValueError(f"block jitter {text!r} out of range (0-10 mm, 0-20 degrees)")
+    return mm, deg
+
+
+def labelled_set(n: int, seed: int, kind: str = "mounted",
+                 block_jitter: tuple[float, float] = (0.0, 0.0)
+                 ) -> Iterator[tuple[str, Rendered]]:
     """``n`` named photos (both colour sets, some tall towers, some hands), reproducible."""
     for i in range(int(n)):
         pick = np.random.default_rng([seed, i, 99])
@@ -117,4 +142,5 @@ def labelled_set(n: int, seed: int, kind: str = "mounted") -> Iterator[tuple[str
         tall = bool(pick.random() < 0.3)
         hands = int(pick.choice([0, 0, 0, 1, 1, 2]))
         name = f"{kind}-{seed}-{i:04d}"
-        yield name, sample_photo([seed, i], kind, colors=colors, tall=tall, hands=hands)
+        yield name, sample_photo([seed, i], kind, colors=colors, tall=tall, hands=hands,
+                                 block_jitter=block_jitter)

@@ -151,12 +151,13 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
     return tot
 
 
-def sim_samples(n: int, seed: int = 1, kind: str = "mounted"
+def sim_samples(n: int, seed: int = 1, kind: str = "mounted",
+                block_jitter: tuple[float, float] = (0.0, 0.0)
                 ) -> Iterable[tuple[str, np.ndarray, Mapping[str, Any]]]:
     """Labelled photos from :mod:`companion.sim` (both colour sets, tall towers, hands)."""
     from companion.sim import labelled_set
 
-    for name, r in labelled_set(n, seed, kind):
+    for name, r in labelled_set(n, seed, kind, block_jitter):
         yield name, r.image, r.truth
 
 

@@ -14,9 +14,10 @@ from companion.vision.evaluate import evaluate as _evaluate
 Item = tuple[str, np.ndarray, Mapping[str, Any]]
 
 
-def rendered_set(n: int, seed: int, kind: str = "mounted") -> Iterable[Item]:
+def rendered_set(n: int, seed: int, kind: str = "mounted",
+                 block_jitter: tuple[float, float] = (0.0, 0.0)) -> Iterable[Item]:
     """``n`` photos rendered by companion.sim with their truth."""
-    return sim_samples(n, seed, kind)
+    return sim_samples(n, seed, kind, block_jitter)
 
 
 def folder_set(folder: Path) -> Iterable[Item]:

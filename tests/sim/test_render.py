@@ -179,3 +179,35 @@ def test_card_cells_are_named_from_the_holders_view() -> None:
                     bgr = r.image[v, u].astype(int)
                     is_red = bgr[2] > bgr[1] + 60 and bgr[2] > bgr[0] + 60
                     assert is_red == ((rr, cc) == (row, col)), (seat, rr, cc)
+
+
+def test_block_jitter_stands_each_block_at_its_own_pose() -> None:
+    """Players stack blocks one by one: with ``block_jitter`` a top block sits off
+    its tower's foot, and the truth's top face is the top block's, not the foot's."""
+    site = Site(4, 1, 1)
+    tower = [Block("red", 2), Block("blue", 3), Block("green", 1)]
+    board = Board.empty().with_tower(site, tower)
+    rigid = Scene(board, _palette(), layout_seed=5)
+    assert rigid.block_poses(site) == [rigid.tower_pose(site)] * 3
+    stacked = Scene(board, _palette(), layout_seed=5, block_jitter=(2.5, 4.0))
+    poses = stacked.block_poses(site)
+    assert poses == stacked.block_poses(site)  # seeded by the layout
+    assert len({p for p in poses}) == 3
+    x, y, _ = stacked.tower_pose(site)
+    cx, cy = LAY.site_xy[site.index]
+    room = LAY.pitch / 2 - 0.75 - LAY.footprint / 2
+    for px, py, ang in poses:
+        assert 0.0 < np.hypot(px - x, py - y) <= 2.5 * np.sqrt(2) + 1e-9
+        assert abs(ang - stacked.tower_pose(site)[2]) <= 4.0
+        assert abs(px - cx) <= room + 1e-9 and abs(py - cy) <= room + 1e-9
+    assert stacked.top_pose(site) == poses[-1]
+    cam = look_at_camera(spherical_eye(800, 75, 0), (0, 0, 0), width=1280, height=720,
+                         hfov_deg=65)
+    r = _clean(stacked, cam, distortion=False)
+    top = np.argwhere(r.labels == LABEL_TOP + site.index)[:, ::-1].mean(axis=0)
+    z = 6 * LAY.storey
+    tx, ty, _ = stacked.top_pose(site)
+    assert np.linalg.norm(top - cam.project(np.array([[tx, ty, z]]))[0]) < 1.0
+    assert np.linalg.norm(top - cam.project(np.array([[x, y, z]]))[0]) > 1.5
+    vis = {(v["city"], v["row"], v["col"]): v for v in r.truth["visibility"]}
+    assert vis[(4, 1, 1)]["top"] > 0.95

@@ -1,0 +1,102 @@
+"""``companion evaluate``: one CSV row per photo, totals that add them up, stage timings."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from companion.cli import main
+from companion.sim import labelled_set
+from companion.sim.__main__ import main as sim_main
+from companion.vision.evaluate import COLUMNS
+
+STAGES = ("t_markers", "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect")
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
+    assert main(["evaluate", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _run(capsys, "--kind", "mounted", "--n", "2", "--seed", "11",
+               "--csv", str(tmp_path / "ev.csv"))
+    tot = out["mounted"]
+    with open(tmp_path / "ev.csv", newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        assert tuple(reader.fieldnames or ()) == COLUMNS
+        rows = list(reader)
+    assert [r["name"] for r in rows] == ["mounted-11-0000", "mounted-11-0001"]
+    assert all(r["kind"] == "mounted" and r["error"] == "" for r in rows)
+    # visible sites come from the truth alone: every site is visible or hidden
+    assert [int(r["visible_sites"]) + int(r["hidden"]) for r in rows] == [54, 54]
+    assert [int(r["visible_sites"]) for r in rows] == [41, 45]
+    for key, col in (("visible_sites", "visible_sites"), ("wrong", "wrong"),
+                     ("unseen_visible", "unseen_visible"), ("hidden", "hidden"),
+                     ("hidden_read", "hidden_read"), ("cards", "cards_expected"),
+                     ("cards_wrong", "cards_wrong"), ("cards_missed", "cards_missed")):
+        assert tot[key] == sum(int(r[col]) for r in rows), key
+    assert tot["photos"] == 2 and tot["failed"] == 0
+    # measured on these renders (wrong 1, unseen 4, cards 6 of 6); a worse reader fails
+    assert tot["wrong"] <= 1 and tot["unseen_visible"] <= 4
+    assert tot["cards"] == 6 and tot["card_accuracy"] == 1.0
+    for r in rows:
+        t = {k: float(r[k]) for k in STAGES}
+        assert all(v > 0 for v in t.values())
+        assert t["t_total"] >= t["t_sites"] + t["t_cards"]
+    assert set(tot["median_ms"]) == {"markers", "pose", "sites", "cards", "total",
+                                     "decode_detect"}
+
+
+def test_block_jitter_renders_each_block_at_its_own_pose(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    (_, plain), = labelled_set(1, 11, "mounted")
+    (_, stacked), = labelled_set(1, 11, "mounted", (2.5, 4.0))
+    assert plain.truth["board"] == stacked.truth["board"]  # the same game
+    assert "block_jitter" not in plain.truth and stacked.truth["block_jitter"] == [2.5, 4.0]
+    assert plain.image.tobytes() != stacked.image.tobytes()
+    out = _run(capsys, "--kind", "mounted", "--n", "1", "--seed", "11",
+               "--block-jitter", "2.5,4")
+    assert out["mounted"]["photos"] == 1 and out["mounted"]["visible_sites"] > 30
+
+
+@pytest.mark.parametrize("value,message", [("2.5,x", "expected MM,DEG (e.g. 2.5,4), got '2.5,x'"),
+                                           ("11", "block jitter '11' out of range")])
+def test_bad_block_jitter_is_a_usage_error(capsys: pytest.CaptureFixture[str], value: str,
+                                           message: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--block-jitter", value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("companion evaluate: error: argument --block-jitter: ")
+    assert message in err
+
+
+def test_a_folder_of_labelled_photos(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert sim_main([str(tmp_path), "--n", "1", "--seed", "11", "--block-jitter", "2,3"]) == 0
+    capsys.readouterr()
+    truth = json.loads((tmp_path / "mounted-11-0000.json").read_text(encoding="utf-8"))
+    assert truth["block_jitter"] == [2.0, 3.0]
+    out = _run(capsys, "--folder", str(tmp_path), "--csv", str(tmp_path / "rows.csv"))
+    assert list(out) == ["folder"]  # one set, whatever its photos' kinds
+    tot = out["folder"]
+    assert tot["photos"] == 1 and tot["failed"] == 0
+    assert tot["visible_sites"] + tot["hidden"] == 54
+    with open(tmp_path / "rows.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))  # as named: no per-kind suffix for a folder
+    assert [(r["name"], r["kind"]) for r in rows] == [("mounted-11-0000.png", "mounted")]
+
+
+@pytest.mark.parametrize("name,message", [("missing", "no such folder"),
+                                          ("empty", "no photos with a NAME.json truth")])
+def test_a_folder_without_labelled_photos_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, message: str) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "unlabelled.png").write_bytes(b"")
+    assert main(["evaluate", "--folder", str(tmp_path / name)]) == 1
+    err = capsys.readouterr().err
+    assert err == f"companion evaluate: {tmp_path / name}: {message}" + (
+        " beside them\n" if name == "empty" else "\n")
