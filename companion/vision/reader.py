@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -128,18 +128,19 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
         else:
             intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
     pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
-    wb = estimate_white_balance(image_bgr, pose, g, pose.markers or None)
+    work, wpose = working_view(image_bgr, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
+    wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     timings["pose"] = time.perf_counter() - t
     t = time.perf_counter()
     reader = SiteReader(g, cfg.get("sites"))
     model, names = _colour_model(g, colors)
-    results, strips, model = reader.read(image_bgr, pose, wb, model)
+    results, strips, model = reader.read(work, wpose, wb, model)
     if colors is None:
-        model, names, results = _settle_colour_set(g, reader, image_bgr, pose, wb, results,
+        model, names, results = _settle_colour_set(g, reader, work, wpose, wb, results,
                                                    model, strips)
     timings["sites"] = time.perf_counter() - t
     t = time.perf_counter()
-    cards = read_cards(image_bgr, pose, g, wb, cfg.get("cards"))
+    cards = read_cards(work, wpose, g, wb, cfg.get("cards"))
     timings["cards"] = time.perf_counter() - t
     sites: dict[Site, SiteView] = {}
     unseen: list[Site] = []
@@ -151,6 +152,31 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             sites[r.site] = SiteView(r.height, rename.get(r.color, r.color))
     timings["total"] = time.perf_counter() - t0
     return Reading(sites, unseen, cards, pose, list(names), timings, results, model)
+
+
+def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarray, Pose]:
+    """The photo and pose that sites and cards are read at.
+
+    A photo whose longest side exceeds ``max_side`` is shrunk with area
+    averaging (the anti-aliasing a sparse sampling needs), and the pose's
+    camera matrix follows it; the board-to-camera transform and the lens
+    distortion are unchanged.
+    """
+    h, w = image.shape[:2]
+    if max_side <= 0 or max(h, w) <= max_side:
+        return image, pose
+    s = max_side / max(h, w)
+    size = (max(1, round(w * s)), max(1, round(h * s)))
+    sx, sy = size[0] / w, size[1] / h
+    K = pose.intrinsics.K.copy()
+    # pixel centres: x' + 0.5 = (x + 0.5) * s, as cv2.resize maps them
+    K[0, :2] *= sx
+    K[0, 2] = (K[0, 2] + 0.5) * sx - 0.5
+    K[1, 1] *= sy
+    K[1, 2] = (K[1, 2] + 0.5) * sy - 0.5
+    intr = Intrinsics(K, pose.intrinsics.dist.copy(), size, pose.intrinsics.estimated)
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    return small, replace(pose, intrinsics=intr)
 
 
 def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
