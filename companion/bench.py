@@ -198,10 +198,22 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
         reads.append(f)
         ratios.append(f / b)
         blind.append(min(_timeit(lambda: full(colors=None), 3)))
+    # a 12-megapixel phone photo (enlarged from a 1600x1200 render): read at the
+    # reader's working size, so it should cost little more than the photo's decoding
+    phone = sample_photo(seed, "phone")
+    big = cv2.resize(phone.image, (4032, 3024), interpolation=cv2.INTER_CUBIC)
+    ok, buf = cv2.imencode(".jpg", big, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    big_data = buf.tobytes()
+
+    def read_big() -> None:
+        read_image(cv2.imdecode(np.frombuffer(big_data, np.uint8), cv2.IMREAD_COLOR))
+
+    big_ms = min(_timeit(read_big, 2))
     # full_read: the colours in play known, as the live table knows them;
     # full_read_unknown_colours: a photo alone (the colour set is settled by a second pass)
     return {"decode_and_markers": _ms(bases), "full_read": _ms(reads),
             "full_read_unknown_colours": _ms(blind),
+            "phone_12mp_decode_and_read_ms": round(big_ms * 1000, 1),
             "ratio_median": round(statistics.median(ratios), 2),
             "ratio_median_unknown_colours": round(statistics.median(
                 [x / y for x, y in zip(blind, bases, strict=True)]), 2),
