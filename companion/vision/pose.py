@@ -277,6 +277,25 @@ def solve_pose(markers: Markers, intrinsics: Intrinsics, geometry: BoardGeometry
     return PoseResult(Pose(rv, tv, intrinsics, ids, err), bumped)
 
 
+def gross_outlier(markers: Markers, pose: Pose, geometry: BoardGeometry,
+                  min_px: float = 3.0, ratio: float = 2.5) -> int | None:
+    """The one marker whose corners the pose misses far worse than all others', if any.
+
+    A tower or its shadow touching a marker can bend one detected corner by
+    10-20 px; solved with the rest, that marker is then off by several pixels
+    while the others fit within a pixel or two. Needs four markers: three stay
+    (with two, the focal length is barely observable and one bent corner costs
+    less than the lost marker).
+    """
+    if len(markers) < 4:
+        return None
+    errs = sorted(((float(np.linalg.norm(pose.project(geometry.marker_corners(k)) - c,
+                                          axis=1).max()), k) for k, c in markers.items()),
+                  reverse=True)
+    (worst, k), (second, _) = errs[0], errs[1]
+    return k if worst > min_px and worst > ratio * second else None
+
+
 def _ippe_square_points(geometry: BoardGeometry, mid: int) -> FloatArray:
     """Marker corners in the marker's own frame (IPPE_SQUARE's required layout)."""
     s = geometry.marker_size / 2

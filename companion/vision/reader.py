@@ -26,7 +26,12 @@ from companion.vision.cards import read_cards
 from companion.vision.colours import ColourModel, estimate_white_balance
 from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
 from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
-from companion.vision.pose import detect_markers, estimate_intrinsics, solve_pose
+from companion.vision.pose import (
+    detect_markers,
+    estimate_intrinsics,
+    gross_outlier,
+    solve_pose,
+)
 from companion.vision.sites import SiteReader, SiteResult
 
 
@@ -127,7 +132,17 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             intr = previous_pose.intrinsics
         else:
             intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
-    pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
+    solved = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source)
+    pose = solved.pose
+    if pose is not previous_pose:
+        pcfg = cfg.get("pose", {})
+        bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)),
+                            float(pcfg.get("outlier_ratio", 2.5)))
+        if bad is not None:  # solve again without the marker a tower or shadow bent
+            markers = {k: v for k, v in markers.items() if k != bad}
+            if intr.estimated:
+                intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
+            pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
     work, wpose = working_view(image_bgr, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     timings["pose"] = time.perf_counter() - t

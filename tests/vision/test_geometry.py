@@ -124,3 +124,23 @@ def test_card_cells_map_to_the_sites_they_point_at(seat):
     far = g.card_to_board(seat, centre, 0.0, np.array(g.card_cell_local(0, 0, 1)))[0]
     near = g.card_to_board(seat, centre, 0.0, np.array(g.card_cell_local(0, 2, 1)))[0]
     assert (far - near) @ fwd > 0
+
+
+def test_a_gross_marker_outlier_is_named_only_when_three_others_fit() -> None:
+    from companion.vision.geometry import Intrinsics, Pose
+    from companion.vision.pose import gross_outlier
+
+    g = board_geometry()
+    K = np.array([[1200.0, 0, 800], [0, 1200.0, 600], [0, 0, 1]])
+    pose = Pose(np.array([2.4, 0.0, 0.0]), np.array([0.0, 40.0, 800.0]),
+                Intrinsics(K, np.zeros(5), (1600, 1200)))
+    rng = np.random.default_rng(3)
+    markers = {k: pose.project(g.marker_corners(k)) + rng.normal(0, 0.3, (4, 2))
+               for k in range(4)}
+    assert gross_outlier(markers, pose, g) is None  # all fit within a pixel
+    bent = {**markers, 2: markers[2] + np.array([[14.0, -9.0], [0, 0], [0, 0], [0, 0]])}
+    assert gross_outlier(bent, pose, g) == 2
+    three = {k: v for k, v in bent.items() if k != 0}
+    assert gross_outlier(three, pose, g) is None  # two would be left: keep all
+    mild = {**markers, 2: markers[2] + np.array([[2.5, 0], [0, 0], [0, 0], [0, 0]])}
+    assert gross_outlier(mild, pose, g) is None  # under 3 px: not gross
