@@ -277,6 +277,38 @@ def solve_pose(markers: Markers, intrinsics: Intrinsics, geometry: BoardGeometry
     return PoseResult(Pose(rv, tv, intrinsics, ids, err), bumped)
 
 
+def find_missing(gray: np.ndarray, markers: Markers, pose: Pose, geometry: BoardGeometry,
+                 config: dict[str, Any] | None = None, zoom: float = 3.0) -> Markers:
+    """Markers the first pass missed, looked for again where the pose puts them.
+
+    A small, steeply seen marker can fail to decode at the photo's resolution;
+    an enlarged crop around its predicted place often decodes. Only markers
+    predicted wholly inside the photo are tried; a find must lie where predicted.
+    """
+    if gray.ndim == 3:
+        gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
+    h, w = gray.shape[:2]
+    out: Markers = {}
+    for mid in geometry.marker_centres:
+        if mid in markers:
+            continue
+        pred = pose.project(geometry.marker_corners(mid))
+        size = float(np.ptp(pred, axis=0).max())
+        if not np.all((pred >= 2) & (pred <= np.array([w - 3, h - 3]))) or size < 8:
+            continue
+        lo = np.maximum(np.floor(pred.min(axis=0) - 0.5 * size), 0).astype(int)
+        hi = np.minimum(np.ceil(pred.max(axis=0) + 0.5 * size), [w, h]).astype(int)
+        crop = cv2.resize(gray[lo[1]:hi[1], lo[0]:hi[0]], None, fx=zoom, fy=zoom,
+                          interpolation=cv2.INTER_CUBIC)
+        found = detect_markers(crop, geometry, config)
+        if mid not in found:
+            continue
+        corners = (found[mid] + 0.5) / zoom - 0.5 + lo
+        if np.linalg.norm(corners - pred, axis=1).max() <= 0.25 * size:
+            out[mid] = corners
+    return out
+
+
 def gross_outlier(markers: Markers, pose: Pose, geometry: BoardGeometry,
                   min_px: float = 3.0, ratio: float = 2.5) -> int | None:
     """The one marker whose corners the pose misses far worse than all others', if any.

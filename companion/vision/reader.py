@@ -29,6 +29,7 @@ from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geo
 from companion.vision.pose import (
     detect_markers,
     estimate_intrinsics,
+    find_missing,
     gross_outlier,
     solve_pose,
 )
@@ -134,6 +135,14 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
     solved = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source)
     pose = solved.pose
+    if pose is not previous_pose and len(markers) < len(g.marker_centres) and cfg.get(
+            "pose", {}).get("find_missing", True):
+        extra = find_missing(gray, markers, pose, g, cfg.get("pose"))
+        if extra:  # more corners: a better focal length and pose
+            markers = {**markers, **extra}
+            if intr.estimated:
+                intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
+            pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
     if pose is not previous_pose:
         pcfg = cfg.get("pose", {})
         bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)),

@@ -90,3 +90,35 @@ def test_read_command_output_and_errors(tmp_path, photos):
     assert set(data) >= {"sites", "unseen", "cards", "colors"}
     assert all(set(s) == {"city", "row", "col", "height", "owner"} for s in data["sites"])
     assert proc.stderr.strip() == f"companion read: {bad}: not an image (or an unsupported format)"
+
+
+def test_a_marker_missed_at_full_size_is_found_where_the_pose_puts_it():
+    # a small, steeply seen marker (id 2) that does not decode at 1600x1200
+    rendered = sample_photo(20, "phone")
+    g = board_geometry()
+    first = detect_markers(rendered.image, g)
+    assert sorted(first) == [0, 1, 3] and 2 in rendered.truth["markers_visible"]
+    reading = read_image(rendered.image)
+    assert reading.pose.markers == (0, 1, 2, 3)
+    truth = rendered.camera.project(g.marker_corners(2))
+    assert np.abs(reading.pose.project(g.marker_corners(2)) - truth).max() < 1.5
+    # without the second look: the pose from three markers reads one more site wrong
+    plain = read_image(rendered.image, config={"pose": {"find_missing": False}})
+    assert plain.pose.markers == (0, 1, 3)
+    from companion.vision.evaluate import compare
+    assert compare(reading.to_json(), rendered.truth)["wrong"] == 3
+    assert compare(plain.to_json(), rendered.truth)["wrong"] == 4
+
+
+def test_a_covered_marker_is_not_invented():
+    rendered = sample_photo(20, "phone")
+    g = board_geometry()
+    found = detect_markers(rendered.image, g)
+    reading = read_image(rendered.image)
+    image = rendered.image.copy()
+    corners = reading.pose.project(g.marker_corners(2))
+    hull = cv2.convexHull(corners.astype(np.float32)).astype(np.int32)
+    cv2.fillConvexPoly(image, hull, (90, 80, 70))  # a hand over marker 2
+    from companion.vision.pose import find_missing
+    assert find_missing(image, found, reading.pose, g) == {}
+    assert sorted(find_missing(rendered.image, found, reading.pose, g)) == [2]
