@@ -3,7 +3,11 @@
 Any two visible markers give eight coplanar corners, enough for a full pose;
 one marker is used with the previous pose (tracking) or on its own. Without
 a camera file the focal length comes from the marker homography (the board
-is a known plane) and is refined, with k1, by a one-view calibration.
+is a known plane) and is refined, with k1, by a one-view calibration. More
+corners make a better focal length, and one bent corner spoils it: a marker
+the first pass missed is looked for again where the pose puts it
+(``find_missing``), and one marker of four that the pose misses grossly is
+left out (``gross_outlier``).
 """
 
 from __future__ import annotations
