@@ -145,7 +145,10 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
     if pose is not previous_pose:
         pcfg = cfg.get("pose", {})
-        bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)),
+        # pixels of the working size: a 12-megapixel photo's corners scatter more
+        side = int(cfg.get("image", {}).get("max_side_px", 0))
+        scale = max(w, h) / side if 0 < side < max(w, h) else 1.0
+        bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)) * scale,
                             float(pcfg.get("outlier_ratio", 2.5)))
         if bad is not None:  # solve again without the marker a tower or shadow bent
             markers = {k: v for k, v in markers.items() if k != bad}
