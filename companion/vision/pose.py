@@ -313,6 +313,13 @@ def find_missing(gray: np.ndarray, markers: Markers, pose: Pose, geometry: Board
     return out
 
 
+def marker_residuals(markers: Markers, pose: Pose, geometry: BoardGeometry
+                     ) -> dict[int, float]:
+    """Per marker, the largest distance (px) between a detected corner and the pose's."""
+    return {k: float(np.linalg.norm(pose.project(geometry.marker_corners(k)) - c,
+                                    axis=1).max()) for k, c in markers.items()}
+
+
 def gross_outlier(markers: Markers, pose: Pose, geometry: BoardGeometry,
                   min_px: float = 3.0, ratio: float = 2.5) -> int | None:
     """The one marker whose corners the pose misses far worse than all others', if any.
@@ -325,8 +332,7 @@ def gross_outlier(markers: Markers, pose: Pose, geometry: BoardGeometry,
     """
     if len(markers) < 4:
         return None
-    errs = sorted(((float(np.linalg.norm(pose.project(geometry.marker_corners(k)) - c,
-                                          axis=1).max()), k) for k, c in markers.items()),
+    errs = sorted(((e, k) for k, e in marker_residuals(markers, pose, geometry).items()),
                   reverse=True)
     (worst, k), (second, _) = errs[0], errs[1]
     return k if worst > min_px and worst > ratio * second else None

@@ -27,10 +27,12 @@ from companion.vision.colours import ColourModel, estimate_white_balance
 from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
 from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
 from companion.vision.pose import (
+    Markers,
     detect_markers,
     estimate_intrinsics,
     find_missing,
     gross_outlier,
+    marker_residuals,
     solve_pose,
 )
 from companion.vision.sites import SiteReader, SiteResult
@@ -133,28 +135,9 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             intr = previous_pose.intrinsics
         else:
             intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
-    solved = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source)
-    pose = solved.pose
-    if pose is not previous_pose and len(markers) < len(g.marker_centres) and cfg.get(
-            "pose", {}).get("find_missing", True):
-        extra = find_missing(gray, markers, pose, g, cfg.get("pose"))
-        if extra:  # more corners: a better focal length and pose
-            markers = {**markers, **extra}
-            if intr.estimated:
-                intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
-            pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
-    if pose is not previous_pose:
-        pcfg = cfg.get("pose", {})
-        # pixels of the working size: a 12-megapixel photo's corners scatter more
-        side = int(cfg.get("image", {}).get("max_side_px", 0))
-        scale = max(w, h) / side if 0 < side < max(w, h) else 1.0
-        bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)) * scale,
-                            float(pcfg.get("outlier_ratio", 2.5)))
-        if bad is not None:  # solve again without the marker a tower or shadow bent
-            markers = {k: v for k, v in markers.items() if k != bad}
-            if intr.estimated:
-                intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
-            pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
+    pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
+    if pose is not previous_pose:  # solved afresh (not tracking a still camera)
+        pose = _second_look(gray, markers, intr, pose, g, cfg, source)
     work, wpose = working_view(image_bgr, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     timings["pose"] = time.perf_counter() - t
@@ -179,6 +162,41 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             sites[r.site] = SiteView(r.height, rename.get(r.color, r.color))
     timings["total"] = time.perf_counter() - t0
     return Reading(sites, unseen, cards, pose, list(names), timings, results, model)
+
+
+def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pose,
+                 g: BoardGeometry, cfg: Mapping[str, Any], source: str) -> Pose:
+    """The pose again after looking for missed markers and dropping a bent one.
+
+    A marker found on the second look is kept only if the pose solved with it
+    still fits every marker (within ``find_px``, or twice the first fit's worst):
+    a partly hidden marker can decode with corners a few pixels off, and with
+    three markers k1 is estimated too, so such corners bend the whole camera.
+    """
+    pcfg = cfg.get("pose", {})
+    h, w = gray.shape[:2]
+    side = int(cfg.get("image", {}).get("max_side_px", 0))
+    scale = max(w, h) / side if 0 < side < max(w, h) else 1.0  # px of the working size
+
+    def solve(found: Markers) -> tuple[Intrinsics, Pose]:
+        k = estimate_intrinsics(found, g, (w, h), cfg.get("intrinsics")) \
+            if intr.estimated else intr
+        return k, solve_pose(found, k, g, None, pcfg, source).pose
+
+    if len(markers) < len(g.marker_centres) and pcfg.get("find_missing", True):
+        extra = find_missing(gray, markers, pose, g, pcfg)
+        if extra:  # more corners: a better focal length and pose, if they fit
+            more = {**markers, **extra}
+            k2, p2 = solve(more)
+            before = max(marker_residuals(markers, pose, g).values())
+            after = max(marker_residuals(more, p2, g).values())
+            if after <= max(float(pcfg.get("find_px", 1.5)) * scale, 2 * before):
+                markers, intr, pose = more, k2, p2
+    bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)) * scale,
+                        float(pcfg.get("outlier_ratio", 2.5)))
+    if bad is not None:  # solve again without the marker a tower or shadow bent
+        _, pose = solve({k: v for k, v in markers.items() if k != bad})
+    return pose
 
 
 def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarray, Pose]:
