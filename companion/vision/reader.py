@@ -137,7 +137,9 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
     pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
     if pose is not previous_pose:  # solved afresh (not tracking a still camera)
-        pose = _second_look(gray, markers, intr, pose, g, cfg, source)
+        # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
+        pose = _second_look(gray, markers, intr, pose, g, cfg, source,
+                            refit=intr.estimated and previous_pose is None)
     work, wpose = working_view(image_bgr, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     timings["pose"] = time.perf_counter() - t
@@ -165,13 +167,14 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
 
 
 def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pose,
-                 g: BoardGeometry, cfg: Mapping[str, Any], source: str) -> Pose:
+                 g: BoardGeometry, cfg: Mapping[str, Any], source: str, refit: bool) -> Pose:
     """The pose again after looking for missed markers and dropping a bent one.
 
     A marker found on the second look is kept only if the pose solved with it
     still fits every marker (within ``find_px``, or twice the first fit's worst):
     a partly hidden marker can decode with corners a few pixels off, and with
     three markers k1 is estimated too, so such corners bend the whole camera.
+    ``refit``: estimate the intrinsics again from the markers kept.
     """
     pcfg = cfg.get("pose", {})
     h, w = gray.shape[:2]
@@ -179,8 +182,7 @@ def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pos
     scale = max(w, h) / side if 0 < side < max(w, h) else 1.0  # px of the working size
 
     def solve(found: Markers) -> tuple[Intrinsics, Pose]:
-        k = estimate_intrinsics(found, g, (w, h), cfg.get("intrinsics")) \
-            if intr.estimated else intr
+        k = estimate_intrinsics(found, g, (w, h), cfg.get("intrinsics")) if refit else intr
         return k, solve_pose(found, k, g, None, pcfg, source).pose
 
     if len(markers) < len(g.marker_centres) and pcfg.get("find_missing", True):
