@@ -136,11 +136,13 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
         else:
             intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
     pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
+    max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     if pose is not previous_pose:  # solved afresh (not tracking a still camera)
         # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
         pose = _second_look(gray, markers, intr, pose, g, cfg, source,
-                            refit=intr.estimated and previous_pose is None)
-    work, wpose = working_view(image_bgr, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
+                            refit=intr.estimated and previous_pose is None,
+                            px=1.0 / work_scale((w, h), max_side))
+    work, wpose = working_view(image_bgr, pose, max_side)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     timings["pose"] = time.perf_counter() - t
     t = time.perf_counter()
@@ -167,19 +169,19 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
 
 
 def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pose,
-                 g: BoardGeometry, cfg: Mapping[str, Any], source: str, refit: bool) -> Pose:
+                 g: BoardGeometry, cfg: Mapping[str, Any], source: str, refit: bool,
+                 px: float = 1.0) -> Pose:
     """The pose again after looking for missed markers and dropping a bent one.
 
     A marker found on the second look is kept only if the pose solved with it
     still fits every marker (within ``find_px``, or twice the first fit's worst):
     a partly hidden marker can decode with corners a few pixels off, and with
     three markers k1 is estimated too, so such corners bend the whole camera.
-    ``refit``: estimate the intrinsics again from the markers kept.
+    ``refit``: estimate the intrinsics again from the markers kept. ``px``: photo
+    pixels per working-size pixel (the thresholds are in working-size pixels).
     """
     pcfg = cfg.get("pose", {})
     h, w = gray.shape[:2]
-    side = int(cfg.get("image", {}).get("max_side_px", 0))
-    scale = max(w, h) / side if 0 < side < max(w, h) else 1.0  # px of the working size
 
     def solve(found: Markers) -> tuple[Intrinsics, Pose]:
         k = estimate_intrinsics(found, g, (w, h), cfg.get("intrinsics")) if refit else intr
@@ -192,13 +194,19 @@ def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pos
             k2, p2 = solve(more)
             before = max(marker_residuals(markers, pose, g).values())
             after = max(marker_residuals(more, p2, g).values())
-            if after <= max(float(pcfg.get("find_px", 1.5)) * scale, 2 * before):
+            if after <= max(float(pcfg.get("find_px", 1.5)) * px, 2 * before):
                 markers, intr, pose = more, k2, p2
-    bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)) * scale,
+    bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)) * px,
                         float(pcfg.get("outlier_ratio", 2.5)))
     if bad is not None:  # solve again without the marker a tower or shadow bent
         _, pose = solve({k: v for k, v in markers.items() if k != bad})
     return pose
+
+
+def work_scale(size: tuple[int, int], max_side: int) -> float:
+    """The factor (at most 1) that brings a photo of ``size`` to the working size."""
+    longest = max(size)
+    return max_side / longest if 0 < max_side < longest else 1.0
 
 
 def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarray, Pose]:
@@ -210,9 +218,9 @@ def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarr
     distortion are unchanged.
     """
     h, w = image.shape[:2]
-    if max_side <= 0 or max(h, w) <= max_side:
+    s = work_scale((w, h), max_side)
+    if s >= 1.0:
         return image, pose
-    s = max_side / max(h, w)
     size = (max(1, round(w * s)), max(1, round(h * s)))
     sx, sy = size[0] / w, size[1] / h
     K = pose.intrinsics.K.copy()
