@@ -123,6 +123,7 @@ DEFAULTS: dict[str, Any] = {
     "print_min_ncc": 0.2,
     "print_shade_mm": 3.0,
     "print_shaded_ncc": 0.6,
+    "print_shaded_visible": 0.95,
     "print_block_d2": 4.0,
     "print_empty_ncc": 0.85,
     "print_tower_visible": 0.4,
@@ -463,7 +464,8 @@ class SiteReader:
                     results[i].height, results[i].color = 0, None
                 continue
             if ncc < float(cfg["print_min_ncc"]) and not (
-                    m.mean() >= 0.95 and self._shaded_print(pn[i], tmpl, n, half)):
+                    m.mean() >= float(cfg["print_shaded_visible"])
+                    and self._shaded_print(pn[i], tmpl, n, half)):
                 # not the print: a hand or its shadow, or a tower the scorer missed (a
                 # dark shadow looks like a black top, so no tower is guessed either)
                 r = results[i]
