@@ -39,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "min_margin": 0.01,
     "margin_mm": 14.0,
     "shade_mm": 0.0,  # scale of the brightness normalisation (0: none)
+    "min_seen": 0.3,  # share of a hypothesis' pattern no tower hides, at least
 }
 
 
@@ -60,9 +61,14 @@ def _seat_frame(g: BoardGeometry, seat: Seat) -> tuple[FloatArray, FloatArray, F
 
 
 def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
-                 cfg: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, tuple[float, float],
-                                               float]:
-    """Top-down resampling of a seat's stack region (image, inside-mask, (a0, b0), scale)."""
+                 cfg: dict[str, Any], covered: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float], float, np.ndarray]:
+    """Top-down resampling of a seat's stack region.
+
+    Returns the image, the part inside the photo, (a0, b0), the scale, and
+    the part a tower hides (``covered``: photo pixels towers hide, see
+    SiteReader.tower_mask).
+    """
     s = float(cfg["px_per_mm"])
     w, h = g.card.size
     margin = float(cfg["margin_mm"])
@@ -90,16 +96,24 @@ def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     my = cv2.remap(pix[..., 1], *np.meshgrid(fx, fy), cv2.INTER_LINEAR)
     ih, iw = image.shape[:2]
     inside = (mx >= 0) & (mx <= iw - 1) & (my >= 0) & (my <= ih - 1)
+    hidden = np.zeros_like(inside)
+    if covered is not None and covered.shape == (ih, iw):
+        cx = np.clip(np.round(mx).astype(np.int64), 0, iw - 1)
+        cy = np.clip(np.round(my).astype(np.int64), 0, ih - 1)
+        hidden = covered.astype(bool)[cy, cx] & inside
     rect = cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-    return rect, inside, (a0, b0), s
+    return rect, inside, (a0, b0), s, hidden
 
 
 def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: WhiteBalance,
-              config: dict[str, Any] | None = None, debug: dict[str, Any] | None = None
-              ) -> CardRead | None:
-    """The red cell (r, c) of ``seat``'s top card, from the holder's view; None if not seen."""
+              config: dict[str, Any] | None = None, debug: dict[str, Any] | None = None,
+              covered: np.ndarray | None = None) -> CardRead | None:
+    """The red cell (r, c) of ``seat``'s top card, from the holder's view; None if not seen.
+
+    ``covered``: photo pixels towers hide; the card is read around them.
+    """
     cfg = {**DEFAULTS, **(config or {})}
-    rect, inside, (a0, b0), s = rectify_seat(image, pose, g, seat, cfg)
+    rect, inside, (a0, b0), s, hidden = rectify_seat(image, pose, g, seat, cfg, covered)
     if inside.mean() < 0.2:
         return None
     # redness with plain channel arithmetic on the white-balanced image
@@ -139,7 +153,8 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
             if lum is None:
                 lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
                                   s, float(cfg["shade_mm"]), inside)
-            scores = _cell_scores(lum, (a0, b0), s, am, bm, ang, g, inside)
+            scores = _cell_scores(lum, (a0, b0), s, am, bm, ang, g, inside, hidden,
+                                  float(cfg["min_seen"]))
             order = np.argsort(-scores.ravel())
             top = float(scores.ravel()[order[0]])
             margin = top - float(scores.ravel()[order[1]])
@@ -273,7 +288,8 @@ def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
 
 def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
                  am: float, bm: float, ang: float, g: BoardGeometry,
-                 inside: np.ndarray | None = None) -> FloatArray:
+                 inside: np.ndarray | None = None, hidden: np.ndarray | None = None,
+                 min_seen: float = 0.3) -> FloatArray:
     """(3, 3) how well each red-cell hypothesis explains the top of the card.
 
     Hypothesis (r, c) fixes where the card's top edge and centre line are
@@ -282,7 +298,9 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     card around and between the grids) is compared with the image by
     normalised correlation. A hypothesis one cell off predicts grid where
     there is blank card or the card's frame, and blank card where there are
-    grid lines. Points off the photo (``inside`` false) are left out.
+    grid lines. Points off the photo (``inside`` false) are left out; so are
+    points a tower hides (``hidden``), but a hypothesis needs ``min_seen`` of
+    its points clear of towers.
     """
     a0, b0 = origin
     cell = g.card.cell
@@ -308,8 +326,12 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
                      np.clip(np.round(x).astype(np.int64), 0, W - 1)]
     v = cv2.remap(lum, x, y, cv2.INTER_LINEAR)
     out = np.full(9, -np.inf)
+    frac = ok.mean(axis=1)
+    if hidden is not None:
+        ok &= ~hidden[np.clip(np.round(y).astype(np.int64), 0, H - 1),
+                      np.clip(np.round(x).astype(np.int64), 0, W - 1)]
     for k in range(9):
-        if ok[k].mean() < 0.7:
+        if frac[k] < 0.7 or ok[k].mean() < min_seen:
             continue
         vk = v[k][ok[k]]
         pk = pred[k][ok[k]]
@@ -320,11 +342,12 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
 
 
 def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance,
-               config: dict[str, Any] | None = None) -> dict[Seat, tuple[int, int]]:
+               config: dict[str, Any] | None = None, covered: np.ndarray | None = None
+               ) -> dict[Seat, tuple[int, int]]:
     """Every seat whose played stack is visible: seat -> (r, c) of its top card."""
     out: dict[Seat, tuple[int, int]] = {}
     for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
-        res = read_card(image, pose, g, seat, wb, config)
+        res = read_card(image, pose, g, seat, wb, config, covered=covered)
         if res is not None:
             out[seat] = res.cell
     return out

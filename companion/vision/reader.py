@@ -154,7 +154,9 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
                                                    model, strips)
     timings["sites"] = time.perf_counter() - t
     t = time.perf_counter()
-    cards = read_cards(work, wpose, g, wb, cfg.get("cards"))
+    covered = (reader.tower_mask(wpose, strips, results, work.shape[:2])
+               if cfg.get("cards", {}).get("towers_hide", True) else None)
+    cards = read_cards(work, wpose, g, wb, cfg.get("cards"), covered)
     timings["cards"] = time.perf_counter() - t
     sites: dict[Site, SiteView] = {}
     unseen: list[Site] = []

@@ -654,6 +654,24 @@ class SiteReader:
         vis = (sf.inside[idx] & ~occluded[idx]).astype(np.float64)
         return self._score(idx, st, sf, vis, model)
 
+    def tower_mask(self, pose: Pose, strips: Strips, results: list[SiteResult],
+                   shape: tuple[int, int]) -> np.ndarray:
+        """Pixels the towers read cover.
+
+        What lies beside the board (the played cards) is read only where no
+        tower stands in front of it: a tower's side face, striped by its
+        storeys, would otherwise count against (or for) a card's grid. Unseen
+        sites' guesses are left out: a phantom guess would hide a card in
+        plain view.
+        """
+        n = len(results)
+        rank = np.empty(n, np.int64)
+        rank[np.argsort(np.abs(strips.rho_c))] = np.arange(n)
+        guesses = {i for i, r in enumerate(results) if r.height is None}
+        covered: np.ndarray = self._silhouettes(pose, strips, results, rank, shape,
+                                                skip=guesses) < n
+        return covered
+
     def _silhouettes(self, pose: Pose, st: Strips, results: list[SiteResult],
                      rank: np.ndarray, shape: tuple[int, int],
                      skip: set[int] | None = None) -> np.ndarray:
