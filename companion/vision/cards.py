@@ -97,10 +97,10 @@ def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     ih, iw = image.shape[:2]
     inside = (mx >= 0) & (mx <= iw - 1) & (my >= 0) & (my <= ih - 1)
     hidden = np.zeros_like(inside)
-    if covered is not None and covered.shape == (ih, iw):
-        cx = np.clip(np.round(mx).astype(np.int64), 0, iw - 1)
-        cy = np.clip(np.round(my).astype(np.int64), 0, ih - 1)
-        hidden = covered.astype(bool)[cy, cx] & inside
+    if covered is not None and covered.shape == (ih, iw) and covered.any():
+        cov = covered if covered.dtype == np.uint8 else covered.astype(np.uint8)
+        hidden = cv2.remap(cov, mx, my, cv2.INTER_NEAREST,
+                           borderMode=cv2.BORDER_CONSTANT) > 0
     rect = cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
     return rect, inside, (a0, b0), s, hidden
 
@@ -327,7 +327,7 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     v = cv2.remap(lum, x, y, cv2.INTER_LINEAR)
     out = np.full(9, -np.inf)
     frac = ok.mean(axis=1)
-    if hidden is not None:
+    if hidden is not None and hidden.any():
         ok &= ~hidden[np.clip(np.round(y).astype(np.int64), 0, H - 1),
                       np.clip(np.round(x).astype(np.int64), 0, W - 1)]
     for k in range(9):
@@ -346,6 +346,8 @@ def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance
                ) -> dict[Seat, tuple[int, int]]:
     """Every seat whose played stack is visible: seat -> (r, c) of its top card."""
     out: dict[Seat, tuple[int, int]] = {}
+    if covered is not None:
+        covered = covered.astype(np.uint8)  # once for the four seats
     for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
         res = read_card(image, pose, g, seat, wb, config, covered=covered)
         if res is not None:
