@@ -200,7 +200,8 @@ class Controller:
         state = self.session.state
         self.session.set_unseen(list(reading.unseen))
         views, unseen, pixel_site = self._focus(image, reading, state)
-        decision = decide(state, views, unseen, new_cards, pixel_site)
+        decision = decide(state, views, unseen, new_cards, pixel_site,
+                          out_of_sight=list(reading.unseen))
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])

@@ -70,7 +70,7 @@ def changed_sites(state: GameState, sites: Mapping[Site, SiteView],
 
 def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Site] = (),
            new_cards: Mapping[Seat, Card] | None = None,
-           pixel_site: Site | None = None) -> Decision:
+           pixel_site: Site | None = None, out_of_sight: Sequence[Site] = ()) -> Decision:
     """Explain a reading of the table as one move of the player to move.
 
     ``pixel_site``: the one site whose pixels clearly changed since the last
@@ -78,6 +78,9 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     the player to move has just played the card for that site, a block was
     added there that the reading missed or could not see (a storey on a tall
     tower, a site behind one): it is decided as a build there, not as a pass.
+    ``out_of_sight``: every site the camera could not see in this reading. A
+    card played with no change in view is an (illegal) pass; when the card
+    could have built on one of those sites, the warning says so.
     """
     new_cards = dict(new_cards or {})
     if state.phase is not Phase.BUILD:
@@ -98,7 +101,15 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         try:
             check_move(state, move)
         except IllegalMoveError as exc:
-            return Decision("move", move, False, exc.reason, str(exc), 0.0, ())
+            message = str(exc)
+            hidden = set(out_of_sight)
+            where = sorted({m.site for m in legal_builds(state)
+                            if m.card == card and m.site in hidden}, key=lambda x: x.index)
+            if where:  # recorded all the same: the turn order stays right for what follows
+                names = ", ".join(x.name for x in where)
+                message += (f"; no new block is in view, but it may stand where the camera "
+                            f"cannot see ({names}): correct this move if so")
+            return Decision("move", move, False, exc.reason, message, 0.0, ())
         return Decision("move", move, True, None, "", 0.0, ())
     if len(changed) > 1:
         names = ", ".join(s.name for s in changed)

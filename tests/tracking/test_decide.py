@@ -126,3 +126,19 @@ def test_without_the_pixels_or_with_another_cards_site_it_stays_a_pass():
     for d in (alone, elsewhere):
         assert d.kind == "move" and str(d.move) == "S c02 pass"
         assert not d.legal and d.reason == "build-possible"
+
+
+def test_a_pass_says_where_the_cards_build_may_be_out_of_sight():
+    # S plays c20 (SW of every city); 0SW is out of the camera's sight and the
+    # reading shows no change: recorded as the pass it looks like (the turns that
+    # follow stay in order), its warning naming where the block may stand
+    state = _state_with()
+    views = _views(state.board)
+    hidden = [Site(0, 2, 0), Site(3, 0, 0)]  # 3NW: hidden too, but not c20's site
+    d = decide(state, views, new_cards={Seat.S: Card(2, 0)}, out_of_sight=hidden)
+    assert d.kind == "move" and str(d.move) == "S c20 pass"
+    assert not d.legal and d.reason == "build-possible"
+    plain = decide(state, views, new_cards={Seat.S: Card(2, 0)}, out_of_sight=[Site(3, 0, 0)])
+    assert plain.move == d.move and plain.reason == d.reason
+    assert d.message == (plain.message + "; no new block is in view, but it may stand where "
+                         f"the camera cannot see ({Site(0, 2, 0).name}): correct this move if so")
