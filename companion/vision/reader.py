@@ -69,6 +69,9 @@ class Reading:
     timings: dict[str, float] = field(default_factory=dict)
     details: list[SiteResult] = field(default_factory=list, repr=False)
     model: ColourModel | None = field(default=None, repr=False)
+    #: sites read (not unseen) whose reading won by less than ``sites.doubt_margin``:
+    #: nearly all wrong readings are among them, so they are worth a look
+    doubtful: list[Site] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
@@ -82,6 +85,8 @@ class Reading:
             "cards": {seat.value: {"cell": [rc[0], rc[1]]}
                       for seat, rc in sorted(self.cards.items(), key=lambda kv: "SWNE".index(
                           kv[0].value))},
+            "doubtful": [{"city": s.city, "row": s.row, "col": s.col}
+                         for s in sorted(self.doubtful)],
         }
 
 
@@ -166,8 +171,10 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             unseen.append(r.site)
         elif r.height > 0 and r.color is not None:
             sites[r.site] = SiteView(r.height, rename.get(r.color, r.color))
+    doubt = float(cfg.get("sites", {}).get("doubt_margin", 0.0))
+    doubtful = sorted(r.site for r in results if r.height is not None and r.margin < doubt)
     timings["total"] = time.perf_counter() - t0
-    return Reading(sites, unseen, cards, pose, list(names), timings, results, model)
+    return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful)
 
 
 def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pose,
