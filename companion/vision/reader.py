@@ -70,7 +70,7 @@ class Reading:
     details: list[SiteResult] = field(default_factory=list, repr=False)
     model: ColourModel | None = field(default=None, repr=False)
     #: sites read (not unseen) whose reading won by less than ``sites.doubt_margin``:
-    #: nearly all wrong readings are among them, so they are worth a look
+    #: about half the wrong readings are among them, so they are worth a look
     doubtful: list[Site] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:

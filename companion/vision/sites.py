@@ -66,6 +66,14 @@ class SiteResult:
     foot_visible: float = 1.0  # visible fraction of the footprint (board level)
 
 
+def _nearness_rank(strips: Strips) -> np.ndarray:
+    """Each site's rank by distance from the camera (0 = nearest): a tower can
+    hide only the sites ranked after it."""
+    rank = np.empty(len(strips.rho_c), np.int64)
+    rank[np.argsort(np.abs(strips.rho_c))] = np.arange(len(strips.rho_c))
+    return rank
+
+
 @dataclass
 class StripFeatures:
     """Per-sample evidence of every site strip."""
@@ -429,8 +437,7 @@ class SiteReader:
         ok = ((pix[:, 0] >= 0) & (pix[:, 0] <= W - 1) & (pix[:, 1] >= 0)
               & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
         nsites = len(g.sites)
-        rank = np.empty(nsites, np.int64)
-        rank[np.argsort(np.abs(strips.rho_c))] = np.arange(nsites)
+        rank = _nearness_rank(strips)
         nearest = self._nearest
         if nearest is None or nearest.shape != (H, W):
             nearest = self._silhouettes(pose, strips, results, rank, (H, W))
@@ -575,8 +582,7 @@ class SiteReader:
         cfg = self.cfg
         h, w = image.shape[:2]
         n = len(self.g.sites)
-        rank = np.empty(n, np.int64)
-        rank[np.argsort(np.abs(strips.rho_c))] = np.arange(n)  # 0 = nearest
+        rank = _nearness_rank(strips)
         pix = np.round(np.nan_to_num(strips.pix, nan=-1.0, posinf=-1.0, neginf=-1.0))
         pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
         px = np.clip(pix[..., 0], 0, w - 1)
@@ -665,8 +671,7 @@ class SiteReader:
         plain view.
         """
         n = len(results)
-        rank = np.empty(n, np.int64)
-        rank[np.argsort(np.abs(strips.rho_c))] = np.arange(n)
+        rank = _nearness_rank(strips)
         guesses = {i for i, r in enumerate(results) if r.height is None}
         covered: np.ndarray = self._silhouettes(pose, strips, results, rank, shape,
                                                 skip=guesses) < n
