@@ -730,7 +730,7 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
             builds += n_blocks
             moves.append({
                 "turn": None, "round": round_no, "seat": owner.seat.value if owner else None,
-                "color": new.owner, "city": site.city, "row": site.row, "col": site.col,
+                "color": new.owner, **site.to_json(),
                 "storeys": delta, "blocks_min": n_blocks, "site": site.name,
                 "card": str(Card.for_site(owner.seat, site.row, site.col)) if owner else None,
                 "photo": b.name, "order_known": False,
@@ -743,10 +743,9 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
         if ends_round or (a, b) == gaps[-1]:
             score = score_views(known, config.colors)
             board = {"format": "manhattan-board/1", "colors": list(config.colors),
-                     "sites": [{"city": s.city, "row": s.row, "col": s.col, "height": v.height,
-                                "owner": v.owner} for s, v in sorted(known.items())],
-                     "unseen": [{"city": s.city, "row": s.row, "col": s.col}
-                                for s in sorted(b.unseen)]}
+                     "sites": [{**s.to_json(), "height": v.height, "owner": v.owner}
+                               for s, v in sorted(known.items())],
+                     "unseen": [s.to_json() for s in sorted(b.unseen)]}
             round_boards.append(board)
             rounds.append({"round": round_no, "photo": b.name, **score.to_json(),
                            "players": score.players(players), "complete": ends_round})

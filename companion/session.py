@@ -396,5 +396,4 @@ def _snapshot(record: GameRecord, effective: list[MoveEntry], state: GameState, 
 
 
 def _site_ref(code: str) -> dict[str, int]:
-    s = Site.parse(code)
-    return {"city": s.city, "row": s.row, "col": s.col}
+    return Site.parse(code).to_json()

@@ -62,6 +62,10 @@ class Site:
         """Compact notation: city index then local name, e.g. ``2NE``."""
         return f"{self.city}{self.local_name}"
 
+    def to_json(self) -> dict[str, int]:
+        """The site as formats.md references it: ``{"city", "row", "col"}``."""
+        return {"city": self.city, "row": self.row, "col": self.col}
+
     @classmethod
     def parse(cls, text: str) -> Site:
         """Parse ``2NE``, ``Frankfurt NE``, ``2:0:2`` or a bare index ``20``."""
@@ -223,8 +227,7 @@ class Board:
         for site in self.occupied():
             t = self.tower(site)
             entry: dict[str, Any] = {
-                "city": site.city, "row": site.row, "col": site.col,
-                "height": tower_height(t), "owner": t[-1].color,
+                **site.to_json(), "height": tower_height(t), "owner": t[-1].color,
             }
             if blocks:
                 entry["blocks"] = [{"color": b.color, "storeys": b.storeys} for b in t]

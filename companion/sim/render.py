@@ -834,11 +834,10 @@ def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
             area = polygon_area_px(view, floor_faces[i].verts)
             top_f = site_f = counts[LABEL_FLOOR + i] / max(area, 1e-6)
         top_f, site_f = float(min(1.0, top_f)), float(min(1.0, site_f))
-        entry = {"city": site.city, "row": site.row, "col": site.col,
-                 "top": round(top_f, 4), "site": round(site_f, 4)}
+        entry = {**site.to_json(), "top": round(top_f, 4), "site": round(site_f, 4)}
         vis.append(entry)
         if top_f < 0.5:
-            unseen.append({"city": site.city, "row": site.row, "col": site.col})
+            unseen.append(site.to_json())
     markers = []
     for mid, f in marker_faces.items():
         area = polygon_area_px(view, f.verts)

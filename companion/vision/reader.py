@@ -75,18 +75,17 @@ class Reading:
 
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
-        sites = [{"city": s.city, "row": s.row, "col": s.col, "height": v.height,
-                  "owner": v.owner} for s, v in sorted(self.sites.items())]
+        sites = [{**s.to_json(), "height": v.height, "owner": v.owner}
+                 for s, v in sorted(self.sites.items())]
         return {
             "format": BOARD_FORMAT,
             "colors": list(self.colors),
             "sites": sites,
-            "unseen": [{"city": s.city, "row": s.row, "col": s.col} for s in sorted(self.unseen)],
+            "unseen": [s.to_json() for s in sorted(self.unseen)],
             "cards": {seat.value: {"cell": [rc[0], rc[1]]}
                       for seat, rc in sorted(self.cards.items(), key=lambda kv: "SWNE".index(
                           kv[0].value))},
-            "doubtful": [{"city": s.city, "row": s.row, "col": s.col}
-                         for s in sorted(self.doubtful)],
+            "doubtful": [s.to_json() for s in sorted(self.doubtful)],
         }
 
 
