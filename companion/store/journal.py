@@ -518,7 +518,10 @@ class Journal:
             try:
                 with open(tmp, "wb") as fh:
                     fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())  # the row committed next must not outlive the bytes
                 os.replace(tmp, final)
+                _fsync_dir(folder)
             except OSError:
                 tmp.unlink(missing_ok=True)
                 raise
@@ -589,6 +592,20 @@ def _dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise JournalError(f"cannot store as JSON: {exc}") from None
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (POSIX; Windows cannot open directories)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _move_no_clobber(src: Path, dst: Path) -> None:

@@ -85,3 +85,26 @@ def test_budget_survives_missing_files(make_journal) -> None:
     assert journal.evidence(e1) is None
     e2 = journal.add_evidence("g1", 1, "crop", b"1234567")
     assert journal.evidence(e2) == b"1234567" and journal.evidence_bytes() == 7
+
+
+def test_a_crop_is_on_disk_before_its_row_is_committed(make_journal, monkeypatch) -> None:
+    """A power cut must not leave a row naming an empty file: the bytes and the
+    rename are synced before the row is written."""
+    import os
+
+    journal = make_journal()
+    GameSession(make_config(2, seed=1), journal=journal)
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    eid = journal.add_evidence("g1", 3, "crop", b"\xff\xd8" + b"j" * 40)
+    folder = journal.evidence_dir / "g1"
+    (crop,) = folder.iterdir()
+    # the temporary file (renamed into place afterwards), then the folder holding it
+    assert synced[:2] == [str(folder / (crop.name + ".tmp")), str(folder)]
+    assert journal.evidence(eid) == b"\xff\xd8" + b"j" * 40
