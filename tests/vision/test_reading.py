@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from companion.controller import DiffMotionGate
 from companion.rules.board import Site
 from companion.rules.topology import Seat
 from companion.sim import Lighting, look_at_camera, render
@@ -146,7 +147,12 @@ def test_a_hand_over_the_board_is_never_read_as_towers(name):
     still = _render(name)
     hand = _render(name, hands=1)
     assert hand.truth["hands"]
-    # the live path: the motion gate flags the hand, so that frame is never read
+    # the live path: the controller's motion gate flags the hand, so that frame is not read
+    live = DiffMotionGate()
+    live.update(still.image, 0.0)  # the first frame has nothing to compare with
+    assert not live.update(still.image, 1 / 15)
+    assert live.update(hand.image, 2 / 15)
+    # the vision package's gate (background and skin test) flags it too
     gate = MotionGate()
     for _ in range(3):
         assert not gate.check(still.image).moving
