@@ -128,7 +128,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     """Read every photo of a folder in game order (in parallel); bad ones are listed."""
     from companion.photos import ordered_photos
     from companion.replay import Observation
-    from companion.rules import Card, Seat, parse_board_json
+    from companion.rules import Card, Seat, Site, parse_board_json
 
     photos, how = ordered_photos(folder)
     if not photos:
@@ -158,7 +158,9 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         reading = res["reading"]
         views, _towers, _colors, unseen = parse_board_json(reading)
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
-        observations.append(Observation(name, views, frozenset(unseen), cards))
+        doubtful = frozenset(Site(d["city"], d["row"], d["col"])
+                             for d in reading.get("doubtful", []))
+        observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
     return observations, skipped, how
 
 
@@ -194,7 +196,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(json.dumps(out))
     else:
         for m in out["moves"]:
-            print(m.get("notation") or f"{m['seat']} {m['color']}{m['storeys']}@{m['site']}")
+            text = m.get("notation") or f"{m['seat']} {m['color']}{m['storeys']}@{m['site']}"
+            print(f"{text}  ? check {m['site']}: read by a narrow margin" if m.get("doubtful")
+                  else text)
         for w in out["warnings"]:
             print(f"warning: {w['message']}")
         for r in out["rounds"]:

@@ -3,7 +3,8 @@
 ``VisionReader`` adapts :func:`companion.vision.reader.read_image` to the
 controller's reader protocol (rules-engine types out, cards as ``Card``);
 ``CameraView`` keeps the last frame with the detected board drawn on it for
-the page ("for trust and for calibration").
+the page ("for trust and for calibration"); sites read by a narrow margin are
+drawn in amber with a "?", so the players know which towers to check.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ class Reading:
     cards: dict[Seat, Card]
     pose: Any = None
     timings: dict[str, float] = field(default_factory=dict)
+    #: read sites whose reading won narrowly: the camera view marks them for a look
+    doubtful: list[Site] = field(default_factory=list)
 
 
 class VisionReader:
@@ -42,7 +45,8 @@ class VisionReader:
                        previous_pose=previous_pose)
         cards = {Seat(s) if not isinstance(s, Seat) else s: _card(c) for s, c in r.cards.items()}
         return Reading(dict(r.sites), list(r.unseen), cards, r.pose,
-                       dict(getattr(r, "timings", {}) or {}))
+                       dict(getattr(r, "timings", {}) or {}),
+                       list(getattr(r, "doubtful", []) or []))
 
 
 def _card(value: Any) -> Card:
@@ -82,7 +86,15 @@ class CameraView:
             return self._jpeg
 
 
+#: Outline colours (BGR): unseen, read, read but doubtful (worth a look), empty.
+UNSEEN_BGR = (0, 0, 255)
+READ_BGR = (0, 255, 255)
+DOUBTFUL_BGR = (0, 160, 255)
+EMPTY_BGR = (200, 200, 200)
+
+
 def _draw_board(canvas: np.ndarray, pose: Any, reading: Any) -> None:
+    """Each site's outline at its tower's top; doubtful readings in amber, with a "?"."""
     import cv2
 
     from companion.profiles import load_profile
@@ -91,6 +103,7 @@ def _draw_board(canvas: np.ndarray, pose: Any, reading: Any) -> None:
     pitch = float(prof["sites"]["pitch_mm"])
     half = float(prof["blocks"]["footprint_mm"]) / 2
     unseen = set(getattr(reading, "unseen", ()))
+    doubtful = set(getattr(reading, "doubtful", ()) or ())
     sites = getattr(reading, "sites", {})
     for index in range(54):
         site = Site.from_index(index)
@@ -101,9 +114,19 @@ def _draw_board(canvas: np.ndarray, pose: Any, reading: Any) -> None:
         square = np.array([[x - half, y - half, z], [x + half, y - half, z],
                            [x + half, y + half, z], [x - half, y + half, z]])
         pts = pose.project(square).astype(np.int32)
-        colour = (0, 0, 255) if site in unseen else ((0, 255, 255) if view else (200, 200, 200))
-        cv2.polylines(canvas, [pts.reshape(-1, 1, 2)], True, colour, 1, cv2.LINE_AA)
+        doubt = view is not None and site in doubtful and site not in unseen
+        if doubt:
+            cv2.polylines(canvas, [pts.reshape(-1, 1, 2)], True, DOUBTFUL_BGR, 2, cv2.LINE_AA)
+        else:
+            colour = UNSEEN_BGR if site in unseen else (READ_BGR if view else EMPTY_BGR)
+            cv2.polylines(canvas, [pts.reshape(-1, 1, 2)], True, colour, 1, cv2.LINE_AA)
         if view is not None:
             cx_px, cy_px = pts.mean(axis=0)
-            cv2.putText(canvas, f"{view.height}{view.owner[0]}", (int(cx_px) - 8, int(cy_px) + 4),
-                        cv2.FONT_HERSHEY_SIMPLEX, 0.4, (255, 255, 255), 1, cv2.LINE_AA)
+            org = (int(cx_px) - 8, int(cy_px) + 4)
+            text = f"{view.height}{view.owner[0]}"
+            cv2.putText(canvas, text, org, cv2.FONT_HERSHEY_SIMPLEX, 0.4, (255, 255, 255), 1,
+                        cv2.LINE_AA)
+            if doubt:
+                (tw, _th), _ = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.4, 1)
+                cv2.putText(canvas, "?", (org[0] + tw + 1, org[1]), cv2.FONT_HERSHEY_SIMPLEX,
+                            0.4, DOUBTFUL_BGR, 1, cv2.LINE_AA)

@@ -56,6 +56,9 @@ class Observation:
     sites: Mapping[Site, SiteView]
     unseen: frozenset[Site] = frozenset()
     cards: Mapping[Seat, Card] = field(default_factory=dict)
+    #: read sites whose reading won narrowly: a move there is marked for a check. Not
+    #: part of what the photo shows, so two photos reading the same board stay equal.
+    doubtful: frozenset[Site] = field(default=frozenset(), compare=False)
 
     @classmethod
     def from_board(cls, name: str, board: Board, cards: Mapping[Seat, Card] | None = None,
@@ -617,7 +620,7 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                                             "last photo as well"})
             turn += 1
             state, record, info = _apply(state, record, move, obs, turn, warnings)
-            moves.extend(info)
+            moves.extend(_mark_doubtful(info, obs))
         if len(state.scores) > len(boards):
             boards.append(state.board.to_json(state.config.colors))
         for ch in diff(state.board, obs):
@@ -629,6 +632,15 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
         prev = obs
     return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards,
                         misreads=misreads)
+
+
+def _mark_doubtful(moves: list[dict[str, Any]], obs: Observation) -> list[dict[str, Any]]:
+    """``"doubtful": true`` on a build whose site the photo read by a narrow margin:
+    about half the reader's wrong sites are such, so the players should look there."""
+    for m in moves:
+        if m.get("city") is not None and Site(m["city"], m["row"], m["col"]) in obs.doubtful:
+            m["doubtful"] = True
+    return moves
 
 
 def _grows(ch: Change) -> bool:
@@ -734,6 +746,7 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
                 "storeys": delta, "blocks_min": n_blocks, "site": site.name,
                 "card": str(Card.for_site(owner.seat, site.row, site.col)) if owner else None,
                 "photo": b.name, "order_known": False,
+                **({"doubtful": True} if site in b.doubtful else {}),
             })
         cumulative += builds
         ends_round = one_per_round or cumulative >= round_no * per_round * 0.8

@@ -110,8 +110,10 @@ def replay_html(result: Mapping[str, Any], boards: Sequence[Mapping[str, Any]],
                 if m.get("color") else f"{m.get('seat')}: pass")
         order = "" if m.get("order_known", True) else " <i>(order unknown)</i>"
         legal = "" if m.get("legal", True) else " <b class='warn'>illegal</b>"
+        doubt = (" <b class='doubt'>? check this site: the photo read it by a narrow "
+                 "margin</b>" if m.get("doubtful") else "")
         out.append(f"<li>{img}<code>{html.escape(m.get('notation', ''))}</code> "
-                   f"{html.escape(text)}{order}{legal}</li>")
+                   f"{html.escape(text)}{order}{legal}{doubt}</li>")
     out.append("</ol>")
     warnings = result.get("warnings", [])
     if warnings:
@@ -130,4 +132,5 @@ svg .unseen{font-size:14px;fill:#c00;text-anchor:middle}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em}
 .dot{display:inline-block;width:.8em;height:.8em;border-radius:50%;margin-right:.4em}
 .moves img{height:48px;vertical-align:middle;margin-right:.5em}.warn{color:#b00}
+.doubt{color:#8a4b00}
 """

@@ -11,7 +11,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -86,6 +86,7 @@ class _Live:
     evidence: dict[int, str] = field(default_factory=dict)  # ply -> crop id
     card_seen: tuple[Seat, Card] | None = None
     unseen: list[str] = field(default_factory=list)
+    doubtful: set[int] = field(default_factory=set)  # plies whose site was read narrowly
 
 
 class GameSession:
@@ -117,10 +118,15 @@ class GameSession:
             self._live = live
             self._changed("setup")
 
-    def resume(self, record: GameRecord, game_id: str | None = None) -> None:
-        """Continue a game read back from the journal, exactly where it was."""
+    def resume(self, record: GameRecord, game_id: str | None = None, *,
+               doubtful: Iterable[int] = ()) -> None:
+        """Continue a game read back from the journal, exactly where it was.
+
+        ``doubtful``: plies whose site a replayed photo read by a narrow margin; the
+        page marks them "check this site" until the move is corrected.
+        """
         with self._lock:
-            live = _Live(record, record.replay(), game_id)
+            live = _Live(record, record.replay(), game_id, doubtful=set(doubtful))
             for ply, entry in enumerate(record.effective()):
                 if entry.warning:
                     reason, _, message = entry.warning.partition(": ")
@@ -207,9 +213,11 @@ class GameSession:
             live.record, live.state = record, state
             live.warnings = [replace(w, resolved=True) if w.ply == index else w
                              for w in live.warnings]
+            live.doubtful.discard(index)  # the players have looked at it
             if move is None:
                 live.warnings = [w if w.ply < index else replace(w, ply=w.ply - 1)
                                  for w in live.warnings if w.ply != index]
+                live.doubtful = {p if p < index else p - 1 for p in live.doubtful}
             self._changed("correction", {"ply": index, "move": None if move is None
                                          else str(move), "forced": forced})
 
@@ -359,6 +367,8 @@ def _snapshot(record: GameRecord, effective: list[MoveEntry], state: GameState, 
         crop = live.evidence.get(mv["ply"])
         if crop:
             mv["crop"] = crop
+        if mv["ply"] in live.doubtful:
+            mv["doubtful"] = True
     last_build = next((e.move for e in reversed(effective[:shown]) if isinstance(e.move, Build)),
                       None)
     game: dict[str, Any] = {

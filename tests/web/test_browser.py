@@ -206,3 +206,24 @@ def test_page_without_a_game(browser: Any) -> None:
         assert "Bo" in page.inner_text("#players")
         assert page.locator("#players .swatch").count() == 4  # two colours each
         ctx.close()
+
+
+def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: GameSession,
+                                                        driver: Any) -> None:
+    """A replayed move whose site its photo read narrowly: "check this site" beside it only."""
+    driver.play(8)
+    record = session.record
+    ply = next(n for n, e in enumerate(record.effective()) if type(e.move).__name__ == "Build")
+    session.resume(record, doubtful=[ply])
+    app = create_app({"PIN": PIN}, session=session)
+    with WebServer(app, port=0) as server:
+        ctx = browser.new_context(viewport={"width": 1000, "height": 800})
+        page = ctx.new_page()
+        page.goto(server.url + "/")
+        page.wait_for_selector("#log .doubt")
+        assert page.locator("#log .doubt").count() == 1
+        item = page.locator(f"#log li[data-ply='{ply}']")
+        site = record.effective()[ply].move.site.name  # type: ignore[union-attr]
+        assert item.locator(".doubt").inner_text() == f"? check this site ({site})"
+        assert page.locator(f"#log li[data-ply='{ply + 1}'] .doubt").count() == 0
+        ctx.close()

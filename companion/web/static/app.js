@@ -582,7 +582,9 @@
         h("div", { class: "move-body" },
           h("code", { class: "notation" }, m.notation),
           h("span", { class: "human" }, describe(m)),
-          m.warning ? h("span", { class: "flag" }, `\u26a0 ${m.warning}`) : null),
+          m.warning ? h("span", { class: "flag" }, `\u26a0 ${m.warning}`) : null,
+          m.doubtful ? h("span", { class: "doubt", title: "the photo read this site by a " +
+            "narrow margin: it may be misread" }, `? check this site (${m.site})`) : null),
         m.crop && META.services.evidence ? h("img", { class: "thumb", alt: "camera crop",
           loading: "lazy", src: `/evidence/${encodeURIComponent(m.crop)}.jpg` }) : null,
         ui.unlocked ? h("span", { class: "move-actions" },

@@ -1,0 +1,81 @@
+"""A replayed move whose site its photo read narrowly is marked "check this site" on the page."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from companion import commands
+from companion.bots import GreedyBot
+from companion.replay import Observation
+from companion.replay_service import make_replay_service
+from companion.rules import Commit, Site, apply_move, make_config, new_game
+from companion.session import GameSession
+
+DOUBTFUL_MOVE = "N c10 green2@2E"  # the 3rd build of the seeded game, on Frankfurt E
+
+
+def _photos(n_builds: int = 6) -> list[Observation]:
+    """Exact photos of a seeded 4-player bot game, one per build; photo 3 reads 2E narrowly."""
+    cfg = make_config(4, seed=5, track_cards=True)
+    state = new_game(cfg)
+    bots = [GreedyBot(50 + i) for i in range(4)]
+    photos = [Observation.from_board("p000", state.board)]
+    while len(photos) <= n_builds:
+        move = bots[state.to_move].choose(state)
+        state = apply_move(state, move)
+        if isinstance(move, Commit):
+            continue
+        cards = {p.seat: state.played[p.seat][-1] for p in cfg.players if state.played[p.seat]}
+        photos.append(Observation.from_board(f"p{len(photos):03d}", state.board, cards))
+    photos[3] = replace(photos[3], doubtful=frozenset({Site.parse("2E")}))
+    return photos
+
+
+@pytest.fixture
+def uploaded(make_app: Any, pin: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict]:
+    """The page's client after uploading photos that the (faked) reader reads as _photos()."""
+    session = GameSession()
+    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
+    client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
+    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                       content_type="multipart/form-data",
+                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
+                                        for k in range(7)]})
+    assert resp.status_code == 200, resp.get_json()
+    return client, resp.get_json()
+
+
+def test_the_upload_names_the_doubtful_move_and_the_page_marks_its_ply(uploaded: Any) -> None:
+    client, result = uploaded
+    assert result["opened"] is True and result["moves"] == 6
+    assert result["doubtful"] == [DOUBTFUL_MOVE]
+    moves = client.get("/api/state").get_json()["moves"]
+    marked = [m["notation"] for m in moves if "doubtful" in m]
+    assert marked == [DOUBTFUL_MOVE]
+    # the record has the round's four commits before the builds: the ply is the record's
+    ply = next(m["ply"] for m in moves if m.get("doubtful"))
+    assert ply == 6 and moves[ply]["doubtful"] is True
+    assert [m["type"] for m in moves[:4]] == ["commit"] * 4
+
+
+def test_undo_keeps_the_mark_and_a_correction_of_that_move_clears_it(uploaded: Any,
+                                                                    pin_headers: dict) -> None:
+    client, _ = uploaded
+
+    def marked() -> list[int]:
+        return [m["ply"] for m in client.get("/api/state").get_json()["moves"]
+                if m.get("doubtful")]
+
+    assert marked() == [6]
+    resp = client.post("/api/undo", json={}, headers=pin_headers)
+    assert resp.status_code == 200, resp.get_json()
+    assert marked() == [6]
+    # the players looked and confirm (or fix) the move: the mark goes
+    resp = client.post("/api/moves/6/correct", json={"move": DOUBTFUL_MOVE, "note": "looked"},
+                       headers=pin_headers)
+    assert resp.status_code == 200, resp.get_json()
+    assert marked() == []
