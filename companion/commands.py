@@ -158,8 +158,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         reading = res["reading"]
         views, _towers, _colors, unseen = parse_board_json(reading)
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
-        doubtful = frozenset(Site(d["city"], d["row"], d["col"])
-                             for d in reading.get("doubtful", []))
+        doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
     return observations, skipped, how
 

@@ -638,7 +638,7 @@ def _mark_doubtful(moves: list[dict[str, Any]], obs: Observation) -> list[dict[s
     """``"doubtful": true`` on a build whose site the photo read by a narrow margin:
     about half the reader's wrong sites are such, so the players should look there."""
     for m in moves:
-        if m.get("city") is not None and Site(m["city"], m["row"], m["col"]) in obs.doubtful:
+        if m.get("city") is not None and Site.from_json(m) in obs.doubtful:
             m["doubtful"] = True
     return moves
 

@@ -67,6 +67,11 @@ class Site:
         return {"city": self.city, "row": self.row, "col": self.col}
 
     @classmethod
+    def from_json(cls, entry: Any, where: str = "site") -> Site:
+        """The inverse of :meth:`to_json`; a malformed reference raises InvalidBoardError."""
+        return _parse_site_ref(entry, where)
+
+    @classmethod
     def parse(cls, text: str) -> Site:
         """Parse ``2NE``, ``Frankfurt NE``, ``2:0:2`` or a bare index ``20``."""
         topo = default_topology()

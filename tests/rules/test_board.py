@@ -224,3 +224,13 @@ def test_board_json_round_trip() -> None:
     no_blocks = board.to_json(blocks=False)
     assert "blocks" not in no_blocks["sites"][0]
     assert parse_board_json(no_blocks)[0] == board.views()
+
+
+def test_a_site_reference_round_trips_and_a_bad_one_is_a_clean_error():
+    for i in range(54):
+        site = Site.from_index(i)
+        assert Site.from_json(site.to_json()) == site
+    with pytest.raises(InvalidBoardError, match=r"^doubtful\[0\]: 'row' must be a whole number"):
+        Site.from_json({"city": 1, "row": "0", "col": 2}, "doubtful[0]")
+    with pytest.raises(InvalidBoardError, match="must be an object"):
+        Site.from_json([1, 0, 2])
