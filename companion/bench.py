@@ -69,7 +69,21 @@ def bench_motion_gate(repeat: int = 200) -> dict[str, Any]:
     out = _ms(_timeit(step, repeat))
     out["goal_ms"] = 2.0
     out["met"] = out["median_ms"] < 2.0
+    out["arm_check"] = _bench_arm_check(frames, max(10, repeat // 4))
     return out
+
+
+def _bench_arm_check(frames: list[np.ndarray], repeat: int) -> dict[str, Any]:
+    """The arm watch, run once per settled frame (not on every frame)."""
+    from companion.vision.change import ArmWatch
+    from companion.vision.geometry import Intrinsics, Pose
+
+    K = np.array([[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]])
+    above = Pose(np.array([np.pi, 0.0, 0.0]), np.array([0.0, 0.0, 900.0]),
+                 Intrinsics(K, np.zeros(5), (1280, 720)))
+    watch = ArmWatch()
+    watch.settle(frames[0], above)
+    return _ms(_timeit(lambda: watch.check(frames[1]), repeat))
 
 
 def bench_controller(moves: int = 8, seed: int = 2, reader: Any = None) -> dict[str, Any]:

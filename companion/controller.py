@@ -1,10 +1,11 @@
 """The live table: camera -> vision -> rules -> LEDs and page.
 
 The controller owns no game logic. Each frame passes a cheap motion gate; a
-hand over the board keeps the scene "moving" and is never read. Once the
-scene has been still for a short time, one full reading is taken and the
-rules engine explains it (companion.tracking); the session records the move
-and the LEDs follow the session.
+moving hand keeps the scene "moving" and is never read. Once the scene has
+been still for a short time, and no arm rests over the board (compared with
+the last scene read, companion.vision.change.ArmWatch), one full reading is
+taken and the rules engine explains it (companion.tracking); the session
+records the move and the LEDs follow the session.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ import numpy as np
 from companion.rules import Card, Commit, Phase, Seat, Site, SiteView
 from companion.session import GameSession
 from companion.tracking import decide
+from companion.vision.change import ArmWatch, DiffMotionGate
+
+__all__ = ["ArmWatch", "Controller", "ControllerStats", "DiffMotionGate", "pose_shift_px"]
 
 log = logging.getLogger(__name__)
 
@@ -57,32 +61,10 @@ class ControllerStats:
     moves: int = 0
     warnings: int = 0
     bumps: int = 0  # camera (or board) moved: pose re-estimated
+    arm_frames: int = 0  # still frames not read: an arm rests over the board
+    arm_timeouts: int = 0  # read anyway after arm_watch.timeout_seconds
     read_seconds: list[float] = field(default_factory=list)
     decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
-
-
-class DiffMotionGate:
-    """Frame differencing on a small grey thumbnail: a few hundred microseconds."""
-
-    def __init__(self, width: int = 160, threshold: float = 12.0, fraction: float = 0.004):
-        self.width = width
-        self.threshold = threshold
-        self.fraction = fraction
-        self._prev: np.ndarray | None = None
-
-    def update(self, image: np.ndarray, timestamp: float) -> bool:
-        step = max(1, image.shape[1] // self.width)
-        # Strided views cost nothing; two samples per cell average the sensor noise.
-        a = image[::step, ::step]
-        b = image[step // 2::step, step // 2::step]
-        h, w = min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1])
-        small = a[:h, :w].astype(np.int16) + b[:h, :w]
-        grey = small.sum(axis=2) // 6
-        prev, self._prev = self._prev, grey
-        if prev is None:
-            return True
-        moved = np.count_nonzero(np.abs(grey - prev) > self.threshold)
-        return bool(moved > self.fraction * grey.size)
 
 
 def pose_shift_px(before: Any, after: Any) -> float:
@@ -111,7 +93,7 @@ class Controller:
                  auto_commit: bool = True,
                  on_frame: Callable[[np.ndarray, Any], None] | None = None,
                  watchdog: Callable[[], None] | None = None,
-                 bump_px: float = 3.0) -> None:
+                 bump_px: float = 3.0, arm_watch: ArmWatch | None = None) -> None:
         self.session = session
         self.reader = reader
         self.gate = gate or DiffMotionGate()
@@ -122,6 +104,8 @@ class Controller:
         self.on_frame = on_frame
         self.watchdog = watchdog
         self.bump_px = bump_px
+        self.arm_watch = arm_watch if arm_watch is not None else ArmWatch(_change_config())
+        self._arm_since: float | None = None
         self.stats = ControllerStats()
         self._still_since: float | None = None
         self._dirty = True
@@ -144,7 +128,8 @@ class Controller:
             result = "moving"
             last = self._last_still
             if self._dirty and last is not None and self._still_since is not None \
-                    and last[1] - self._still_since >= self.min_still_seconds:
+                    and last[1] - self._still_since >= self.min_still_seconds \
+                    and not self._arm_over_board(last[0], last[1]):
                 # The next hand came before the full pause: read the short still
                 # scene now rather than merge two moves into one change.
                 self._dirty = False
@@ -152,6 +137,7 @@ class Controller:
                 result = "read-before-motion"
             self._still_since = None
             self._last_still = None
+            self._arm_since = None
             self._dirty = True
             return result
         if self._still_since is None:
@@ -161,10 +147,30 @@ class Controller:
             return "idle"
         if timestamp - self._still_since + 1e-6 < self.still_seconds:
             return "waiting"
+        if self._arm_over_board(image, timestamp):
+            self.stats.arm_frames += 1
+            return "arm"
         self._dirty = False
         self._last_still = None
         self._read(image, timestamp)
         return "read"
+
+    def _arm_over_board(self, image: np.ndarray, timestamp: float) -> bool:
+        """A hand resting still passes the motion gate: hold it back, for a while."""
+        if not self.arm_watch.check(image):
+            self._arm_since = None
+            return False
+        if self._arm_since is None:
+            self._arm_since = timestamp
+            last = self.arm_watch.last
+            log.info("not read: %s", last.reason if last else "an arm over the board")
+        if timestamp - self._arm_since + 1e-6 < self.arm_watch.timeout_seconds:
+            return True
+        log.warning("the scene has changed from outside the board for %.0f s: reading it",
+                    self.arm_watch.timeout_seconds)
+        self.stats.arm_timeouts += 1
+        self._arm_since = None
+        return False
 
     def _auto_commit(self) -> None:
         """The camera cannot see block selection: record it as undeclared."""
@@ -190,6 +196,7 @@ class Controller:
             self.stats.bumps += 1
             self._prev_still = None
         self._pose = reading.pose
+        self.arm_watch.settle(image, reading.pose)
         if self.on_frame is not None:
             self.on_frame(image, reading)
         cards = {seat: _as_card(c) for seat, c in reading.cards.items()}
@@ -290,6 +297,12 @@ class Controller:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _change_config() -> dict[str, Any]:
+    from companion.vision.reader import default_config
+
+    return dict(default_config().get("change", {}))
 
 
 def _as_card(value: Any) -> Card:

@@ -38,6 +38,7 @@ class SimTable:
     def __init__(self, seed: int = 1, players: int = 4, edition: str = "classic", *,
                  size: tuple[int, int] | None = None, hand_frames: int = 2,
                  still_frames: int = 9, fps: float = 15.0, kind: str = "mounted",
+                 rest_frames: int = 0,
                  names: tuple[str, ...] = ()) -> None:
         self.rng = np.random.default_rng([seed, 4242])
         ed = get_edition(edition)
@@ -53,6 +54,7 @@ class SimTable:
         self.palette = default_layout().colour_set(colour_set)
         self.hand_frames = hand_frames
         self.still_frames = still_frames
+        self.rest_frames = rest_frames  # the last hand frame held still (a resting hand)
         self.dt = 1.0 / fps
         self.moves: list[Move] = []
         self._frames = self._generate()
@@ -114,6 +116,9 @@ class SimTable:
                 hand = random_hand(self.rng, self.world.board, seat=move.seat, target=target)
                 image, truth = self._render([hand])
                 yield self._emit(image, truth, "hand")
+            if self.hand_frames:
+                for _ in range(self.rest_frames):
+                    yield self._emit(image, truth, "hand")
             image, truth = self._render([])
             for _ in range(self.still_frames):
                 yield self._emit(image, truth, "still")

@@ -1,179 +1,194 @@
-"""Cheap change detection for the live table, and what changed between two readings.
+"""Change detection for the live table: does anything move, and is an arm over the board.
 
-Every camera frame goes through :class:`MotionGate` (a few hundred microseconds
-on a 160-pixel-wide copy); the full read only runs once the scene has been
-still for a while (:class:`StillnessDetector`). :func:`changed_sites` compares
-two readings; :func:`rank_builds` ranks the rules engine's legal builds by
-how well each explains a new reading.
+Every camera frame goes through :class:`DiffMotionGate` (frame to frame, a
+fraction of a millisecond). Frame differencing cannot see a hand that rests
+still, so before a settled scene is read, :class:`ArmWatch` compares it with
+the last scene that was read: a move changes pixels on the board only (the
+block, its shadow, the card on its stack), an arm reaching over the board is a
+changed region that runs from the board out of the picture. Thresholds are in
+the config's ``change`` section.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import cv2
 import numpy as np
 
-from companion.rules.board import Site, SiteView
+from companion.vision.geometry import BoardGeometry, board_geometry
 
 DEFAULTS: dict[str, Any] = {
     "width": 160,
-    "diff_threshold": 18,
-    "moving_fraction": 0.002,
-    "background_rate": 0.05,
-    "skin_fraction": 0.004,
-    "still_seconds": 0.4,
+    "diff_threshold": 12,
+    "moving_fraction": 0.004,
+    "arm_threshold": 12,
+    "arm_min_px": 6,
+    "arm_bridge_px": 7,
+    "arm_large_px": 100,
+    "arm_global_fraction": 0.35,
+    "arm_board_margin_mm": 0.0,
+    "arm_timeout_seconds": 5.0,
 }
 
 
-@dataclass
-class GateResult:
-    moving: bool
-    moving_fraction: float
-    hand: bool
+def _option(config: Mapping[str, Any] | None, key: str) -> Any:
+    return (config or {}).get(key, DEFAULTS[key])
 
 
-@dataclass
-class MotionGate:
-    """Frame differencing against a running background on a tiny copy of the frame.
+class DiffMotionGate:
+    """Frame differencing on a small grey thumbnail: a few hundred microseconds."""
 
-    ``board_mask`` (optional, full-resolution uint8) restricts the skin test
-    to the board area, where a hand means a move is being made.
-    """
+    def __init__(self, width: int | None = None, threshold: float | None = None,
+                 fraction: float | None = None, *,
+                 config: Mapping[str, Any] | None = None) -> None:
+        self.width = int(width if width is not None else _option(config, "width"))
+        self.threshold = float(threshold if threshold is not None
+                               else _option(config, "diff_threshold"))
+        self.fraction = float(fraction if fraction is not None
+                              else _option(config, "moving_fraction"))
+        self._prev: np.ndarray | None = None
 
-    config: Mapping[str, Any] = field(default_factory=dict)
-    board_mask: np.ndarray | None = None
-    _bg: np.ndarray | None = field(default=None, repr=False)
-    _mask_small: np.ndarray | None = field(default=None, repr=False)
-    last: GateResult | None = None
-
-    def _cfg(self, key: str) -> Any:
-        return self.config.get(key, DEFAULTS[key])
-
-    def check(self, image: np.ndarray) -> GateResult:
-        """Update with one BGR frame; return whether it moves and whether a hand shows."""
-        h, w = image.shape[:2]
-        tw = int(self._cfg("width"))
-        th = max(1, int(round(h * tw / w)))
-        small = cv2.resize(image, (tw, th), interpolation=cv2.INTER_AREA)
-        grey = cv2.cvtColor(small, cv2.COLOR_BGR2GRAY).astype(np.float32)
-        if self._bg is None or self._bg.shape != grey.shape:
-            self._bg = grey.copy()
-            self.last = GateResult(False, 0.0, False)
-            return self.last
-        diff = cv2.absdiff(grey, self._bg)
-        moving_px = diff > float(self._cfg("diff_threshold"))
-        frac = float(moving_px.mean())
-        cv2.accumulateWeighted(grey, self._bg, float(self._cfg("background_rate")))
-        hand = False
-        if moving_px.any():
-            ycc = cv2.cvtColor(small, cv2.COLOR_BGR2YCrCb)
-            skin = cv2.inRange(ycc, (40, 135, 85), (255, 180, 135)) > 0
-            skin &= moving_px
-            if self.board_mask is not None:
-                if self._mask_small is None or self._mask_small.shape != grey.shape:
-                    self._mask_small = cv2.resize(self.board_mask, (tw, th),
-                                                  interpolation=cv2.INTER_NEAREST) > 0
-                skin &= self._mask_small
-            hand = float(skin.mean()) > float(self._cfg("skin_fraction"))
-        self.last = GateResult(frac > float(self._cfg("moving_fraction")) or hand, frac, hand)
-        return self.last
-
-    def update(self, image: np.ndarray, timestamp: float = 0.0) -> bool:
-        """The controller's protocol: True while something moves."""
-        return self.check(image).moving
-
-
-@dataclass
-class StillnessDetector:
-    """Says when the scene has settled: still for ``still_seconds`` after some motion."""
-
-    still_seconds: float = 0.4
-    _since: float | None = None
-    _armed: bool = True
-
-    def update(self, moving: bool, timestamp: float) -> bool:
-        """Feed one frame's motion flag; True exactly once per settle."""
-        if moving:
-            self._since = None
-            self._armed = True
-            return False
-        if self._since is None:
-            self._since = timestamp
-        if self._armed and timestamp - self._since >= self.still_seconds:
-            self._armed = False
+    def update(self, image: np.ndarray, timestamp: float) -> bool:
+        step = max(1, image.shape[1] // self.width)
+        # Strided views cost nothing; two samples per cell average the sensor noise.
+        a = image[::step, ::step]
+        b = image[step // 2::step, step // 2::step]
+        h, w = min(a.shape[0], b.shape[0]), min(a.shape[1], b.shape[1])
+        small = a[:h, :w].astype(np.int16) + b[:h, :w]
+        grey = small.sum(axis=2) // 6
+        prev, self._prev = self._prev, grey
+        if prev is None:
             return True
-        return False
-
-    @property
-    def still(self) -> bool:
-        return self._since is not None and not self._armed
+        moved = np.count_nonzero(np.abs(grey - prev) > self.threshold)
+        return bool(moved > self.fraction * grey.size)
 
 
-def changed_sites(before: Any, after: Any) -> list[Site]:
-    """Sites whose height or top colour differ between two readings (both seen)."""
-    unseen = set(getattr(before, "unseen", ())) | set(getattr(after, "unseen", ()))
-    b: Mapping[Site, SiteView] = before.sites
-    a: Mapping[Site, SiteView] = after.sites
-    out = []
-    for site in sorted(set(b) | set(a)):
-        if site in unseen:
-            continue
-        if b.get(site) != a.get(site):
-            out.append(site)
-    return out
+def thumbnail(image: np.ndarray, width: int) -> np.ndarray:
+    """Area-averaged small colour copy (float32), width ``width``."""
+    h, w = image.shape[:2]
+    th = max(1, int(round(h * width / w)))
+    small = cv2.resize(image, (width, th), interpolation=cv2.INTER_AREA)
+    return np.asarray(small, np.float32)
 
 
-def rank_builds(candidates: Iterable[Any], before: Mapping[Site, SiteView], after: Any,
-                card_reads: Mapping[Any, tuple[int, int]] | None = None
-                ) -> list[tuple[Any, float]]:
-    """Rank candidate builds by how well they explain the new reading ``after``.
+def board_mask(pose: Any, image_size: tuple[int, int], thumb_shape: tuple[int, int],
+               geometry: BoardGeometry | None = None, margin_mm: float = 0.0) -> np.ndarray:
+    """Where the board lies in the thumbnail (bool): what a hand must not be over."""
+    g = geometry or board_geometry()
+    hw, hh = g.board_size[0] / 2 + margin_mm, g.board_size[1] / 2 + margin_mm
+    # the edges in steps, so that lens distortion bends them as it bends the image
+    u = np.linspace(-1.0, 1.0, 9)
+    edge = np.concatenate([np.column_stack([u * hw, np.full(9, hh)]),
+                           np.column_stack([u * hw, np.full(9, -hh)]),
+                           np.column_stack([np.full(9, hw), u * hh]),
+                           np.column_stack([np.full(9, -hw), u * hh])])
+    pts = pose.project(np.column_stack([edge, np.zeros(len(edge))]))
+    w, h = image_size
+    th, tw = thumb_shape
+    pts = pts * (tw / w, th / h)
+    hull = cv2.convexHull(np.asarray(pts, np.float32).reshape(-1, 1, 2))
+    mask = np.zeros((th, tw), np.uint8)
+    cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), 1)
+    return mask > 0
 
-    A candidate is a rules-engine ``Build`` (``.seat .card .site .block``) or a
-    ``(site, colour, storeys)`` triple. Each is scored on the site it changes
-    (the new reading should show the old height plus the block's storeys,
-    topped by its colour), on every other site staying as it was, and on the
-    card read for its seat. Highest score first.
+
+@dataclass(frozen=True)
+class ArmCheck:
+    arm: bool
+    changed_fraction: float  # of the thumbnail, after aligning for a small camera shake
+    shift_px: tuple[float, float]  # thumbnail pixels the scene moved by since the reference
+    reason: str
+
+
+def arm_over_board(reference: np.ndarray, current: np.ndarray, board: np.ndarray,
+                   config: Mapping[str, Any] | None = None) -> ArmCheck:
+    """Whether ``current`` differs from ``reference`` by something reaching over the board.
+
+    Both are thumbnails from :func:`thumbnail`; ``board`` is :func:`board_mask`.
+    A pixel counts as changed when it leaves the range of its reference
+    neighbourhood (so a shake of a pixel changes nothing). A change over a large
+    part of the picture is a lamp or a camera bump, not an arm.
     """
-    after_sites: Mapping[Site, SiteView] = after.sites
-    unseen = set(getattr(after, "unseen", ()))
-    cards = dict(card_reads if card_reads is not None else getattr(after, "cards", {}) or {})
-    changed = {s for s in set(before) | set(after_sites)
-               if s not in unseen and before.get(s) != after_sites.get(s)}
-    out: list[tuple[Any, float]] = []
-    for cand in candidates:
-        if isinstance(cand, tuple):
-            site, colour, storeys = cand
-            seat = card = None
-        else:
-            site, colour, storeys = cand.site, cand.block.color, cand.block.storeys
-            seat, card = cand.seat, cand.card
-        old = before.get(site)
-        want = SiteView((old.height if old else 0) + int(storeys), str(colour))
-        score = 0.0
-        if site in unseen:
-            score += 0.5  # cannot be checked: neither for nor against
-        else:
-            got = after_sites.get(site)
-            if got == want:
-                score += 3.0
-            elif got is not None and got.owner == want.owner:
-                score += 1.0 - 0.5 * min(abs(got.height - want.height), 2)
-            else:
-                score -= 2.0
-        score -= 1.0 * len(changed - {site})  # other sites should not have changed
-        if seat is not None and card is not None and seat in cards:
-            score += 1.5 if tuple(cards[seat]) == (card.row, card.col) else -1.5
-        out.append((cand, score))
-    out.sort(key=lambda t: -t[1])
-    return out
+    ref_grey = reference.mean(axis=2)
+    cur_grey = current.mean(axis=2)
+    (dx, dy), _ = cv2.phaseCorrelate(ref_grey.astype(np.float64), cur_grey.astype(np.float64))
+    if abs(dx) > 0.3 or abs(dy) > 0.3:
+        m = np.float32([[1, 0, dx], [0, 1, dy]])
+        reference = cv2.warpAffine(reference, m, (reference.shape[1], reference.shape[0]),
+                                   flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    t = float(_option(config, "arm_threshold"))
+    kernel = np.ones((3, 3), np.uint8)
+    lo = cv2.erode(reference, kernel) - t
+    hi = cv2.dilate(reference, kernel) + t
+    changed = np.any((current < lo) | (current > hi), axis=2)
+    frac = float(changed.mean())
+    shift = (float(dx), float(dy))
+    if frac > float(_option(config, "arm_global_fraction")):
+        return ArmCheck(False, frac, shift, "the whole scene changed (a lamp or a bump)")
+    if not changed.any():
+        return ArmCheck(False, frac, shift, "nothing changed")
+    # skin over a table of skin's colour changes little: bridge the gaps along an arm
+    bridge = np.ones((int(_option(config, "arm_bridge_px")),) * 2, np.uint8)
+    grown = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, bridge)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(grown, connectivity=8)
+    h, w = grown.shape
+    min_px = int(_option(config, "arm_min_px"))
+    large_px = int(_option(config, "arm_large_px"))
+    for k in range(1, n):
+        x, y, bw, bh, _area = stats[k]
+        at_edge = x == 0 or y == 0 or x + bw == w or y + bh == h
+        if not at_edge:
+            continue
+        mine = changed & (labels == k)
+        over = int(np.count_nonzero(mine & board))
+        # an arm also lies off the board, between it and the picture's edge, or (where
+        # the board runs out of the picture) is large; a tall tower's new top near
+        # the edge is neither
+        off = int(np.count_nonzero(mine & ~board))
+        if over >= min_px and (off >= min_px or over >= large_px):
+            return ArmCheck(True, frac, shift,
+                            f"a change reaches from outside the picture over the board "
+                            f"({over} thumbnail pixels on it)")
+    return ArmCheck(False, frac, shift, "changes on the board only")
 
 
-def rank_legal_builds(state: Any, after: Any) -> list[tuple[Any, float]]:
-    """The rules engine's legal builds for the player to move, ranked against ``after``."""
-    from companion.rules import Build, legal_moves
+class ArmWatch:
+    """The last scene read, to tell a resting arm from a move.
 
-    builds: Sequence[Any] = [m for m in legal_moves(state) if isinstance(m, Build)]
-    return rank_builds(builds, state.board.views(), after)
+    ``settle`` after every reading; ``check`` before the next one. Without a
+    reference or a pose nothing is held back.
+    """
+
+    def __init__(self, config: Mapping[str, Any] | None = None,
+                 geometry: BoardGeometry | None = None) -> None:
+        self.config = dict(config or {})
+        self.geometry = geometry
+        self.timeout_seconds = float(_option(self.config, "arm_timeout_seconds"))
+        self._reference: np.ndarray | None = None
+        self._board: np.ndarray | None = None
+        self.last: ArmCheck | None = None
+
+    def settle(self, image: np.ndarray, pose: Any) -> None:
+        if pose is None or not hasattr(pose, "project"):
+            self._reference = self._board = None
+            return
+        ref = thumbnail(image, int(_option(self.config, "width")))
+        h, w = image.shape[:2]
+        self._board = board_mask(pose, (w, h), ref.shape[:2], self.geometry,
+                                 float(_option(self.config, "arm_board_margin_mm")))
+        self._reference = ref
+
+    def check(self, image: np.ndarray) -> bool:
+        """True when an arm seems to reach over the board (do not read this frame)."""
+        if self._reference is None or self._board is None:
+            self.last = None
+            return False
+        cur = thumbnail(image, int(_option(self.config, "width")))
+        if cur.shape != self._reference.shape:
+            self.last = None
+            return False
+        self.last = arm_over_board(self._reference, cur, self._board, self.config)
+        return self.last.arm

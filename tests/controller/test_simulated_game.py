@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from companion.controller import Controller, pose_shift_px
+from companion.controller import ArmWatch, Controller, pose_shift_px
 from companion.leds import TableLeds, color_rgb
 from companion.rules import Card, Commit, Seat, Site, SiteView
 from companion.session import GameSession
@@ -69,6 +69,43 @@ def test_a_filmed_game_gives_the_exact_move_list_and_led_frames():
     rgb = color_rgb(state.player.colors[0], state.config.colors)
     backend.assert_frame(patterns.seat_only(ledmap, state.seat.value, rgb))
     assert all(lat < 0.5 for lat in ctl.stats.decide_latency)
+
+
+def _film(table: SimTable, moves: int, **controller: Any
+          ) -> tuple[Controller, GameSession, list[str]]:
+    """Film ``moves`` moves with a reader that answers from the renderer's truth."""
+    truths: dict[int, dict] = {}
+    read_phases: list[str] = []
+    truth_reader = _truth_reader(truths)
+
+    def reader(image, previous_pose=None):
+        read_phases.append(truths[id(image)]["phase"])
+        return truth_reader(image, previous_pose)
+
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, reader, **controller)
+    while len(table.moves) <= moves:
+        frame = table.read()
+        truths[id(frame.image)] = {**frame.truth, "phase": frame.phase,
+                                   "pose": _pose_of(table.camera)}
+        ctl.process(frame.image, frame.timestamp)
+    return ctl, session, read_phases
+
+
+def test_a_hand_resting_still_over_the_board_is_never_read():
+    # after each move the hand rests 0.8 s where it put the block: the motion gate
+    # sees nothing move, the arm watch holds the reading back until it leaves
+    table = SimTable(seed=5, hand_frames=2, still_frames=8, rest_frames=12)
+    ctl, session, read_phases = _film(table, 8)
+    assert set(read_phases) == {"still"}
+    assert ctl.stats.arm_frames > 0 and ctl.stats.arm_timeouts == 0
+    recorded = [m for m in session.record.moves if not isinstance(m, Commit)]
+    assert [str(m) for m in recorded] == [str(m) for m in table.moves[:8]]
+    assert session.snapshot()["warnings"] == []
+    # without the arm watch (held back for no time) the resting hand is read
+    table = SimTable(seed=5, hand_frames=2, still_frames=8, rest_frames=12)
+    ctl, _, read_phases = _film(table, 3, arm_watch=ArmWatch({"arm_timeout_seconds": 0.0}))
+    assert "hand" in read_phases
 
 
 def _truth_reader(truths: dict[int, dict]):

@@ -1,0 +1,211 @@
+"""The arm watch on drawn frames: a resting arm is told from a move, a shake, a lamp.
+
+The frames are drawn here (a wood-coloured table, a dark board, a pose that maps
+board mm to pixels by a scale), so each case changes exactly one thing.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.controller import Controller
+from companion.rules import make_config
+from companion.session import GameSession
+from companion.vision.change import ArmWatch, arm_over_board, board_mask, thumbnail
+from companion.vision.geometry import board_geometry
+
+W, H = 1280, 720
+SCALE = 1.2  # pixels per board mm
+TABLE = np.array([120, 165, 205], np.float32)  # light wood (BGR)
+
+
+class FlatPose:
+    """A camera straight above the board: board mm -> pixels by a scale."""
+
+    class intrinsics:  # noqa: N801 (the attribute the controller compares)
+        size = (W, H)
+
+    def project(self, points: np.ndarray) -> np.ndarray:
+        p = np.asarray(points, np.float64).reshape(-1, 3)
+        return np.column_stack([W / 2 + SCALE * p[:, 0], H / 2 - SCALE * p[:, 1]])
+
+
+def _px(x_mm: float, y_mm: float) -> tuple[int, int]:
+    return int(round(W / 2 + SCALE * x_mm)), int(round(H / 2 - SCALE * y_mm))
+
+
+def _table(seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    grain = cv2.GaussianBlur(rng.normal(0, 30, (H, W)).astype(np.float32), (0, 0), 4)
+    img = TABLE[None, None, :] + grain[..., None]
+    bw, bh = board_geometry().board_size
+    cv2.rectangle(img, _px(-bw / 2, bh / 2), _px(bw / 2, -bh / 2), (80, 60, 55), -1)
+    for x, y in board_geometry().site_xy:  # the sites' light print
+        cv2.rectangle(img, _px(x - 13, y + 13), _px(x + 13, y - 13), (170, 180, 185), -1)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def _arm(img: np.ndarray, tip_mm: tuple[float, float], skin_shift: float = 25.0) -> np.ndarray:
+    """An arm a little lighter than the table from the top edge to a fingertip.
+
+    Where skin matches the wood the change breaks up: a 30-pixel stretch of the
+    arm (four thumbnail pixels) is left undrawn, as if it matched exactly.
+    """
+    out = img.copy()
+    tip = _px(*tip_mm)
+    skin = tuple(float(c) + skin_shift for c in TABLE)
+    start = (tip[0] + 120, 0)
+    cv2.line(out, start, tip, skin, 60)
+    cv2.circle(out, tip, 40, skin, -1)
+    mid = ((start[0] + tip[0]) // 2, (start[1] + tip[1]) // 2)
+    gap = np.zeros(img.shape[:2], np.uint8)
+    cv2.line(gap, (mid[0] - 9, mid[1] - 15), (mid[0] + 9, mid[1] + 15), 1, 110)
+    gap = gap.astype(bool) & ~_board_area()
+    out[gap] = img[gap]
+    return out
+
+
+def _board_area() -> np.ndarray:
+    mask = np.zeros((H, W), np.uint8)
+    bw, bh = board_geometry().board_size
+    cv2.rectangle(mask, _px(-bw / 2, bh / 2), _px(bw / 2, -bh / 2), 1, -1)
+    return mask.astype(bool)
+
+
+def _block(img: np.ndarray, site_xy: tuple[float, float]) -> np.ndarray:
+    out = img.copy()
+    x, y = site_xy
+    cv2.rectangle(out, _px(x - 13, y + 13), _px(x + 13, y - 13), (40, 35, 190), -1)
+    cv2.rectangle(out, _px(x - 13, y - 13), _px(x + 13, y - 30), (30, 25, 140), -1)  # side
+    return out
+
+
+def _watch(reference: np.ndarray, **config: float) -> ArmWatch:
+    watch = ArmWatch(config)
+    watch.settle(reference, FlatPose())
+    return watch
+
+
+def test_the_board_mask_is_the_board():
+    mask = board_mask(FlatPose(), (W, H), (90, 160))
+    bw, bh = board_geometry().board_size
+    # the board spans 520 x 380 mm = 624 x 456 px = 78 x 57 thumbnail pixels
+    assert mask.sum() == pytest.approx(78 * 57, rel=0.05)
+    assert mask[45, 80] and not mask[2, 2] and not mask[45, 30]
+
+
+def test_a_resting_arm_is_told_apart_from_a_block_placed():
+    table = _table()
+    watch = _watch(table)
+    assert not watch.check(table)
+    assert watch.last is not None and watch.last.reason == "nothing changed"
+    # the fingertip over Manhattan's centre site, the arm off the board to the top edge
+    assert watch.check(_arm(table, (-140.0, 70.0)))
+    assert "reaches from outside the picture over the board" in watch.last.reason
+    # the stretch where the skin matched the wood is bridged: without that it is not
+    ref, board = thumbnail(table, 160), board_mask(FlatPose(), (W, H), (90, 160))
+    arm = thumbnail(_arm(table, (-140.0, 70.0)), 160)
+    assert not arm_over_board(ref, arm, board, {"arm_bridge_px": 1}).arm
+    # a block placed on a site is a move: read it
+    moved = _block(table, (-140.0, 70.0))
+    assert not watch.check(moved)
+    assert watch.last.reason == "changes on the board only"
+    # and the arm resting beside the new block is again held back
+    assert watch.check(_arm(moved, (0.0, -70.0)))
+
+
+def test_an_arm_that_stays_off_the_board_is_not_held_back():
+    table = _table()
+    watch = _watch(table)
+    # the fingertip on the table above the board's north edge (190 mm)
+    assert not watch.check(_arm(table, (-100.0, 260.0)))
+
+
+def test_a_shake_of_a_few_pixels_and_a_lamp_are_not_an_arm():
+    table = _table()
+    watch = _watch(table)
+    shaken = np.roll(table, (3, -5), axis=(0, 1))
+    assert not watch.check(shaken)
+    darker = (table * 0.7).astype(np.uint8)
+    assert not watch.check(darker)
+    assert watch.last.reason == "the whole scene changed (a lamp or a bump)"
+
+
+def test_without_a_reference_or_pose_nothing_is_held_back():
+    table = _table()
+    watch = ArmWatch()
+    assert not watch.check(_arm(table, (0.0, 0.0)))
+    watch.settle(table, None)
+    assert not watch.check(_arm(table, (0.0, 0.0)))
+
+
+def test_a_tall_towers_new_top_at_the_pictures_edge_is_not_an_arm():
+    # the board runs off the picture's top edge; a tower's new top touches that edge
+    table = np.roll(_table(), -260, axis=0)
+    pose = FlatPose()
+    shifted = type("Shifted", (), {"project": lambda self, p: pose.project(p) - (0, 260)})()
+    watch = ArmWatch()
+    watch.settle(table, shifted)
+    top = table.copy()
+    cv2.rectangle(top, (600, 0), (640, 30), (40, 35, 190), -1)
+    check = arm_over_board(thumbnail(table, 160), thumbnail(top, 160), watch._board)
+    assert not check.arm and check.reason == "changes on the board only"
+    # a whole arm coming in over that edge is
+    arm = table.copy()
+    cv2.line(arm, (620, 0), (560, 200), (150, 170, 200), 70)
+    assert watch.check(arm)
+
+
+def _controller(timeout: float) -> tuple[Controller, list[int]]:
+    reads: list[int] = []
+
+    class Reading:
+        def __init__(self, image: np.ndarray) -> None:
+            self.sites: dict = {}
+            self.unseen: list = []
+            self.cards: dict = {}
+            self.pose = FlatPose()
+
+    def reader(image: np.ndarray, previous_pose: object = None) -> Reading:
+        reads.append(int(image[-1, -1, 0]))
+        return Reading(image)
+
+    ctl = Controller(GameSession(make_config(2, seed=1)), reader,
+                     arm_watch=ArmWatch({"arm_timeout_seconds": timeout}))
+    return ctl, reads
+
+
+def _tagged(img: np.ndarray, tag: int) -> np.ndarray:
+    out = img.copy()
+    out[-1, -1, 0] = tag
+    return out
+
+
+def test_the_controller_waits_for_a_resting_arm_to_leave():
+    ctl, reads = _controller(timeout=5.0)
+    table = _table()
+    t = 0.0
+    results = []
+    for frame in [_tagged(table, 1)] * 8 + [_tagged(_arm(table, (0.0, 0.0)), 2)] * 30 \
+            + [_tagged(_block(table, (0.0, 0.0)), 3)] * 8:
+        results.append(ctl.process(frame, t))
+        t += 1 / 15
+    # the first scene is read; the arm moves in, rests 2 s (never read), leaves
+    assert reads == [1, 3]
+    # of the 30 arm frames: one moving, four waiting out the 0.25 s, 25 held back
+    assert results[8:38] == ["moving"] + ["waiting"] * 4 + ["arm"] * 25
+    assert ctl.stats.arm_frames == 25 and ctl.stats.arm_timeouts == 0
+    assert results[38:] == ["moving"] + ["waiting"] * 4 + ["read", "idle", "idle"]
+
+
+def test_an_arm_resting_past_the_timeout_is_read_once():
+    ctl, reads = _controller(timeout=1.0)
+    table = _table()
+    t = 0.0
+    for frame in [_tagged(table, 1)] * 8 + [_tagged(_arm(table, (0.0, 0.0)), 2)] * 40:
+        ctl.process(frame, t)
+        t += 1 / 15
+    assert reads == [1, 2]
+    assert ctl.stats.arm_timeouts == 1
