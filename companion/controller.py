@@ -93,7 +93,8 @@ class Controller:
                  auto_commit: bool = True,
                  on_frame: Callable[[np.ndarray, Any], None] | None = None,
                  watchdog: Callable[[], None] | None = None,
-                 bump_px: float = 3.0, arm_watch: ArmWatch | None = None) -> None:
+                 bump_px: float = 3.0, arm_watch: ArmWatch | None = None,
+                 change_config: Mapping[str, Any] | None = None) -> None:
         self.session = session
         self.reader = reader
         self.gate = gate or DiffMotionGate()
@@ -104,7 +105,8 @@ class Controller:
         self.on_frame = on_frame
         self.watchdog = watchdog
         self.bump_px = bump_px
-        self.arm_watch = arm_watch if arm_watch is not None else ArmWatch(_change_config())
+        self.change = {**_change_config(), **(change_config or {})}
+        self.arm_watch = arm_watch if arm_watch is not None else ArmWatch(self.change)
         self._arm_since: float | None = None
         self.stats = ControllerStats()
         self._still_since: float | None = None
@@ -247,15 +249,19 @@ class Controller:
         record = state.board.views()
         heights = {s: v.height for s, v in record.items()}
         scores = site_change_scores(prev, image, pose, heights)
-        if sum(1 for c in scores if c.score >= 12.0) > 8:
+        cfg = self.change
+        if sum(1 for c in scores if c.score >= cfg["focus_bump_score"]) \
+                > cfg["focus_bump_sites"]:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen), None
-        site, candidates = changed_site(scores)
+        site, candidates = changed_site(scores, threshold=cfg["focus_clear_score"],
+                                        ratio=cfg["focus_rival_ratio"])
         pixel_site = site
         # A tall tower's new top also covers the sites behind it in the image: among
         # the sites whose pixels changed most, the reading tells which one grew.
-        if scores and scores[0].score >= 6.0:
-            near_top = [c.site for c in scores[:6] if c.score >= 0.5 * scores[0].score]
+        if scores and scores[0].score >= cfg["focus_clear_score"]:
+            near_top = [c.site for c in scores[:int(cfg["focus_near_top"])]
+                        if c.score >= cfg["focus_near_ratio"] * scores[0].score]
             differing = [c for c in near_top if reading.sites.get(c) != record.get(c)]
             if len(differing) == 1:
                 site, candidates = differing[0], differing
