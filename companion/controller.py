@@ -217,7 +217,10 @@ class Controller:
             self._update_leds()
             return
         if decision.kind == "move" and decision.move is not None:
-            outcome = self.session.play(decision.move, allow_illegal=True)
+            # a site read by a narrow margin: the page asks the players to look
+            doubtful = getattr(decision.move, "site", None) in set(
+                getattr(reading, "doubtful", ()) or ())
+            outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
             self.stats.moves += 1
             if outcome.warning is not None:
                 self.stats.warnings += 1

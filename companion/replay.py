@@ -620,7 +620,7 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                                             "last photo as well"})
             turn += 1
             state, record, info = _apply(state, record, move, obs, turn, warnings)
-            moves.extend(_mark_doubtful(info, obs))
+            moves.extend(info)
         if len(state.scores) > len(boards):
             boards.append(state.board.to_json(state.config.colors))
         for ch in diff(state.board, obs):
@@ -632,15 +632,6 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
         prev = obs
     return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards,
                         misreads=misreads)
-
-
-def _mark_doubtful(moves: list[dict[str, Any]], obs: Observation) -> list[dict[str, Any]]:
-    """``"doubtful": true`` on a build whose site the photo read by a narrow margin:
-    about half the reader's wrong sites are such, so the players should look there."""
-    for m in moves:
-        if m.get("city") is not None and Site.from_json(m) in obs.doubtful:
-            m["doubtful"] = True
-    return moves
 
 
 def _grows(ch: Change) -> bool:
@@ -830,13 +821,18 @@ def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observ
         warnings.append({"photo": obs.name, "turn": turn, "reason": exc.reason,
                          "message": f"{obs.name}: {move}: {exc}"})
     info = _move_dict(move, turn, state, obs.name, legal, order_known)
+    # about half the reader's wrong sites were read by a narrow margin: the players
+    # should look there
+    doubtful = isinstance(move, Build) and move.site in obs.doubtful
+    if doubtful:
+        info["doubtful"] = True
     try:
         new_state = apply_move(state, move, check=legal)
     except RulesError as exc:
         warnings.append({"photo": obs.name, "turn": turn, "reason": "impossible",
                          "message": f"{obs.name}: {move} cannot be recorded: {exc}"})
         return state, record, []
-    record = record.with_move(move, forced=not legal, warning=warning)
+    record = record.with_move(move, forced=not legal, warning=warning, doubtful=doubtful)
     return new_state, record, [info]
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from companion.photos import IMAGE_SUFFIXES, natural_key
-from companion.rules import Commit, GameRecord
 from companion.session import GameSession
 
 MAX_PHOTOS = 400
@@ -70,18 +69,10 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             game_id = journal.import_record(result.record.to_json())
         doubtful = [m for m in out["moves"] if m.get("doubtful")]
         if result.record.entries:
-            session.resume(result.record, game_id, doubtful=_doubtful_plies(result.record,
-                                                                            out["moves"]))
+            session.resume(result.record, game_id)
         return {"moves": len(out["moves"]), "rounds": out["rounds"],
                 "warnings": out["warnings"], "players": out["players"],
                 "opened": bool(result.record.entries),
                 "doubtful": [m.get("notation") or m["site"] for m in doubtful]}
 
     return replay_upload
-
-
-def _doubtful_plies(record: GameRecord, moves: Sequence[Mapping[str, Any]]) -> list[int]:
-    """The record's plies of the doubtful replayed moves: the move list is the record's
-    builds and passes in order (its commits, which photos do not show, left out)."""
-    plies = [n for n, e in enumerate(record.effective()) if not isinstance(e.move, Commit)]
-    return [n for n, m in zip(plies, moves, strict=False) if m.get("doubtful")]

@@ -11,7 +11,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -86,7 +86,6 @@ class _Live:
     evidence: dict[int, str] = field(default_factory=dict)  # ply -> crop id
     card_seen: tuple[Seat, Card] | None = None
     unseen: list[str] = field(default_factory=list)
-    doubtful: set[int] = field(default_factory=set)  # plies whose site was read narrowly
 
 
 class GameSession:
@@ -118,15 +117,14 @@ class GameSession:
             self._live = live
             self._changed("setup")
 
-    def resume(self, record: GameRecord, game_id: str | None = None, *,
-               doubtful: Iterable[int] = ()) -> None:
+    def resume(self, record: GameRecord, game_id: str | None = None) -> None:
         """Continue a game read back from the journal, exactly where it was.
 
-        ``doubtful``: plies whose site a replayed photo read by a narrow margin; the
-        page marks them "check this site" until the move is corrected.
+        Moves whose site the camera read by a narrow margin (``MoveEntry.doubtful``)
+        stay marked "check this site" on the page until they are corrected.
         """
         with self._lock:
-            live = _Live(record, record.replay(), game_id, doubtful=set(doubtful))
+            live = _Live(record, record.replay(), game_id)
             for ply, entry in enumerate(record.effective()):
                 if entry.warning:
                     reason, _, message = entry.warning.partition(": ")
@@ -160,9 +158,11 @@ class GameSession:
 
     # -- moves ---------------------------------------------------------------
     def play(self, move: Move, *, allow_illegal: bool = False,
-             evidence: str | None = None) -> Outcome:
+             evidence: str | None = None, doubtful: bool = False) -> Outcome:
         """Apply a move. An illegal one raises unless ``allow_illegal`` (what the
-        camera saw really happened): then it is recorded with a warning."""
+        camera saw really happened): then it is recorded with a warning.
+        ``doubtful``: the camera read its site by a narrow margin (the page asks the
+        players to check it)."""
         with self._lock:
             live = self._require()
             warning: TableWarning | None = None
@@ -179,7 +179,8 @@ class GameSession:
             state = apply_move(live.state, move, check=legal)
             entry = MoveEntry(move, forced=not legal,
                               warning=None if warning is None
-                              else f"{warning.reason}: {warning.message}")
+                              else f"{warning.reason}: {warning.message}",
+                              doubtful=doubtful)
             ply = len(live.record.effective())
             # Journal first: if the disk refuses, the live game stays as it was.
             self._journal_entry(live, entry_json(entry))
@@ -213,11 +214,9 @@ class GameSession:
             live.record, live.state = record, state
             live.warnings = [replace(w, resolved=True) if w.ply == index else w
                              for w in live.warnings]
-            live.doubtful.discard(index)  # the players have looked at it
             if move is None:
                 live.warnings = [w if w.ply < index else replace(w, ply=w.ply - 1)
                                  for w in live.warnings if w.ply != index]
-                live.doubtful = {p if p < index else p - 1 for p in live.doubtful}
             self._changed("correction", {"ply": index, "move": None if move is None
                                          else str(move), "forced": forced})
 
@@ -348,6 +347,8 @@ def move_json(n: int, entry: MoveEntry) -> dict[str, Any]:
         out["forced"] = True
     if entry.warning:
         out["warning"] = entry.warning
+    if entry.doubtful:
+        out["doubtful"] = True
     return out
 
 
@@ -367,8 +368,6 @@ def _snapshot(record: GameRecord, effective: list[MoveEntry], state: GameState, 
         crop = live.evidence.get(mv["ply"])
         if crop:
             mv["crop"] = crop
-        if mv["ply"] in live.doubtful:
-            mv["doubtful"] = True
     last_build = next((e.move for e in reversed(effective[:shown]) if isinstance(e.move, Build)),
                       None)
     game: dict[str, Any] = {

@@ -27,11 +27,13 @@ RECORD_FORMAT = "manhattan-game/1"
 
 @dataclass(frozen=True)
 class MoveEntry:
-    """A move as it happened; ``forced`` marks an illegal build the table let stand."""
+    """A move as it happened; ``forced`` marks an illegal build the table let stand,
+    ``doubtful`` one whose site the camera read by a narrow margin (worth a look)."""
 
     move: Move
     forced: bool = False
     warning: str | None = None
+    doubtful: bool = False
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,9 @@ class GameRecord:
 
     # -- building ----------------------------------------------------------
     def with_move(self, move: Move, *, forced: bool = False,
-                  warning: str | None = None) -> GameRecord:
-        return replace(self, entries=self.entries + (MoveEntry(move, forced, warning),))
+                  warning: str | None = None, doubtful: bool = False) -> GameRecord:
+        return replace(self, entries=self.entries + (MoveEntry(move, forced, warning,
+                                                               doubtful),))
 
     def with_correction(self, index: int, move: Move | None, note: str = "",
                         *, forced: bool = False) -> GameRecord:
@@ -137,7 +140,8 @@ class GameRecord:
                 if item.get("type") == "move":
                     entries.append(MoveEntry(parse_move(str(item["move"])),
                                              bool(item.get("forced", False)),
-                                             _text_or_none(item.get("warning"))))
+                                             _text_or_none(item.get("warning")),
+                                             _flag(item.get("doubtful", False), "doubtful")))
                 elif item.get("type") == "correction":
                     mv = item.get("move")
                     entries.append(Correction(int(item["replaces"]),
@@ -189,6 +193,8 @@ def entry_json(e: Entry) -> dict[str, Any]:
             item["forced"] = True
         if e.warning:
             item["warning"] = e.warning
+        if e.doubtful:
+            item["doubtful"] = True
         return item
     item = {"type": "correction", "replaces": e.index,
             "move": None if e.move is None else str(e.move)}
@@ -288,6 +294,12 @@ def _seed(value: Any) -> int:
 def _text_or_none(value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise RecordError("'warning' must be text")
+    return value
+
+
+def _flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise RecordError(f"'{name}' must be true or false")
     return value
 
 

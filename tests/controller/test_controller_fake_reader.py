@@ -24,6 +24,7 @@ class Reading:
     unseen: list = field(default_factory=list)
     cards: dict = field(default_factory=dict)
     pose: Any = None
+    doubtful: list = field(default_factory=list)
 
 
 def _script(seed: int, n_builds: int):
@@ -74,3 +75,24 @@ def test_controller_records_the_moves_played_and_never_reads_a_hand():
     assert [str(m) for m in recorded] == [str(b) for b in builds]
     assert ctl.stats.readings == len(readings)
     assert all(lat < 0.5 for lat in ctl.stats.decide_latency)
+
+
+def test_a_live_move_whose_site_was_read_narrowly_is_recorded_as_doubtful():
+    cfg, builds, readings = _script(4, 6)
+    readings[3].doubtful = [builds[2].site]  # the third build's site, read narrowly
+    readings[5].doubtful = [builds[0].site]  # an old site: not this move's
+    session = GameSession(make_config(list(cfg.players)))
+    ctl = Controller(session, lambda image, previous_pose=None: readings[int(image[0, 0, 0])])
+    t = 0.0
+    for k in range(len(readings)):
+        for _ in range(3 if k else 0):
+            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
+            t += 1 / 15
+        for _ in range(8):
+            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
+            t += 1 / 15
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(b) for b in builds]
+    assert [e.doubtful for e in entries] == [False, False, True, False, False, False]
+    marked = [m["notation"] for m in session.snapshot()["moves"] if m.get("doubtful")]
+    assert marked == [str(builds[2])]

@@ -41,12 +41,15 @@ def test_only_the_move_whose_photo_read_its_site_doubtfully_is_marked() -> None:
 
 
 def test_doubtful_sites_do_not_change_the_replay() -> None:
-    config, _moves, photos = _first_photos()
+    config, moves, photos = _first_photos()
     plain = replay(photos, config).to_json()
     marked = [replace(p, doubtful=frozenset({E2})) for p in photos]
     out = replay(marked, config).to_json()
     for m in out["moves"]:
         m.pop("doubtful", None)
+    # the game record keeps the mark on the entries of the four builds on 2E, only
+    marked_entries = [e["move"] for e in out["record"]["entries"] if e.pop("doubtful", False)]
+    assert marked_entries == [str(m) for m in moves[1:5]]
     assert out == plain
 
 

@@ -166,6 +166,25 @@ def test_forced_moves_are_kept_and_flagged() -> None:
         GameRecord.from_json(data)
 
 
+def test_a_doubtful_move_keeps_its_mark_until_corrected() -> None:
+    cfg = make_config(4)
+    rec = record_from_moves(cfg, commits4())
+    rec = rec.with_move(b(S, Site(0, 0, 0), "red", 4), doubtful=True)
+    rec = rec.with_move(b(W, Site(1, 0, 0), "blue", 4))
+    data = rec.to_json()
+    assert data["entries"][4] == {"type": "move", "move": "S c00 red4@0NW", "doubtful": True}
+    assert data["entries"][5] == {"type": "move", "move": "W c20 blue4@1NW"}
+    again = GameRecord.from_json(data)
+    assert again == rec
+    assert [e.doubtful for e in again.effective()[4:]] == [True, False]
+    # the players looked and confirmed the move: a correction carries no mark
+    looked = again.with_correction(4, b(S, Site(0, 0, 0), "red", 4), "looked")
+    assert [e.doubtful for e in looked.effective()[4:]] == [False, False]
+    data["entries"][4]["doubtful"] = "yes"
+    with pytest.raises(RecordError, match=r"^entries\[4\]: 'doubtful' must be true or false$"):
+        GameRecord.from_json(data)
+
+
 def test_recorded_round_scores_are_checked_on_load() -> None:
     rec = one_round_record()
     data = rec.to_json()

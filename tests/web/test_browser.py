@@ -7,6 +7,7 @@ PIN unlocks the controls, and the screenshots are not blank.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -214,7 +215,10 @@ def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: Ga
     driver.play(8)
     record = session.record
     ply = next(n for n, e in enumerate(record.effective()) if type(e.move).__name__ == "Build")
-    session.resume(record, doubtful=[ply])
+    assert len(record.entries) == len(record.effective())  # no corrections: entry = ply
+    entries = tuple(dataclasses.replace(e, doubtful=True) if n == ply else e
+                    for n, e in enumerate(record.entries))
+    session.resume(dataclasses.replace(record, entries=entries))
     app = create_app({"PIN": PIN}, session=session)
     with WebServer(app, port=0) as server:
         ctx = browser.new_context(viewport={"width": 1000, "height": 800})

@@ -14,6 +14,7 @@ from companion.replay import Observation
 from companion.replay_service import make_replay_service
 from companion.rules import Commit, Site, apply_move, make_config, new_game
 from companion.session import GameSession
+from companion.store.journal import Journal
 
 DOUBTFUL_MOVE = "N c10 green2@2E"  # the 3rd build of the seeded game, on Frankfurt E
 
@@ -79,3 +80,25 @@ def test_undo_keeps_the_mark_and_a_correction_of_that_move_clears_it(uploaded: A
                        headers=pin_headers)
     assert resp.status_code == 200, resp.get_json()
     assert marked() == []
+
+
+def test_the_mark_is_journaled_and_a_restarted_table_shows_it(make_app: Any, pin: str,
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              tmp_path: Any) -> None:
+    journal = Journal(tmp_path / "games.sqlite")
+    session = GameSession(journal=journal)
+    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
+    client = make_app(session, services={
+        "replay": make_replay_service(session, journal=journal)}).test_client()
+    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                       content_type="multipart/form-data",
+                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
+                                        for k in range(7)]})
+    assert resp.status_code == 200, resp.get_json()
+    # the table restarts: a new session takes the game back from the journal
+    game_id, record = journal.current_game()
+    fresh = GameSession(journal=journal)
+    fresh.resume(record, game_id)
+    marked = [m["notation"] for m in fresh.snapshot()["moves"] if m.get("doubtful")]
+    assert marked == [DOUBTFUL_MOVE]
+    journal.close()
