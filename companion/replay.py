@@ -407,7 +407,12 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | 
     beam = [_Hyp(start, 0.0, None, _key(start))]
     for k, obs in enumerate(observations):
         beam = _advance(beam, k, obs)
-    return beam[0].step if beam else None
+    if not beam:
+        return None
+    # No later photo will break a tie: of the cheapest, the one the last photo shows
+    # best (two moves in it rather than one and a misread site, which cost the same)
+    best = [h for h in beam if h.cost <= beam[0].cost + 1e-9]
+    return min(best, key=lambda h: _scored(h.state, observations[-1])[2]).step
 
 
 def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:
@@ -424,9 +429,10 @@ def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:
         if st.is_over:
             continue
         firsts = _expand(pool, h, k, obs, st, views, per_site, here, ())
-        # two moves in one photo: both at sites the photo shows grown
+        # two moves in one photo: both at sites the photo shows grown; the first may
+        # be hidden under the second (the next player built on it)
         firsts.sort(key=lambda t: t[0])
-        for cost1, move1, legal1 in firsts[:3]:
+        for cost1, move1, legal1 in firsts[:3] + _covered(st, views, per_site, here, obs):
             if not isinstance(move1, Build) or move1.site in obs.unseen:
                 continue
             st1 = _after(st, move1, legal1)
@@ -500,6 +506,30 @@ def _moves_from(state: GameState, views: Mapping[Site, SiteView], per_site: Mapp
             cost -= gain
         cost += _card_cost({**tops, move.seat: move.card}, obs) - cards
         out.append((cost, move, legal))
+    return out
+
+
+def _covered(state: GameState, views: Mapping[Site, SiteView], per_site: Mapping[Site, float],
+             here: float, obs: Observation) -> list[tuple[float, Build | Pass, bool]]:
+    """The mover's builds that the next build may have covered before the photo: at a
+    site shown at least two storeys taller, topped by a colour not the mover's."""
+    if state.phase is not Phase.BUILD:
+        return []
+    seat, colors = state.seat, state.player.colors
+    tops = _tops(state)
+    out: list[tuple[float, Build | Pass, bool]] = []
+    for site, seen in obs.sites.items():
+        old = views.get(site)
+        grew = seen.height - (old.height if old else 0)
+        if grew < 2 or seen.owner in colors:
+            continue
+        for build in _legal_at(state, seat, colors, site):
+            if build.block.storeys >= grew:
+                continue
+            new = SiteView((old.height if old else 0) + build.block.storeys, build.block.color)
+            cost = here + _site_cost(new, seen) - per_site.get(site, 0.0) \
+                + _card_cost({**tops, seat: build.card}, obs) - _card_cost(tops, obs)
+            out.append((cost, build, True))
     return out
 
 
