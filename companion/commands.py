@@ -379,12 +379,26 @@ def register_run(sub: Any) -> None:
     p.add_argument("--buttons", default="pi", choices=("pi", "fake", "none"))
     p.add_argument("--calibration", help="calibration file (default DATA_DIR/calibration.json)")
     p.add_argument("--game", help="game.json for a new game (players, seats, colours)")
-    p.add_argument("--still", type=float, default=0.25, help="seconds of stillness before a read")
+    p.add_argument("--still", type=_seconds, default=0.25,
+                   help="seconds of stillness before a read")
+    p.add_argument("--arm-timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="longest wait for an arm resting over the board to leave before "
+                        "the scene is read anyway (default: the vision config's, 5)")
     p.add_argument("--host", default="0.0.0.0")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--pin", help="the table PIN (default: six random digits, printed)")
     p.add_argument("--threads", type=int, default=32)
     p.set_defaults(func=cmd_run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0.0 <= value < 3600.0:
+        raise argparse.ArgumentTypeError(f"seconds must be from 0 to 3600, not {text}")
+    return value
 
 
 REGISTER = [register_calibrate, register_replay, register_doctor, register_bench, register_run,

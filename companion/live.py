@@ -202,7 +202,9 @@ def run_live(args: Any) -> int:
             last_ping[0] = now
 
     controller = Controller(session, reader, leds=leds, on_frame=view.update, watchdog=watchdog,
-                            still_seconds=args.still)
+                            still_seconds=args.still,
+                            change_config=None if getattr(args, "arm_timeout", None) is None
+                            else {"arm_timeout_seconds": args.arm_timeout})
     buttons = TableButtons(backend=args.buttons) if args.buttons != "none" else None
     app = create_app({"PIN": args.pin} if args.pin else None, session=session, services={
         "camera_view": view, "evidence": journal.evidence,

@@ -1,0 +1,41 @@
+"""`companion run` options of the live loop: stillness and the resting-arm timeout."""
+
+from __future__ import annotations
+
+import pytest
+
+from companion.cli import _load_extra_commands, build_parser, main
+from companion.controller import Controller
+from companion.rules import make_config
+from companion.session import GameSession
+
+
+def _parser():
+    _load_extra_commands()
+    return build_parser()
+
+
+def test_the_arm_timeout_reaches_the_controllers_arm_watch() -> None:
+    args = _parser().parse_args(["run", "--still", "0.4", "--arm-timeout", "2.5"])
+    assert (args.still, args.arm_timeout) == (0.4, 2.5)
+    ctl = Controller(GameSession(make_config(2)), lambda image, pose=None: None,
+                     change_config={"arm_timeout_seconds": args.arm_timeout})
+    assert ctl.arm_watch.timeout_seconds == 2.5
+    # without the option the vision config's value holds
+    assert _parser().parse_args(["run"]).arm_timeout is None
+    assert Controller(GameSession(make_config(2)),
+                      lambda image, pose=None: None).arm_watch.timeout_seconds == 5.0
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--arm-timeout", "soon", "argument --arm-timeout: not a number of seconds: 'soon'"),
+    ("--arm-timeout", "-1", "argument --arm-timeout: seconds must be from 0 to 3600, not -1"),
+    ("--still", "nan", "argument --still: seconds must be from 0 to 3600, not nan"),
+])
+def test_bad_seconds_are_a_usage_error(capsys: pytest.CaptureFixture[str], option: str,
+                                       value: str, message: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", option, value])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == f"companion run: error: {message}"
