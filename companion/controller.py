@@ -10,6 +10,7 @@ records the move and the LEDs follow the session.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -20,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from companion.rules import Card, Commit, Phase, Seat, Site, SiteView
+from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
 from companion.tracking import decide
 from companion.vision.change import ArmWatch, DiffMotionGate
@@ -37,7 +39,11 @@ class ReadingLike(Protocol):
 
 
 class Reader(Protocol):
-    """Reads a still frame (companion.vision.reader adapts to this)."""
+    """Reads a still frame (companion.pipeline.VisionReader adapts the vision reader).
+
+    A reader that also takes ``height_range=`` (site -> lowest and highest height)
+    is given what the game record allows each site.
+    """
 
     def __call__(self, image: np.ndarray, previous_pose: Any = None) -> ReadingLike: ...
 
@@ -107,6 +113,7 @@ class Controller:
         self.bump_px = bump_px
         self.change = {**_change_config(), **(change_config or {})}
         self.arm_watch = arm_watch if arm_watch is not None else ArmWatch(self.change)
+        self._reader_takes_range = _takes(reader, "height_range")
         self._arm_since: float | None = None
         self.stats = ControllerStats()
         self._still_since: float | None = None
@@ -184,7 +191,10 @@ class Controller:
     def _read(self, image: np.ndarray, timestamp: float) -> None:
         t0 = time.perf_counter()
         try:
-            reading = self.reader(image, self._pose)
+            if self._reader_takes_range and self.session.has_game:
+                reading = self.reader(image, self._pose, height_range=self._height_range())
+            else:
+                reading = self.reader(image, self._pose)
         except ValueError as exc:  # board not found: a hand, a bump, darkness
             log.info("frame not read: %s", exc)
             self._dirty = True
@@ -231,6 +241,15 @@ class Controller:
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
         self._update_leds()
+
+    def _height_range(self) -> dict[Site, tuple[int, int]]:
+        """What the record allows each site now: its tower, or up to one block taller.
+        A tall tower's lower part cannot then pass for the whole of it."""
+        state = self.session.state
+        # a monster variant knocks towers down (the players take the blocks away)
+        shrinks = state.config.monster is not None
+        return {site: (0 if shrinks else h, h + MAX_STOREYS)
+                for site in all_sites() for h in (state.board.height(site),)}
 
     def _focus(self, image: np.ndarray, reading: ReadingLike, state: Any
                ) -> tuple[Mapping[Site, SiteView], list[Site], Site | None]:
@@ -306,6 +325,14 @@ class Controller:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _takes(func: Any, name: str) -> bool:
+    """Whether ``func`` accepts the keyword ``name`` (readers written for tests may not)."""
+    try:
+        return name in inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 def _change_config() -> dict[str, Any]:

@@ -38,11 +38,13 @@ class VisionReader:
         self.colors = colors
         self.config = config
 
-    def __call__(self, image: np.ndarray, previous_pose: Any = None) -> Reading:
+    def __call__(self, image: np.ndarray, previous_pose: Any = None,
+                 height_range: Any = None) -> Reading:
+        """``height_range``: site -> (lowest, highest) height the game record allows."""
         from companion.vision.reader import read_image
 
         r = read_image(image, camera=self.camera, colors=self.colors, config=self.config,
-                       previous_pose=previous_pose)
+                       previous_pose=previous_pose, height_range=height_range)
         cards = {Seat(s) if not isinstance(s, Seat) else s: _card(c) for s, c in r.cards.items()}
         return Reading(dict(r.sites), list(r.unseen), cards, r.pose,
                        dict(getattr(r, "timings", {}) or {}),

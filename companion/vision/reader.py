@@ -111,7 +111,8 @@ def _colour_sets(g: BoardGeometry) -> dict[str, dict[str, str]]:
 def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | str | Path | None
                = None, colors: Sequence[str] | ColourModel | None = None,
                config: Mapping[str, Any] | None = None, previous_pose: Pose | None = None,
-               geometry: BoardGeometry | None = None, source: str = "image") -> Reading:
+               geometry: BoardGeometry | None = None, source: str = "image",
+               height_range: Mapping[Site, tuple[int, int]] | None = None) -> Reading:
     """Read one BGR photo.
 
     ``camera``: intrinsics (object, formats.md JSON dict, or file); without
@@ -119,6 +120,8 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     (``["red", "blue", "green", "black"]``) or a calibrated ``ColourModel``;
     without them the colour set is recognised from the photo.
     ``previous_pose``: the last pose when tracking a fixed camera.
+    ``height_range``: the lowest and highest height a site can have (tracking a
+    game from its record: a tower never shrinks, and one move adds 1-4 storeys).
     """
     cfg = merged_config(config)
     g = geometry or board_geometry()
@@ -152,10 +155,11 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     t = time.perf_counter()
     reader = SiteReader(g, cfg.get("sites"))
     model, names = _colour_model(g, colors)
-    results, strips, model = reader.read(work, wpose, wb, model)
+    limits = {site.index: (int(lo), int(hi)) for site, (lo, hi) in (height_range or {}).items()}
+    results, strips, model = reader.read(work, wpose, wb, model, height_range=limits)
     if colors is None:
         model, names, results = _settle_colour_set(g, reader, work, wpose, wb, results,
-                                                   model, strips)
+                                                   model, strips, limits)
     timings["sites"] = time.perf_counter() - t
     t = time.perf_counter()
     covered = (reader.tower_mask(wpose, strips, results, work.shape[:2])
@@ -261,7 +265,8 @@ def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
 
 
 def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose,
-                       wb: Any, results: list[SiteResult], model: ColourModel, strips: Any
+                       wb: Any, results: list[SiteResult], model: ColourModel, strips: Any,
+                       limits: Mapping[int, tuple[int, int]] | None = None,
                        ) -> tuple[ColourModel, list[str], list[SiteResult]]:
     """Pick the colour set the tops vote for, then read again with just its colours."""
     votes: dict[str, float] = {}
@@ -278,7 +283,7 @@ def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, 
     mapping = _colour_sets(g)[best_set]
     names = list(mapping)
     set_model = ColourModel.from_rgb({n: g.colours[mapping[n]] for n in names})
-    results, _, set_model = reader.read(image, pose, wb, set_model, strips)
+    results, _, set_model = reader.read(image, pose, wb, set_model, strips, limits)
     return set_model, names, results
 
 

@@ -360,6 +360,7 @@ class SiteReader:
         self.noise = 0.01
         self.site_print: ColourClass | None = None
         self._nearest: np.ndarray | None = None
+        self._range: dict[int, tuple[int, int]] = {}
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
         limit_blas_threads(int(self.cfg["blas_threads"]))
 
@@ -376,9 +377,16 @@ class SiteReader:
         return hit
 
     def read(self, image: np.ndarray, pose: Pose, wb: WhiteBalance, model: ColourModel,
-             strips: Strips | None = None) -> tuple[list[SiteResult], Strips, ColourModel]:
-        """All 54 sites; returns results, the strips and the (possibly refitted) model."""
+             strips: Strips | None = None,
+             height_range: Mapping[int, tuple[int, int]] | None = None,
+             ) -> tuple[list[SiteResult], Strips, ColourModel]:
+        """All 54 sites; returns results, the strips and the (possibly refitted) model.
+
+        ``height_range``: site index -> the lowest and highest height it can have
+        (tracking a game: a tower never shrinks and grows by at most one block).
+        """
         cfg = self.cfg
+        self._range = dict(height_range or {})
         if strips is None:
             strips = self.strips(pose)
         board = self.board_model(image, pose, wb) if cfg["board_model"] else None
@@ -467,7 +475,8 @@ class SiteReader:
                 # a tower covers its own footprint in any view: a clear print there,
                 # not hidden by a nearer tower, means the tower read is not there
                 if (results[i].height and m.mean() >= float(cfg["print_tower_visible"])
-                        and ncc >= float(cfg["print_empty_ncc"])):
+                        and ncc >= float(cfg["print_empty_ncc"])
+                        and self._range.get(i, (0, 0))[0] == 0):
                     results[i].height, results[i].color = 0, None
                 continue
             if ncc < float(cfg["print_min_ncc"]) and not (
@@ -1024,6 +1033,11 @@ class SiteReader:
                 uniform: FloatArray, top_feat: FloatArray, depths: FloatArray,
                 heights: np.ndarray, model: ColourModel,
                 colour: FloatArray | None = None) -> SiteResult:
+        limits = self._range.get(i)
+        if limits is not None:
+            allowed = (heights >= limits[0]) & (heights <= limits[1])
+            if allowed.any() and not allowed.all():
+                score = np.where(allowed[:, None], score, -np.inf)
         bd = np.argmax(score, axis=1)
         hs = np.arange(len(heights))
         best_per_h = score[hs, bd]
@@ -1033,7 +1047,7 @@ class SiteReader:
         color = names[int(cls[k, bd[k]])] if height > 0 else None
         order = np.argsort(-best_per_h)
         rivals = [(int(heights[j]), names[int(cls[j, bd[j]])] if j else None,
-                   float(best_per_h[j])) for j in order[1:4]]
+                   float(best_per_h[j])) for j in order[1:4] if np.isfinite(best_per_h[j])]
         margin = float(best_per_h[k] - rivals[0][2]) if rivals else float("inf")
         res = SiteResult(self.g.sites[i], height, color, float(best_per_h[k]), margin,
                          float(vis_top[k, bd[k]]), float(depths[bd[k]]),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pytest
 
 from companion.bots import GreedyBot
 from companion.controller import Controller
@@ -96,3 +97,36 @@ def test_a_live_move_whose_site_was_read_narrowly_is_recorded_as_doubtful():
     assert [e.doubtful for e in entries] == [False, False, True, False, False, False]
     marked = [m["notation"] for m in session.snapshot()["moves"] if m.get("doubtful")]
     assert marked == [str(builds[2])]
+
+
+@pytest.mark.parametrize("variants", [(), ("godzilla",)])
+def test_a_reader_that_takes_height_ranges_gets_the_records(variants):
+    cfg, builds, readings = _script(6, 2)
+    ranges: list[dict] = []
+
+    def reader(image, previous_pose=None, height_range=None):
+        ranges.append(height_range)
+        return readings[int(image[0, 0, 0])]
+
+    session = GameSession(make_config(list(cfg.players), variants=variants))
+    ctl = Controller(session, reader)
+    t = 0.0
+    for k in range(3):
+        for _ in range(3 if k else 0):
+            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
+            t += 1 / 15
+        for _ in range(8):
+            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
+            t += 1 / 15
+    assert len(ranges) == 3 and all(len(r) == 54 for r in ranges)
+    # the third still scene is read with the first build recorded
+    assert [str(m) for m in session.record.moves if not isinstance(m, Commit)] == [
+        str(b) for b in builds]
+    site = builds[0].site
+    h = builds[0].block.storeys
+    # a tower never shrinks and a move adds one block (at most 4 storeys); a monster
+    # knocks towers down
+    low = 0 if variants else h
+    assert ranges[2][site] == (low, h + 4)
+    assert ranges[1][site] == (0, 4)
+    assert {r for s, r in ranges[2].items() if s != site} == {(0, 4)}
