@@ -220,7 +220,20 @@ class Controller:
         self.session.set_unseen(list(reading.unseen))
         views, unseen, pixel_site = self._focus(image, reading, state)
         decision = decide(state, views, unseen, new_cards, pixel_site,
-                          out_of_sight=list(reading.unseen))
+                          out_of_sight=list(reading.unseen), cards_read=self._cards)
+        if decision.kind == "missed" and decision.move is not None:
+            # the player to move built out of sight, and the next player's build is
+            # what shows: record the one the card says, then explain the scene again
+            site = decision.changed[0].name if decision.changed else None
+            self.session.report(decision.reason or "unseen-move", decision.message, site)
+            self.session.play(decision.move, allow_illegal=True)
+            self.stats.moves += 1
+            self.stats.warnings += 1
+            self._auto_commit()
+            state = self.session.state
+            unseen = [*unseen, *decision.changed]
+            decision = decide(state, views, unseen, new_cards, pixel_site,
+                              out_of_sight=list(reading.unseen))
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])

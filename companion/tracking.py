@@ -17,6 +17,7 @@ from companion.rules import (
     Block,
     Build,
     Card,
+    Commit,
     GameState,
     IllegalMoveError,
     Pass,
@@ -24,6 +25,7 @@ from companion.rules import (
     Seat,
     Site,
     SiteView,
+    apply_move,
     check_move,
     legal_builds,
 )
@@ -41,7 +43,7 @@ ILLEGAL_COST = 1.2
 class Decision:
     """The explanation of one still scene."""
 
-    kind: str  # "none", "move", "several", "unexplained"
+    kind: str  # "none", "move", "missed", "several", "unexplained"
     move: Build | Pass | None = None
     legal: bool = True
     reason: str | None = None  # legality reason code when not legal
@@ -70,7 +72,8 @@ def changed_sites(state: GameState, sites: Mapping[Site, SiteView],
 
 def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Site] = (),
            new_cards: Mapping[Seat, Card] | None = None,
-           pixel_site: Site | None = None, out_of_sight: Sequence[Site] = ()) -> Decision:
+           pixel_site: Site | None = None, out_of_sight: Sequence[Site] = (),
+           cards_read: Mapping[Seat, Card] | None = None) -> Decision:
     """Explain a reading of the table as one move of the player to move.
 
     ``pixel_site``: the one site whose pixels clearly changed since the last
@@ -81,6 +84,11 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     ``out_of_sight``: every site the camera could not see in this reading. A
     card played with no change in view is an (illegal) pass; when the card
     could have built on one of those sites, the warning says so.
+    ``cards_read``: the top card of every stack as last read. When the change is
+    the next player's build, and the card on the stack of the player to move (the
+    same card played again shows no change) builds only where the camera cannot
+    see, the decision is ``"missed"``: that player's build there (one storey of
+    their first colour, to be corrected if it was more), then the scene again.
     """
     new_cards = dict(new_cards or {})
     if state.phase is not Phase.BUILD:
@@ -133,10 +141,39 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         return Decision("unexplained", changed=(site,),
                         message=f"no block of the player to move explains {site.name}")
     cost, move, legal, reason, message = best
+    if reason == "wrong-turn" and cards_read:
+        missed = _missed_move(state, move, cards_read, out_of_sight)
+        if missed is not None:
+            return missed
     if cost >= HEIGHT_COST * 3 + COLOR_COST:
         return Decision("unexplained", move, legal, reason,
                         f"the change at {site.name} fits no move well", cost, (site,))
     return Decision("move", move, legal, reason, message, cost, (site,))
+
+
+def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
+                 out_of_sight: Sequence[Site]) -> Decision | None:
+    """The build of the player to move that the camera could not see, if their card
+    allows it only out of sight and the build seen is the next player's."""
+    card = cards_read.get(state.seat)
+    hidden = set(out_of_sight)
+    if card is None or not hidden:
+        return None
+    builds = [m for m in legal_builds(state) if m.card == card and m.site in hidden]
+    sites = sorted({m.site for m in builds}, key=lambda s: s.index)
+    if len(sites) != 1:
+        return None  # no such site, or several: which one is not known
+    player = state.player
+    smallest = min(builds, key=lambda m: (m.block.storeys, player.colors.index(m.block.color)))
+    after = apply_move(state, smallest)
+    while after.phase is Phase.COMMIT:
+        after = apply_move(after, Commit(after.seat, None))
+    if after.seat is not seen.seat:
+        return None
+    message = (f"{player.name}'s move was not seen: their card {card} builds only where the "
+               f"camera cannot see ({sites[0].name}); recorded as {smallest.block.color} "
+               f"{smallest.block.storeys} there, correct it if the block was another")
+    return Decision("missed", smallest, True, "unseen-move", message, 0.0, (sites[0],))
 
 
 def _candidates(state: GameState, site: Site, view: SiteView, seen_card: Card | None,

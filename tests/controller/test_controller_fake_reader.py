@@ -15,7 +15,7 @@ import pytest
 
 from companion.bots import GreedyBot
 from companion.controller import Controller
-from companion.rules import Commit, apply_move, make_config, new_game
+from companion.rules import Block, Build, Commit, apply_move, make_config, new_game
 from companion.session import GameSession
 
 
@@ -130,3 +130,48 @@ def test_a_reader_that_takes_height_ranges_gets_the_records(variants):
     assert ranges[2][site] == (low, h + 4)
     assert ranges[1][site] == (0, 4)
     assert {r for s, r in ranges[2].items() if s != site} == {(0, 4)}
+
+
+def test_a_move_out_of_sight_is_recorded_when_the_next_player_builds():
+    from companion.rules import Card, Seat, Site
+
+    cfg = make_config(4, seed=1)
+    state = new_game(cfg)
+    while state.phase.name == "COMMIT":
+        state = apply_move(state, Commit(state.seat, None))
+    plan = [(Seat.S, Site(0, 2, 0), "red"), (Seat.W, Site(0, 1, 1), "blue"),
+            (Seat.N, Site(1, 1, 1), "green"), (Seat.E, Site(2, 1, 1), "black"),
+            (Seat.S, Site(1, 2, 0), "red"),  # behind a tower: the camera cannot see it
+            (Seat.W, Site(3, 0, 0), "blue")]
+    readings = [Reading(state.board.views())]
+    cards: dict = {}
+    builds = []
+    for seat, site, colour in plan:
+        move = Build(seat, Card.for_site(seat, site.row, site.col), site, Block(colour, 1))
+        state = apply_move(state, move)
+        while state.phase.name == "COMMIT":
+            state = apply_move(state, Commit(state.seat, None))
+        builds.append(move)
+        cards[seat] = move.card
+        hidden = [Site(1, 2, 0)] if len(builds) >= 5 else []
+        views = {s: v for s, v in state.board.views().items() if s not in hidden}
+        readings.append(Reading(views, unseen=hidden, cards=dict(cards)))
+    # S played c20 twice: its stack shows no new card, and 1SW is out of sight
+    assert builds[0].card == builds[4].card
+    session = GameSession(make_config(list(cfg.players)))
+    ctl = Controller(session, lambda image, previous_pose=None: readings[int(image[0, 0, 0])])
+    t = 0.0
+    for k in range(len(readings)):
+        for _ in range(3 if k else 0):
+            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
+            t += 1 / 15
+        for _ in range(8):
+            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
+            t += 1 / 15
+    recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
+    assert recorded == [str(b) for b in builds]
+    [warning] = session.snapshot()["warnings"]
+    assert warning["reason"] == "unseen-move" and warning["site"] == Site(1, 2, 0).name
+    assert warning["ply"] == next(n for n, e in enumerate(session.record.effective())
+                                  if e.move == builds[4])
+    assert session.state.seat is Seat.N

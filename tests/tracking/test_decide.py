@@ -142,3 +142,32 @@ def test_a_pass_says_where_the_cards_build_may_be_out_of_sight():
     assert plain.move == d.move and plain.reason == d.reason
     assert d.message == (plain.message + "; no new block is in view, but it may stand where "
                          f"the camera cannot see ({Site(0, 2, 0).name}): correct this move if so")
+
+
+def test_the_next_players_build_after_a_move_out_of_sight_records_that_move_first():
+    # S plays c20 again (the stack shows no new card) and builds on 0SW, where the
+    # camera cannot see; then W builds on 1C. The only change in view is W's.
+    state = _state_with()
+    board = state.board.with_block(Site(1, 1, 1), Block("blue", 2))
+    w_card = Card.for_site(Seat.W, 1, 1)
+    seen = {Seat.S: Card(2, 0), Seat.W: w_card}
+    d = decide(state, _views(board), new_cards={Seat.W: w_card},
+               out_of_sight=[Site(0, 2, 0)], cards_read=seen)
+    assert d.kind == "missed" and d.legal and d.reason == "unseen-move"
+    assert str(d.move) == "S c20 red1@0SW" and d.changed == (Site(0, 2, 0),)
+    assert d.message == ("Player 1's move was not seen: their card c20 builds only where "
+                         f"the camera cannot see ({Site(0, 2, 0).name}); recorded as red 1 "
+                         "there, correct it if the block was another")
+    # after it, W's build is W's turn
+    after = apply_move(state, d.move)
+    d2 = decide(after, _views(board), new_cards={Seat.W: w_card},
+                unseen=[Site(0, 2, 0)], out_of_sight=[Site(0, 2, 0)])
+    assert d2.kind == "move" and d2.legal
+    assert d2.move == Build(Seat.W, w_card, Site(1, 1, 1), Block("blue", 2))
+    # not when S's card could build in two hidden places, or nowhere hidden, or
+    # without the cards read: then it is W's build out of turn, as before
+    for hidden, cards in (([Site(0, 2, 0), Site(4, 2, 0)], seen), ([Site(3, 0, 0)], seen),
+                          ([Site(0, 2, 0)], None)):
+        d = decide(state, _views(board), new_cards={Seat.W: w_card}, out_of_sight=hidden,
+                   cards_read=cards)
+        assert d.kind == "move" and d.reason == "wrong-turn", hidden
