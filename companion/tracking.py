@@ -89,6 +89,8 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     same card played again shows no change) builds only where the camera cannot
     see, the decision is ``"missed"``: that player's build there (one storey of
     their first colour, to be corrected if it was more), then the scene again.
+    The same when no change is in view but a new card is, and the card builds at
+    exactly one site out of sight (a pass would be illegal: the player built).
     """
     new_cards = dict(new_cards or {})
     if state.phase is not Phase.BUILD:
@@ -111,8 +113,11 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         except IllegalMoveError as exc:
             message = str(exc)
             hidden = set(out_of_sight)
-            where = sorted({m.site for m in legal_builds(state)
-                            if m.card == card and m.site in hidden}, key=lambda x: x.index)
+            builds = [m for m in legal_builds(state) if m.card == card and m.site in hidden]
+            where = sorted({m.site for m in builds}, key=lambda x: x.index)
+            if len(where) == 1:
+                # a legal build exists, so the player built: where the camera cannot see
+                return _unseen_build(state, card, builds, where[0])
             if where:  # recorded all the same: the turn order stays right for what follows
                 names = ", ".join(x.name for x in where)
                 message += (f"; no new block is in view, but it may stand where the camera "
@@ -163,17 +168,25 @@ def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
     sites = sorted({m.site for m in builds}, key=lambda s: s.index)
     if len(sites) != 1:
         return None  # no such site, or several: which one is not known
-    player = state.player
-    smallest = min(builds, key=lambda m: (m.block.storeys, player.colors.index(m.block.color)))
-    after = apply_move(state, smallest)
+    missed = _unseen_build(state, card, builds, sites[0])
+    assert missed.move is not None
+    after = apply_move(state, missed.move)
     while after.phase is Phase.COMMIT:
         after = apply_move(after, Commit(after.seat, None))
-    if after.seat is not seen.seat:
-        return None
+    return missed if after.seat is seen.seat else None
+
+
+def _unseen_build(state: GameState, card: Card, builds: Sequence[Build], site: Site
+                  ) -> Decision:
+    """The build of the player to move at the one site out of sight their card gives:
+    the smallest block of their first colour, to be corrected by the players."""
+    player = state.player
+    smallest = min((m for m in builds if m.site == site),
+                   key=lambda m: (m.block.storeys, player.colors.index(m.block.color)))
     message = (f"{player.name}'s move was not seen: their card {card} builds only where the "
-               f"camera cannot see ({sites[0].name}); recorded as {smallest.block.color} "
+               f"camera cannot see ({site.name}); recorded as {smallest.block.color} "
                f"{smallest.block.storeys} there, correct it if the block was another")
-    return Decision("missed", smallest, True, "unseen-move", message, 0.0, (sites[0],))
+    return Decision("missed", smallest, True, "unseen-move", message, 0.0, (site,))
 
 
 def _candidates(state: GameState, site: Site, view: SiteView, seen_card: Card | None,

@@ -128,20 +128,30 @@ def test_without_the_pixels_or_with_another_cards_site_it_stays_a_pass():
         assert not d.legal and d.reason == "build-possible"
 
 
-def test_a_pass_says_where_the_cards_build_may_be_out_of_sight():
-    # S plays c20 (SW of every city); 0SW is out of the camera's sight and the
-    # reading shows no change: recorded as the pass it looks like (the turns that
-    # follow stay in order), its warning naming where the block may stand
+def test_a_new_card_with_no_change_in_view_is_a_build_out_of_sight_or_a_pass():
+    # S plays c20 (SW of every city) and the reading shows no change. With 0SW out
+    # of the camera's sight (3NW too, not c20's site), a pass would be illegal: S
+    # built there. It is recorded as the smallest block, for the players to correct.
     state = _state_with()
     views = _views(state.board)
-    hidden = [Site(0, 2, 0), Site(3, 0, 0)]  # 3NW: hidden too, but not c20's site
-    d = decide(state, views, new_cards={Seat.S: Card(2, 0)}, out_of_sight=hidden)
+    d = decide(state, views, new_cards={Seat.S: Card(2, 0)},
+               out_of_sight=[Site(0, 2, 0), Site(3, 0, 0)])
+    assert d.kind == "missed" and d.legal and d.reason == "unseen-move"
+    assert str(d.move) == "S c20 red1@0SW" and d.changed == (Site(0, 2, 0),)
+    assert d.message == ("Player 1's move was not seen: their card c20 builds only where "
+                         f"the camera cannot see ({Site(0, 2, 0).name}); recorded as red 1 "
+                         "there, correct it if the block was another")
+    # with two such sites out of sight, which one is not known: recorded as the pass
+    # it looks like (the turns that follow stay in order), the warning naming both
+    two = [Site(0, 2, 0), Site(4, 2, 0)]
+    d = decide(state, views, new_cards={Seat.S: Card(2, 0)}, out_of_sight=two)
     assert d.kind == "move" and str(d.move) == "S c20 pass"
     assert not d.legal and d.reason == "build-possible"
     plain = decide(state, views, new_cards={Seat.S: Card(2, 0)}, out_of_sight=[Site(3, 0, 0)])
     assert plain.move == d.move and plain.reason == d.reason
     assert d.message == (plain.message + "; no new block is in view, but it may stand where "
-                         f"the camera cannot see ({Site(0, 2, 0).name}): correct this move if so")
+                         f"the camera cannot see ({Site(0, 2, 0).name}, {Site(4, 2, 0).name}): "
+                         "correct this move if so")
 
 
 def test_the_next_players_build_after_a_move_out_of_sight_records_that_move_first():
