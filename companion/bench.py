@@ -74,7 +74,7 @@ def bench_motion_gate(repeat: int = 200) -> dict[str, Any]:
 
 
 def _bench_arm_check(frames: list[np.ndarray], repeat: int) -> dict[str, Any]:
-    """The arm watch, run once per settled frame (not on every frame)."""
+    """The arm watch, run on a still frame before it is read (not on every frame)."""
     from companion.vision.change import ArmWatch
     from companion.vision.geometry import Intrinsics, Pose
 
