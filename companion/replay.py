@@ -516,12 +516,19 @@ def _covered(state: GameState, views: Mapping[Site, SiteView], per_site: Mapping
     if state.phase is not Phase.BUILD:
         return []
     seat, colors = state.seat, state.player.colors
+    # the covering build is the next builder's (anyone's when the round ends here)
+    order = state.round_order()
+    pos = order.index(state.to_move)
+    after = [order[(pos + k) % len(order)] for k in range(1, len(order))]
+    nxt = next((i for i in after if state.blocks_left_this_round(i) > 0), None)
+    others = (set(state.config.players[nxt].colors) if nxt is not None
+              else {c for p in state.config.players for c in p.colors} - set(colors))
     tops = _tops(state)
     out: list[tuple[float, Build | Pass, bool]] = []
     for site, seen in obs.sites.items():
         old = views.get(site)
         grew = seen.height - (old.height if old else 0)
-        if grew < 2 or seen.owner in colors:
+        if grew < 2 or seen.owner not in others:
             continue
         for build in _legal_at(state, seat, colors, site):
             if build.block.storeys >= grew:
