@@ -44,6 +44,19 @@ def _script(seed: int, n_builds: int):
     return cfg, builds, readings
 
 
+def _film(ctl: Controller, scenes: int) -> None:
+    """Scene k: a hand moving (noise) for 0.2 s, then frame value k still for 0.53 s
+    (the fake readers read the scene number from the first pixel)."""
+    t = 0.0
+    for k in range(scenes):
+        for _ in range(3 if k else 0):
+            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
+            t += 1 / 15
+        for _ in range(8):
+            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
+            t += 1 / 15
+
+
 def test_controller_records_the_moves_played_and_never_reads_a_hand():
     cfg, builds, readings = _script(3, 30)
     calls: list[int] = []
@@ -84,14 +97,7 @@ def test_a_live_move_whose_site_was_read_narrowly_is_recorded_as_doubtful():
     readings[5].doubtful = [builds[0].site]  # an old site: not this move's
     session = GameSession(make_config(list(cfg.players)))
     ctl = Controller(session, lambda image, previous_pose=None: readings[int(image[0, 0, 0])])
-    t = 0.0
-    for k in range(len(readings)):
-        for _ in range(3 if k else 0):
-            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
-            t += 1 / 15
-        for _ in range(8):
-            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
-            t += 1 / 15
+    _film(ctl, len(readings))
     entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
     assert [str(e.move) for e in entries] == [str(b) for b in builds]
     assert [e.doubtful for e in entries] == [False, False, True, False, False, False]
@@ -110,14 +116,7 @@ def test_a_reader_that_takes_height_ranges_gets_the_records(variants):
 
     session = GameSession(make_config(list(cfg.players), variants=variants))
     ctl = Controller(session, reader)
-    t = 0.0
-    for k in range(3):
-        for _ in range(3 if k else 0):
-            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
-            t += 1 / 15
-        for _ in range(8):
-            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
-            t += 1 / 15
+    _film(ctl, 3)
     assert len(ranges) == 3 and all(len(r) == 54 for r in ranges)
     # the third still scene is read with the first build recorded
     assert [str(m) for m in session.record.moves if not isinstance(m, Commit)] == [
@@ -160,14 +159,7 @@ def test_a_move_out_of_sight_is_recorded_when_the_next_player_builds():
     assert builds[0].card == builds[4].card
     session = GameSession(make_config(list(cfg.players)))
     ctl = Controller(session, lambda image, previous_pose=None: readings[int(image[0, 0, 0])])
-    t = 0.0
-    for k in range(len(readings)):
-        for _ in range(3 if k else 0):
-            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
-            t += 1 / 15
-        for _ in range(8):
-            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
-            t += 1 / 15
+    _film(ctl, len(readings))
     recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
     assert recorded == [str(b) for b in builds]
     [warning] = session.snapshot()["warnings"]
