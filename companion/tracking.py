@@ -82,8 +82,9 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     added there that the reading missed or could not see (a storey on a tall
     tower, a site behind one): it is decided as a build there, not as a pass.
     ``out_of_sight``: every site the camera could not see in this reading. A
-    card played with no change in view is an (illegal) pass; when the card
-    could have built on one of those sites, the warning says so.
+    card played with no change in view is a build at the one site out of sight
+    it gives (below); with none it is an (illegal) pass, and with several it is
+    recorded as that pass, its warning naming them.
     ``cards_read``: the top card of every stack as last read. When the change is
     the next player's build, and the card on the stack of the player to move (the
     same card played again shows no change) builds only where the camera cannot
@@ -112,9 +113,7 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
             check_move(state, move)
         except IllegalMoveError as exc:
             message = str(exc)
-            hidden = set(out_of_sight)
-            builds = [m for m in legal_builds(state) if m.card == card and m.site in hidden]
-            where = sorted({m.site for m in builds}, key=lambda x: x.index)
+            builds, where = _builds_out_of_sight(state, card, out_of_sight)
             if len(where) == 1:
                 # a legal build exists, so the player built: where the camera cannot see
                 return _unseen_build(state, card, builds, where[0])
@@ -161,11 +160,9 @@ def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
     """The build of the player to move that the camera could not see, if their card
     allows it only out of sight and the build seen is the next player's."""
     card = cards_read.get(state.seat)
-    hidden = set(out_of_sight)
-    if card is None or not hidden:
+    if card is None:
         return None
-    builds = [m for m in legal_builds(state) if m.card == card and m.site in hidden]
-    sites = sorted({m.site for m in builds}, key=lambda s: s.index)
+    builds, sites = _builds_out_of_sight(state, card, out_of_sight)
     if len(sites) != 1:
         return None  # no such site, or several: which one is not known
     missed = _unseen_build(state, card, builds, sites[0])
@@ -174,6 +171,17 @@ def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
     while after.phase is Phase.COMMIT:
         after = apply_move(after, Commit(after.seat, None))
     return missed if after.seat is seen.seat else None
+
+
+def _builds_out_of_sight(state: GameState, card: Card, out_of_sight: Sequence[Site]
+                         ) -> tuple[list[Build], list[Site]]:
+    """The legal builds of the player to move with ``card`` at sites the camera
+    cannot see, and those sites in index order."""
+    hidden = set(out_of_sight)
+    if not hidden:
+        return [], []
+    builds = [m for m in legal_builds(state) if m.card == card and m.site in hidden]
+    return builds, sorted({m.site for m in builds}, key=lambda s: s.index)
 
 
 def _unseen_build(state: GameState, card: Card, builds: Sequence[Build], site: Site
