@@ -35,8 +35,9 @@ from companion.vision.strips import project_fast
 DEFAULTS: dict[str, Any] = {
     "px_per_mm": 2.0,
     "red_chroma": 0.28,  # opponent chroma (r - g) / sum of a red cell, at least
-    "min_grid_score": 0.35,
-    "min_margin": 0.01,
+    "min_grid_score": 0.28,
+    "min_margin": 0.03,
+    "min_pattern_ncc": 0.1,  # the best fit's printed pattern alone, correlated, at least
     "margin_mm": 14.0,
     "shade_mm": 0.0,  # scale of the brightness normalisation (0: none)
     "min_seen": 0.3,  # share of a hypothesis' pattern no tower hides, at least
@@ -153,14 +154,25 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
             if lum is None:
                 lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
                                   s, float(cfg["shade_mm"]), inside)
+            ncc = np.full(9, -np.inf)
+            enough = np.zeros(9, bool)
             scores = _cell_scores(lum, (a0, b0), s, am, bm, ang, g, inside, hidden,
-                                  float(cfg["min_seen"]))
+                                  float(cfg["min_seen"]), ncc, enough)
             order = np.argsort(-scores.ravel())
+            # the best fit must have its pattern in view and the printed pattern in it:
+            # a hypothesis whose card runs off the photo cannot be ruled out by one
+            # that fits what is left, and a split between bright and dark alone
+            # (red tower faces over the table) is not a card
+            if not enough[order[0]] or ncc[order[0]] < float(cfg["min_pattern_ncc"]):
+                continue
             top = float(scores.ravel()[order[0]])
             margin = top - float(scores.ravel()[order[1]])
             rc = divmod(int(order[0]), 3)
             if best is None or top > best[0]:
                 best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
+                if debug is not None:
+                    debug["scores"] = scores
+                    debug["ncc"] = ncc.reshape(3, 3)
     if debug is not None:
         debug.update({"rect": rect, "red": red, "blobs": len(centres), "best": best})
     if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
@@ -238,32 +250,69 @@ def _card_in_frame(read: CardRead, pose: Pose, g: BoardGeometry, shape: tuple[in
     return bool(area / full >= min_fraction)
 
 
-@lru_cache(maxsize=8)
-def _card_pattern(card: CardLayout, step: float = 0.75
-                  ) -> tuple[FloatArray, FloatArray, FloatArray]:
-    """Card-local lattice over the card's top part, and its printed pattern (no red).
+#: regions of the scoring window: the printed pattern, off the card, the card below it
+_PATTERN, _OFF, _BELOW = 0, 1, 2
 
-    Cached per card layout (every red pair of every read uses it); callers must
-    not modify the arrays.
+
+@lru_cache(maxsize=8)
+def _card_window(card: CardLayout, step: float = 0.75
+                 ) -> tuple[FloatArray, FloatArray, FloatArray, np.ndarray]:
+    """One lattice around the red pair, and what each of the nine hypotheses puts there.
+
+    Returns the lattice (x right, y down, mm from the red pair's midpoint) and, per
+    hypothesis (r, c) in row-major order, the predicted brightness and the region
+    of every point. Every hypothesis is judged on the same points: one a cell
+    off must also explain the part of the card it leaves out (the card's top
+    edge, its frame, the grid's last line), not just the part it covers.
+    Cached per card layout; callers must not modify the arrays.
     """
     cell = card.cell
     half_w = card.size[0] / 2
-    xs = np.arange(-half_w + 2.0, half_w - 2.0 + 1e-6, step)
-    ys = np.arange(2.0, card.top_offset + 3 * cell + 4.0 + 1e-6, step)
-    X, Y = np.meshgrid(xs, ys)
-    X = X.ravel()
-    Y = Y.ravel()
+    fr = card.frame
+    bottom = card.top_offset + 3 * cell + 4.0  # the pattern: down to just below the grids
+    rs, cs = np.meshgrid(np.arange(3), np.arange(3), indexing="ij")
+    rx = ((cs.ravel() - 1) * cell)[:, None]  # the red pair's midpoint, card-local
+    ry = (card.top_offset + cell / 2 + rs.ravel() * cell)[:, None]
+    us = np.arange(-half_w - 2.0 - cell, half_w + 2.0 + cell + 1e-6, step)
+    ws = np.arange(-2.0 - float(ry.max()), bottom - float(ry.min()) + 1e-6, step)
+    U, V = np.meshgrid(us, ws)
+    u = U.ravel()
+    w = V.ravel()
+    X = u[None, :] + rx  # card-local, per hypothesis
+    Y = w[None, :] + ry
+    off = (Y < 0) | (np.abs(X) > half_w)
+    region = np.where(off, _OFF, np.where(Y > bottom, _BELOW, _PATTERN)).astype(np.int8)
     pred = np.ones_like(X)
+    if fr > 0.5:  # the dark frame, and a blurred step into the blank card
+        rim = np.minimum(Y, half_w - np.abs(X))
+        pred = np.where(rim < fr - 0.25, 0.3, np.where(rim < fr + 0.5, 0.65, 1.0))
     for go in card.grid_offsets:
         gx = X - (go - 1.5 * cell)  # from the grid's left edge
         gy = Y - card.top_offset  # from the grid's top edge
-        inside = (gx >= 0) & (gx <= 3 * cell) & (gy >= 0) & (gy <= 3 * cell)
+        grid = (gx >= 0) & (gx <= 3 * cell) & (gy >= 0) & (gy <= 3 * cell)
         line = (np.minimum(gx % cell, cell - gx % cell) < 0.7) | (
             np.minimum(gy % cell, cell - gy % cell) < 0.7)
-        pred = np.where(inside, np.where(line, 0.3, 0.85), pred)
-    for a in (X, Y, pred):
+        pred = np.where(grid, np.where(line, 0.3, 0.85), pred)
+        red = (np.abs(X - (go + rx)) < cell / 2 - 0.7) & (np.abs(Y - ry) < cell / 2 - 0.7)
+        pred = np.where(red, 0.5, pred)
+    for a in (u, w, pred, region):
         a.setflags(write=False)
-    return X, Y, pred
+    return u, w, pred, region
+
+
+@lru_cache(maxsize=8)
+def _card_masks(card: CardLayout) -> tuple[FloatArray, FloatArray, FloatArray,
+                                            tuple[FloatArray, FloatArray]]:
+    """:func:`_card_window`'s regions as 0/1 weights (pattern, pattern times the
+    prediction and its square, then off the card and below the grids), so the
+    nine hypotheses' sums are matrix products."""
+    _, _, pred, region = _card_window(card)
+    m = (region == _PATTERN).astype(np.float64)
+    out = (m, m * pred, m * pred * pred,
+           ((region == _OFF).astype(np.float64), (region == _BELOW).astype(np.float64)))
+    for a in (*out[:3], *out[3]):
+        a.setflags(write=False)
+    return out
 
 
 def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
@@ -289,55 +338,71 @@ def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
 def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
                  am: float, bm: float, ang: float, g: BoardGeometry,
                  inside: np.ndarray | None = None, hidden: np.ndarray | None = None,
-                 min_seen: float = 0.3) -> FloatArray:
-    """(3, 3) how well each red-cell hypothesis explains the top of the card.
+                 min_seen: float = 0.3, ncc: FloatArray | None = None,
+                 enough: np.ndarray | None = None) -> FloatArray:
+    """(3, 3) how well each red-cell hypothesis explains the card around the red pair.
 
-    Hypothesis (r, c) fixes where the card's top edge and centre line are
-    relative to the red pair; the printed pattern it predicts over the top
-    part of the card (light cells, dark grid lines, the red cells, blank
-    card around and between the grids) is compared with the image by
-    normalised correlation. A hypothesis one cell off predicts grid where
-    there is blank card or the card's frame, and blank card where there are
-    grid lines. Points off the photo (``inside`` false) are left out; so are
-    points a tower hides (``hidden``), but a hypothesis needs ``min_seen`` of
-    its points clear of towers.
+    Hypothesis (r, c) fixes where the card's edges and centre line are relative
+    to the red pair. Over one window for all nine, it predicts the printed
+    pattern on the card's top part (the frame, light cells, dark grid lines,
+    the red cells, blank card around and between the grids), and only a flat
+    level, its own, off the card and on the card below the grids. The score is
+    the square root of the share of the window's variance so explained (the
+    normalised correlation when the pattern covers the whole window). A
+    hypothesis one cell off predicts grid where there is blank card, and must
+    call the card's real top edge, frame or last grid line "off the card" or
+    "below the grids", where nothing but a flat level is allowed. Points off
+    the photo (``inside`` false) are left out; so are points a tower hides
+    (``hidden``), but a hypothesis needs ``min_seen`` of its pattern clear of
+    towers and 70% of it in the photo.
     """
     a0, b0 = origin
-    cell = g.card.cell
-    X, Y, base = _card_pattern(g.card)
+    u, w, _, _ = _card_window(g.card)
     ca, sa = np.cos(ang), np.sin(ang)
     H, W = lum.shape
-    rs, cs = np.meshgrid(np.arange(3), np.arange(3), indexing="ij")
-    rx = ((cs.ravel() - 1) * cell)[:, None]  # red cell centre, card-local, per hypothesis
-    ry = (g.card.top_offset + cell / 2 + rs.ravel() * cell)[:, None]
-    red = np.zeros((9, len(X)), bool)
-    for go in g.card.grid_offsets:
-        red |= (np.abs(X - (go + rx)) < cell / 2 - 0.7) & (np.abs(Y - ry) < cell / 2 - 0.7)
-    pred = np.where(red, 0.5, base[None, :])
-    dx = X[None, :] - rx
-    dy = Y[None, :] - ry
-    pa = am + dx * ca + dy * sa
-    pb = bm + dx * sa - dy * ca
+    pa = am + u * ca + w * sa
+    pb = bm + u * sa - w * ca
     x = ((pa - a0) * s).astype(np.float32)
     y = ((b0 - pb) * s).astype(np.float32)
     ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
+    iy = np.clip(np.round(y).astype(np.int64), 0, H - 1)
+    ix = np.clip(np.round(x).astype(np.int64), 0, W - 1)
     if inside is not None and not inside.all():
-        ok &= inside[np.clip(np.round(y).astype(np.int64), 0, H - 1),
-                     np.clip(np.round(x).astype(np.int64), 0, W - 1)]
-    v = cv2.remap(lum, x, y, cv2.INTER_LINEAR)
+        ok &= inside[iy, ix]
+    clear = ok & ~hidden[iy, ix] if hidden is not None and hidden.any() else ok
+    v = cv2.remap(lum, x[None, :], y[None, :], cv2.INTER_LINEAR)[0].astype(np.float64)
     out = np.full(9, -np.inf)
-    frac = ok.mean(axis=1)
-    if hidden is not None and hidden.any():
-        ok &= ~hidden[np.clip(np.round(y).astype(np.int64), 0, H - 1),
-                      np.clip(np.round(x).astype(np.int64), 0, W - 1)]
-    for k in range(9):
-        if frac[k] < 0.7 or ok[k].mean() < min_seen:
-            continue
-        vk = v[k][ok[k]]
-        pk = pred[k][ok[k]]
-        vk = vk - vk.mean()
-        pk = pk - pk.mean()
-        out[k] = float((vk @ pk) / max(np.sqrt((vk @ vk) * (pk @ pk)), 1e-9))
+    c = clear.astype(np.float64)
+    n = float(c.sum())
+    if n < 3:
+        return out.reshape(3, 3)
+    vc = v * c
+    sst = float(vc @ v) - float(vc.sum()) ** 2 / n
+    if sst <= 1e-12:
+        return out.reshape(3, 3)
+    # per hypothesis and region, sums over the clear points: all nine at once
+    m, mp, mpp, flat = _card_masks(g.card)
+    sse = np.zeros(9)
+    for f in flat:
+        nf = f @ c
+        s1 = f @ vc
+        sse += np.where(nf > 0, f @ (vc * v) - s1 * s1 / np.maximum(nf, 1.0), 0.0)
+    n_pat = m.sum(axis=1)
+    nm = m @ c
+    s_v = m @ vc
+    s_p = mp @ c
+    svv = m @ (vc * v) - s_v * s_v / np.maximum(nm, 1.0)
+    spp = mpp @ c - s_p * s_p / np.maximum(nm, 1.0)
+    svp = mp @ vc - s_v * s_p / np.maximum(nm, 1.0)
+    sse += svv - np.where(svp > 0, svp * svp / np.maximum(spp, 1e-12), 0.0)
+    usable = nm >= 0.1 * n_pat
+    out[usable] = np.sqrt(np.maximum(0.0, 1.0 - sse[usable] / sst))
+    if ncc is not None:
+        ncc[:] = np.where(usable, svp / np.maximum(np.sqrt(np.maximum(svv * spp, 0.0)), 1e-9),
+                          -np.inf)
+    if enough is not None:
+        in_photo = m @ ok.astype(np.float64)
+        enough[:] = usable & (in_photo >= 0.7 * n_pat) & (nm >= min_seen * n_pat)
     return out.reshape(3, 3)
 
 

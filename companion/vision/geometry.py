@@ -137,6 +137,8 @@ class CardLayout:
     edge_gap: float
     along_edge: float
     angle_deg: float
+    #: width of the printed dark frame along the card's edges (0: none known)
+    frame: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,7 @@ class BoardGeometry:
             edge_gap=float(cards["stack_edge_gap_mm"]),
             along_edge=float(cards["stack_along_edge_mm"]),
             angle_deg=float(cards["stack_angle_deg"]),
+            frame=float(cards.get("frame_mm", 0.0)),
         )
         return cls(
             board_size=(float(profile["board"]["size_mm"][0]),

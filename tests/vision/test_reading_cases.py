@@ -76,6 +76,31 @@ def test_a_card_across_a_towers_shadow_edge_is_read():
     assert reading.cards.get(Seat.S) == (1, 1)
 
 
+@pytest.mark.parametrize("kind, seed, seat, cell", [
+    # a red pair whose grids are periodic: one row up fitted the part of the card it
+    # covered as well (margin 0.00005, left out); it leaves the card's top edge and
+    # frame, and the grid's top line, outside the card, where it predicts a flat level
+    ("mounted", 104, Seat.E, (1, 2)),
+    # one column off fitted better on the part it covered: read (1, 2)
+    ("phone", 143, Seat.E, (1, 0)),
+])
+def test_a_card_one_cell_off_must_explain_the_whole_card(kind, seed, seat, cell):
+    shot = shoot(seed, kind=kind, light=LAMPS[seed % 3],
+                 colour_set="classic" if kind == "mounted" else "2017")
+    reading = read_image(shot.image, None, shot.scene.colors)
+    assert reading.cards.get(seat) == cell
+
+
+def test_red_tower_faces_beside_the_board_are_not_a_card():
+    # no stack at E; tall red towers' faces, seen low, lie over the stack's place, and
+    # the split between them and the table explains much of the window: the printed
+    # pattern itself does not fit (0.03) and the card is not read
+    shot = shoot(195, kind="mounted", light=LAMPS[195 % 3], colour_set="classic")
+    assert Seat.E not in shot.scene.cards
+    reading = read_image(shot.image, None, shot.scene.colors)
+    assert Seat.E not in reading.cards
+
+
 def test_shaded_empty_sites_under_a_warm_lamp_are_not_blue_towers():
     shot = _shot(7)  # warm lamp, 2017 colours: shaded print looks bluish grey
     reading = read_image(shot.image, None, shot.scene.colors)
@@ -188,14 +213,19 @@ def test_a_marker_a_shadow_bent_is_left_out_of_the_pose():
 def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
     # phone photo: marker 1, missed at full size, decodes on the enlarged crop with
     # its corners 3-4.5 px off; solved with it (k1 estimated from three markers)
-    # the camera went 92 mm off and the E card was misread. The fit with it misses
+    # the camera went 92 mm off (and, before the card reader judged every cell
+    # hypothesis on the whole card, the E card was misread). The fit with it misses
     # a marker by 3 px, so the two-marker pose (35 mm off) stands.
     shot = shoot(46, kind="phone", light=LAMPS[46 % 3], colour_set=SETS[46 % 2])
+
+    def off(pose):
+        return float(((pose.camera_centre - shot.pose.camera_centre) ** 2).sum() ** 0.5)
+
     reading = read_image(shot.image, None, shot.scene.colors)
-    assert reading.pose.markers == (0, 2)
+    assert reading.pose.markers == (0, 2) and off(reading.pose) < 40.0
     assert reading.cards[Seat.E] == shot.scene.cards[Seat.E] == (1, 2)
     found = read_image(shot.image, None, shot.scene.colors, config={"pose": {"find_px": 9.0}})
-    assert found.pose.markers == (0, 1, 2) and found.cards.get(Seat.E) != (1, 2)
+    assert found.pose.markers == (0, 1, 2) and off(found.pose) > 80.0
 
 
 def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
