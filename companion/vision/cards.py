@@ -61,18 +61,22 @@ def _seat_frame(g: BoardGeometry, seat: Seat) -> tuple[FloatArray, FloatArray, F
                                                                     np.float64)
 
 
-def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
-                 cfg: dict[str, Any], covered: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float], float, np.ndarray]:
-    """Top-down resampling of a seat's stack region.
+_MAP_CACHE: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray,
+                                         tuple[float, float]]] = {}
 
-    Returns the image, the part inside the photo, (a0, b0), the scale, and
-    the part a tower hides (``covered``: photo pixels towers hide, see
-    SiteReader.tower_mask).
-    """
-    s = float(cfg["px_per_mm"])
+
+def _seat_maps(pose: Pose, g: BoardGeometry, seat: Seat, s: float, margin: float,
+               shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                 tuple[float, float]]:
+    """Where each pixel of a seat's top-down region lies in the photo, and whether
+    inside it; ``(a0, b0)``, the region's corner. Cached per pose like the site
+    strips: a still camera keeps its pose, so live reads remap only the image."""
+    key = (pose.rvec.tobytes(), pose.tvec.tobytes(), pose.intrinsics.K.tobytes(),
+           pose.intrinsics.dist.tobytes(), seat, s, margin, tuple(shape[:2]), g.card)
+    hit = _MAP_CACHE.get(key)
+    if hit is not None:
+        return hit
     w, h = g.card.size
-    margin = float(cfg["margin_mm"])
     reach = g.card.along_edge + w / 2 + h * np.sin(np.deg2rad(g.card.angle_deg)) + margin
     b_hi = -g.card.edge_gap + margin / 2 + 6  # a little over the board edge
     b_lo = -(g.card.edge_gap + h + w * np.sin(np.deg2rad(g.card.angle_deg)) + margin)
@@ -91,12 +95,34 @@ def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     pts = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=-1)
     pix = project_fast(pose, pts).astype(np.float32)
     # interpolate the coarse map onto every pixel of the resampled region
-    fx = np.arange(W, dtype=np.float32) / step
-    fy = np.arange(H, dtype=np.float32) / step
-    mx = cv2.remap(pix[..., 0], *np.meshgrid(fx, fy), cv2.INTER_LINEAR)
-    my = cv2.remap(pix[..., 1], *np.meshgrid(fx, fy), cv2.INTER_LINEAR)
-    ih, iw = image.shape[:2]
+    fx, fy = np.meshgrid(np.arange(W, dtype=np.float32) / step,
+                         np.arange(H, dtype=np.float32) / step)
+    mx = cv2.remap(pix[..., 0], fx, fy, cv2.INTER_LINEAR)
+    my = cv2.remap(pix[..., 1], fx, fy, cv2.INTER_LINEAR)
+    ih, iw = shape[:2]
     inside = (mx >= 0) & (mx <= iw - 1) & (my >= 0) & (my <= ih - 1)
+    for arr in (mx, my, inside):
+        arr.setflags(write=False)
+    if len(_MAP_CACHE) > 16:
+        _MAP_CACHE.clear()
+    out = (mx, my, inside, (float(a0), float(b0)))
+    _MAP_CACHE[key] = out
+    return out
+
+
+def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
+                 cfg: dict[str, Any], covered: np.ndarray | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float], float, np.ndarray]:
+    """Top-down resampling of a seat's stack region.
+
+    Returns the image, the part inside the photo, (a0, b0), the scale, and
+    the part a tower hides (``covered``: photo pixels towers hide, see
+    SiteReader.tower_mask).
+    """
+    s = float(cfg["px_per_mm"])
+    mx, my, inside, (a0, b0) = _seat_maps(pose, g, seat, s, float(cfg["margin_mm"]),
+                                          image.shape[:2])
+    ih, iw = image.shape[:2]
     hidden = np.zeros_like(inside)
     if covered is not None and covered.shape == (ih, iw) and covered.any():
         cov = covered if covered.dtype == np.uint8 else covered.astype(np.uint8)
