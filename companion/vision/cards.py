@@ -180,16 +180,14 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
             if lum is None:
                 lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
                                   s, float(cfg["shade_mm"]), inside)
-            ncc = np.full(9, -np.inf)
-            enough = np.zeros(9, bool)
-            scores = _cell_scores(lum, (a0, b0), s, am, bm, ang, g, inside, hidden,
-                                  float(cfg["min_seen"]), ncc, enough)
+            scores, ncc, enough = _cell_scores(lum, (a0, b0), s, am, bm, ang, g, inside,
+                                               hidden, float(cfg["min_seen"]))
             order = np.argsort(-scores.ravel())
             # the best fit must have its pattern in view and the printed pattern in it:
             # a hypothesis whose card runs off the photo cannot be ruled out by one
             # that fits what is left, and a split between bright and dark alone
             # (red tower faces over the table) is not a card
-            if not enough[order[0]] or ncc[order[0]] < float(cfg["min_pattern_ncc"]):
+            if not enough.flat[order[0]] or ncc.flat[order[0]] < float(cfg["min_pattern_ncc"]):
                 continue
             top = float(scores.ravel()[order[0]])
             margin = top - float(scores.ravel()[order[1]])
@@ -198,7 +196,7 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
                 best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
                 if debug is not None:
                     debug["scores"] = scores
-                    debug["ncc"] = ncc.reshape(3, 3)
+                    debug["ncc"] = ncc
     if debug is not None:
         debug.update({"rect": rect, "red": red, "blobs": len(centres), "best": best})
     if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
@@ -364,9 +362,9 @@ def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
 def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
                  am: float, bm: float, ang: float, g: BoardGeometry,
                  inside: np.ndarray | None = None, hidden: np.ndarray | None = None,
-                 min_seen: float = 0.3, ncc: FloatArray | None = None,
-                 enough: np.ndarray | None = None) -> FloatArray:
-    """(3, 3) how well each red-cell hypothesis explains the card around the red pair.
+                 min_seen: float = 0.3) -> tuple[FloatArray, FloatArray, np.ndarray]:
+    """(3, 3) how well each red-cell hypothesis explains the card around the red pair;
+    (3, 3) how its printed pattern alone correlates; (3, 3) whether it can win.
 
     Hypothesis (r, c) fixes where the card's edges and centre line are relative
     to the red pair. Over one window for all nine, it predicts the printed
@@ -379,8 +377,8 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     call the card's real top edge, frame or last grid line "off the card" or
     "below the grids", where nothing but a flat level is allowed. Points off
     the photo (``inside`` false) are left out; so are points a tower hides
-    (``hidden``), but a hypothesis needs ``min_seen`` of its pattern clear of
-    towers and 70% of it in the photo.
+    (``hidden``); a hypothesis can win only with ``min_seen`` of its pattern
+    clear of towers and 70% of it in the photo.
     """
     a0, b0 = origin
     u, w, _, _ = _card_window(g.card)
@@ -398,14 +396,14 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     clear = ok & ~hidden[iy, ix] if hidden is not None and hidden.any() else ok
     v = cv2.remap(lum, x[None, :], y[None, :], cv2.INTER_LINEAR)[0].astype(np.float64)
     out = np.full(9, -np.inf)
+    ncc = np.full(9, -np.inf)
+    enough = np.zeros(9, bool)
     c = clear.astype(np.float64)
     n = float(c.sum())
-    if n < 3:
-        return out.reshape(3, 3)
     vc = v * c
-    sst = float(vc @ v) - float(vc.sum()) ** 2 / n
-    if sst <= 1e-12:
-        return out.reshape(3, 3)
+    sst = float(vc @ v) - float(vc.sum()) ** 2 / max(n, 1.0)
+    if n < 3 or sst <= 1e-12:
+        return out.reshape(3, 3), ncc.reshape(3, 3), enough.reshape(3, 3)
     # per hypothesis and region, sums over the clear points: all nine at once
     m, mp, mpp, flat = _card_masks(g.card)
     sse = np.zeros(9)
@@ -423,13 +421,10 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     sse += svv - np.where(svp > 0, svp * svp / np.maximum(spp, 1e-12), 0.0)
     usable = nm >= 0.1 * n_pat
     out[usable] = np.sqrt(np.maximum(0.0, 1.0 - sse[usable] / sst))
-    if ncc is not None:
-        ncc[:] = np.where(usable, svp / np.maximum(np.sqrt(np.maximum(svv * spp, 0.0)), 1e-9),
-                          -np.inf)
-    if enough is not None:
-        in_photo = m @ ok.astype(np.float64)
-        enough[:] = usable & (in_photo >= 0.7 * n_pat) & (nm >= min_seen * n_pat)
-    return out.reshape(3, 3)
+    ncc[usable] = (svp / np.maximum(np.sqrt(np.maximum(svv * spp, 0.0)), 1e-9))[usable]
+    in_photo = m @ ok.astype(np.float64)
+    enough[:] = usable & (in_photo >= 0.7 * n_pat) & (nm >= min_seen * n_pat)
+    return out.reshape(3, 3), ncc.reshape(3, 3), enough.reshape(3, 3)
 
 
 def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance,
