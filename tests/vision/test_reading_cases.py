@@ -9,7 +9,10 @@ unseen site hiding four sites behind it; towers whose foot a nearer tower
 hides though their top settles the height; empty sites under a tower's soft
 shadow; a marker whose detected corner a tower's shadow bent; a marker found
 on a second look whose corners would bend the camera; cards partly behind
-towers. The last test checks that the narrow wins are listed as doubtful.
+towers; a card read one cell off (or left out) because the hypothesis a cell
+off was judged only on the part of the card it covered; red tower faces over
+an empty seat's place. The last test checks that the narrow wins are listed as
+doubtful.
 """
 
 from __future__ import annotations
