@@ -113,6 +113,14 @@ class Pose:
         return pts @ self.R.T + self.tvec.reshape(1, 3)
 
     @property
+    def cache_key(self) -> tuple[Any, ...]:
+        """Equal for the same camera and placement: what is derived from the pose
+        alone (site strips, seat maps) is kept under it, since a still camera
+        keeps its pose."""
+        return (self.rvec.tobytes(), self.tvec.tobytes(), self.intrinsics.K.tobytes(),
+                self.intrinsics.dist.tobytes(), self.intrinsics.size)
+
+    @property
     def camera_centre(self) -> FloatArray:
         """The camera's optical centre in board millimetres."""
         return (-self.R.T @ self.tvec).ravel()

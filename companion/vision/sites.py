@@ -366,8 +366,7 @@ class SiteReader:
 
     def strips(self, pose: Pose) -> Strips:
         """The strip sampling of a pose (cached: a fixed camera keeps its pose)."""
-        key = (pose.rvec.tobytes(), pose.tvec.tobytes(), pose.intrinsics.K.tobytes(),
-               pose.intrinsics.dist.tobytes(), pose.intrinsics.size)
+        key = pose.cache_key
         hit = _STRIP_CACHE.get(key)
         if hit is None:
             hit = build_strips(pose, self.g, int(self.cfg["max_height"]), offsets=self.offsets)
