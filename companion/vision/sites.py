@@ -133,6 +133,8 @@ DEFAULTS: dict[str, Any] = {
     "print_shaded_ncc": 0.6,
     "print_shaded_visible": 0.95,
     "print_block_d2": 4.0,
+    "print_near_block_d2": 2.0,
+    "print_near_min_sites": 6,
     "print_empty_ncc": 0.85,
     "print_tower_visible": 0.4,
     "refute_margin": 6.0,
@@ -252,18 +254,33 @@ def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -
 
 
 def fit_site_print(feats: FloatArray, model: ColourModel, min_sites: int = 3,
-                   min_block_d2: float = 4.0) -> ColourClass | None:
+                   min_block_d2: float = 4.0, near_block_d2: float | None = None,
+                   near_min_sites: int = 6) -> ColourClass | None:
     """The empty-site print, from the footprint colours of all 54 sites.
 
     Empty sites share one print, so their footprints form the largest tight
     cluster that is not a block colour; towers scatter over the block
     colours. Returns a Gaussian, or None when too few sites look empty.
+
+    A print of nearly a block's colour (a lavender print beside purple blocks)
+    has no footprint that far from every block. Then, with ``near_block_d2``,
+    the print is looked for again among footprints nearer the block colours,
+    and must be shared by ``near_min_sites`` sites: a few tops of one colour
+    shaded alike must not pass for it.
     """
     x = np.asarray(feats, np.float64).reshape(-1, 3)
     ok = np.all(np.isfinite(x), axis=1)
     d_block = np.full(len(x), np.inf)
     d_block[ok] = model.distance2(x[ok]).min(axis=1)
-    cand = x[ok & (d_block > min_block_d2)]
+    found = _print_cluster(x[ok & (d_block > min_block_d2)], min_sites)
+    if found is None and near_block_d2 is not None and near_block_d2 < min_block_d2:
+        found = _print_cluster(x[ok & (d_block > near_block_d2)],
+                               max(min_sites, near_min_sites))
+    return found
+
+
+def _print_cluster(cand: FloatArray, min_sites: int) -> ColourClass | None:
+    """The densest tight cluster of ``cand`` as a Gaussian, if it has ``min_sites``."""
     if len(cand) < min_sites:
         return None
     scale = np.array([0.05, 0.05, 0.35])
@@ -521,7 +538,9 @@ class SiteReader:
         inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
                   & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
         med[~inside] = np.nan
-        return fit_site_print(med, model, min_block_d2=float(self.cfg["print_block_d2"]))
+        return fit_site_print(med, model, min_block_d2=float(self.cfg["print_block_d2"]),
+                              near_block_d2=float(self.cfg["print_near_block_d2"]),
+                              near_min_sites=int(self.cfg["print_near_min_sites"]))
 
     def board_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance) -> BoardModel:
         """What board and table look like in this photo, from places no tower can cover.

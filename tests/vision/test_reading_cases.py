@@ -11,20 +11,22 @@ shadow; a marker whose detected corner a tower's shadow bent; a marker found
 on a second look whose corners would bend the camera; cards partly behind
 towers; a card read one cell off (or left out) because the hypothesis a cell
 off was judged only on the part of the card it covered; red tower faces over
-an empty seat's place. The last test checks that the narrow wins are listed as
-doubtful.
+an empty seat's place; an empty-site print nearly of a block's colour. The
+last test checks that the narrow wins are listed as doubtful.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from companion.rules.topology import Seat
 from companion.vision.cards import read_card
-from companion.vision.colours import estimate_white_balance
+from companion.vision.colours import ColourModel, estimate_white_balance
 from companion.vision.evaluate import compare
 from companion.vision.geometry import board_geometry
 from companion.vision.reader import read_image
+from companion.vision.sites import fit_site_print
 from tests.vision.synth import shoot
 
 LAMPS = ("white", "warm", "cold")
@@ -114,6 +116,45 @@ def test_shaded_empty_sites_under_a_warm_lamp_are_not_blue_towers():
         assert site not in reading.unseen
         view = reading.sites.get(site)
         assert view is None or view.height == 0
+
+
+def _lavender_footprints(n_print: int) -> tuple[np.ndarray, ColourModel]:
+    """Footprint colours of a board whose empty-site print is nearly purple."""
+    model = ColourModel.for_colours(board_geometry(), ["orange", "yellow", "purple", "blue"])
+    rng = np.random.default_rng(3)
+    lavender = np.array([0.07, -0.06, -0.15])  # phone seed 14's print, cold lamp
+    prints = lavender + rng.normal(0.0, 0.004, (n_print, 3))
+    tops = np.concatenate([np.repeat(c.mean[None], 6, axis=0) for c in model.classes])
+    tops = tops + rng.normal(0.0, 0.01, tops.shape)
+    return np.concatenate([prints, tops]), model
+
+
+def test_a_print_nearly_of_a_block_colour_is_still_found():
+    feats, model = _lavender_footprints(12)
+    d2 = model.distance2(feats[:12]).min(axis=1)
+    assert np.all((d2 > 2.0) & (d2 < 4.0))  # too near purple for the first look
+    assert fit_site_print(feats, model, min_block_d2=4.0) is None
+    found = fit_site_print(feats, model, min_block_d2=4.0, near_block_d2=2.0,
+                           near_min_sites=6)
+    assert found is not None
+    assert np.allclose(found.mean, [0.07, -0.06, -0.15], atol=0.01)
+    # five such sites are not enough: tops of one colour shaded alike could be
+    few, model = _lavender_footprints(5)
+    assert fit_site_print(few, model, min_block_d2=4.0, near_block_d2=2.0,
+                          near_min_sites=6) is None
+
+
+def test_empty_sites_on_a_lavender_print_beside_purple_blocks_are_not_towers():
+    # phone seed 14 (2017 colours, cold lamp): the print lay within 2.6 of purple,
+    # no print model was found, and nine empty sites read as towers up to 26 tall
+    # (the yellow-green board beyond taken for their tops)
+    shot = shoot(14, kind="phone", light="cold", colour_set="2017")
+    reading = read_image(shot.image, None, shot.scene.colors)
+    for code in ("0N", "0E", "0SE", "1C", "1S", "2NW", "2SE", "5C"):
+        site = next(s for s in board_geometry().sites if s.code == code)
+        assert not shot.scene.towers.get(site)
+        view = reading.sites.get(site)
+        assert site not in reading.unseen and (view is None or view.height == 0), code
 
 
 def test_a_tower_read_where_the_footprint_shows_clear_print_is_no_tower():
