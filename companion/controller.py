@@ -124,6 +124,8 @@ class Controller:
         self._last_still: tuple[np.ndarray, float] | None = None
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
+        self.last_fit: Any = None  # the last new block fitted (companion.vision.newblock)
+        self._keep_reading = 0.0
 
     # -- one frame -----------------------------------------------------------
     def process(self, image: np.ndarray, timestamp: float) -> str:
@@ -310,7 +312,50 @@ class Controller:
             if c in reading.sites:
                 views[c] = reading.sites[c]
         unseen = [c for c in candidates if c in set(reading.unseen)]
+        if site is not None:
+            # the block itself, from what changed: its storeys and colour
+            fit = self._fit_block(prev, image, pose, site, state, reading, heights)
+            read = reading.sites.get(site)
+            grown = read.height - heights.get(site, 0) if read is not None else 0
+            if fit is not None and not (1 <= grown <= MAX_STOREYS and fit.explains(
+                    read.owner if read else None, grown, self._keep_reading)):
+                views[site] = SiteView(heights.get(site, 0) + fit.storeys, fit.colour)
+                unseen = [c for c in unseen if c != site]
         return views, unseen, pixel_site
+
+    def _fit_block(self, before: np.ndarray, after: np.ndarray, pose: Any, site: Site,
+                   state: Any, reading: ReadingLike, heights: Mapping[Site, int]) -> Any:
+        """The new block at ``site`` fitted to the change between the two still scenes
+        (companion.vision.newblock), or None to go by the reading alone.
+
+        Its colour is one of the player to move's, or the one read there (a player
+        building out of turn is reported, not corrected). Not with a monster
+        variant: a monster's path shrinks towers, the fit only knows growth.
+        """
+        if not self.change.get("focus_fit_block", True) or state.config.monster is not None \
+                or not hasattr(pose, "camera_centre"):
+            return None
+        from companion.vision.colours import ColourModel
+        from companion.vision.geometry import board_geometry
+        from companion.vision.newblock import fit_new_block
+        from companion.vision.reader import default_config
+
+        in_play = [c for p in state.config.players for c in p.colors]
+        colours = list(state.player.colors)
+        view = reading.sites.get(site)
+        if view is not None and view.owner in in_play:
+            colours.append(view.owner)
+        model = ColourModel.for_colours(board_geometry(), in_play)
+        cfg = default_config().get("new_block", {})
+        self._keep_reading = float(cfg.get("keep_reading", 0.0))
+        try:
+            fit = fit_new_block(before, after, pose, site, heights.get(site, 0), colours, model,
+                                towers=heights, wb=getattr(reading, "wb", None), config=cfg)
+        except ValueError as exc:
+            log.info("new block at %s not fitted: %s", site.name, exc)
+            return None
+        self.last_fit = fit
+        return fit
 
     def _update_leds(self) -> None:
         if self.leds is None or not self.session.has_game:

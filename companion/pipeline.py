@@ -27,6 +27,7 @@ class Reading:
     timings: dict[str, float] = field(default_factory=dict)
     #: read sites whose reading won narrowly: the camera view marks them for a look
     doubtful: list[Site] = field(default_factory=list)
+    wb: Any = None  # the white balance it was read with (the new-block fit reuses it)
 
 
 class VisionReader:
@@ -48,7 +49,7 @@ class VisionReader:
         cards = {Seat(s) if not isinstance(s, Seat) else s: _card(c) for s, c in r.cards.items()}
         return Reading(dict(r.sites), list(r.unseen), cards, r.pose,
                        dict(getattr(r, "timings", {}) or {}),
-                       list(getattr(r, "doubtful", []) or []))
+                       list(getattr(r, "doubtful", []) or []), getattr(r, "wb", None))
 
 
 def _card(value: Any) -> Card:

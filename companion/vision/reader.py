@@ -23,7 +23,7 @@ import numpy as np
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
-from companion.vision.colours import ColourModel, estimate_white_balance
+from companion.vision.colours import ColourModel, WhiteBalance, estimate_white_balance
 from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
 from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
 from companion.vision.pose import (
@@ -72,6 +72,8 @@ class Reading:
     #: sites read (not unseen) whose reading won by less than ``sites.doubt_margin``:
     #: about half the wrong readings are among them, so they are worth a look
     doubtful: list[Site] = field(default_factory=list)
+    #: the white balance the photo was read with (the live table's new-block fit reuses it)
+    wb: WhiteBalance | None = field(default=None, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
@@ -177,7 +179,8 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     doubt = float(cfg.get("sites", {}).get("doubt_margin", 0.0))
     doubtful = sorted(r.site for r in results if r.height is not None and r.margin < doubt)
     timings["total"] = time.perf_counter() - t0
-    return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful)
+    return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful,
+                   wb)
 
 
 def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pose,

@@ -48,3 +48,36 @@ def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
         s: (before.height(s), before.height(s) + 4) for s in map(Site.from_index, range(54))})
     assert held.sites.get(HONG_KONG_S) == SiteView(12, "green")
     assert HONG_KONG_C in held.unseen
+
+
+def test_each_new_block_is_fitted_to_what_changed() -> None:
+    # SimTable seed 2: read alone, three of its first twelve builds came out a
+    # storey off (move 5, South's red 3 on a 2-storey tower, read as a red 1; move
+    # 11, a green 4 on a 5, read as 2; move 12, a black 1, read as 2). Between two
+    # still scenes the block is all that changed: fitted as a whole, each is right.
+    table = SimTable(seed=2, hand_frames=2, still_frames=8)
+    session = GameSession(table.companion_config())
+    reader = VisionReader(colors=list(table.companion_config().colors))
+    seen: list[tuple[np.ndarray, Any]] = []
+    ctl = Controller(session, reader, on_frame=lambda image, reading: seen.append(
+        (image, reading)))
+    while len(table.moves) <= 12:
+        frame = table.read()
+        ctl.process(frame.image, frame.timestamp)
+    recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
+    assert recorded == [str(m) for m in table.moves[:12]]
+    assert session.snapshot()["warnings"] == []
+    # move 5 as the reading alone has it, and as the fit has it
+    assert str(table.moves[4]) == "S c00 red3@2NW"
+    site = Site.parse("2NW")
+    (before, earlier), (after, reading) = seen[4], seen[5]
+    assert reading.sites.get(site) == SiteView(3, "red")  # 2 storeys + a red 1
+    from companion.vision.colours import ColourModel
+    from companion.vision.geometry import board_geometry
+    from companion.vision.newblock import fit_new_block
+
+    colours = list(table.companion_config().colors)
+    model = ColourModel.for_colours(board_geometry(), colours)
+    fit = fit_new_block(before, after, reading.pose, site, 2, colours, model,
+                        towers={s: v.height for s, v in earlier.sites.items()})
+    assert fit is not None and (fit.storeys, fit.colour) == (3, "red")

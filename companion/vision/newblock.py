@@ -1,0 +1,249 @@
+"""How many storeys the block just built has, from the still scenes before and after.
+
+Reading a tower from one frame confuses a storey more with a top set back
+a few millimetres: the top face lands in the same place either way. Between
+two still scenes of a live table the block is the only thing that changed,
+and it changed as a whole: its image runs from its foot on the old top to its
+own top, wherever it was set down. So each hypothesis (storeys, colour, a
+placement a few mm and degrees off) is a projected prism, scored by the
+pixels inside it that changed and look like that block colour, less those
+that did not. The old tower's height comes from the game record, and the
+towers of the record nearer the camera mask what they hide.
+
+Thresholds are in the config's ``new_block`` section.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.rules import Site
+from companion.vision.colours import (
+    FACE_INTENSITY_SIGMA,
+    ColourModel,
+    WhiteBalance,
+    estimate_white_balance,
+    features,
+)
+from companion.vision.geometry import BoardGeometry, Pose, board_geometry
+
+DEFAULTS: dict[str, Any] = {
+    "chroma_sigma": 0.06,  # log-chromaticity change that counts as one unit
+    "brighter_sigma": 0.15,  # log brightening that counts as one unit
+    "shadow_log": 1.0,  # darkening up to this (log) with the hue kept is a shadow
+    "darker_sigma": 0.2,  # darkening beyond a shadow's, per unit
+    "change_cap": 2.0,  # one pixel's change counts at most this much
+    "change_offset": 1.6,  # change below this counts against a hypothesis
+    "colour_weight": 0.75,  # weight of "looks like the block colour"
+    "colour_d2": 9.0,  # colour distance2 that scores zero; 4 below scores one
+    "shifts_mm": [-3.0, -1.5, 0.0, 1.5, 3.0],
+    "turns_deg": [0.0],
+    "max_storeys": 4,
+    "min_visible_px": 40,  # fewer pixels of the block in view: no fit
+    "min_change": 0.0,  # the best hypothesis must score above this
+    "keep_reading": 0.03,  # a reading the fit scores this close to its best stands
+}
+
+
+@dataclass(frozen=True)
+class BlockFit:
+    """The best explanation of the change at one site."""
+
+    storeys: int
+    colour: str
+    score: float
+    margin: float  # over the best other storey count, relative to the best score
+    scores: Mapping[tuple[str, int], float] = field(default_factory=dict, repr=False)
+    #: pixels in view of each hypothesis' best placement
+    areas: Mapping[tuple[str, int], float] = field(default_factory=dict, repr=False)
+
+    def explains(self, colour: str | None, storeys: int, within: float) -> bool:
+        """Whether (colour, storeys) scores within ``within`` (relative) of the best."""
+        s = self.scores.get((colour or "", storeys))
+        return s is not None and (self.score - s) / max(abs(self.score), 1.0) < within
+
+
+def _option(config: Mapping[str, Any] | None, key: str) -> Any:
+    return (config or {}).get(key, DEFAULTS[key])
+
+
+def _prism(xy: np.ndarray, z0: float, z1: float, dx: float, dy: float, turn: float,
+           half: float) -> np.ndarray:
+    c, s = math.cos(turn), math.sin(turn)
+    sq = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
+    rot = sq @ np.array([[c, s], [-s, c]])
+    pts = np.zeros((8, 3))
+    pts[:, :2] = np.vstack([rot, rot]) + xy + (dx, dy)
+    pts[:4, 2], pts[4:, 2] = z0, z1
+    return pts
+
+
+def _prisms(xy: np.ndarray, z0: float, storey: float, ks: np.ndarray,
+            shifts: Sequence[float], turns: Sequence[float], half: float) -> np.ndarray:
+    """Corners (N, 8, 3) of every hypothesis: ``ks`` storeys (N,), each shift and turn."""
+    n_per = len(shifts) ** 2 * len(turns)
+    grid = np.array([(dx, dy, t) for dx in shifts for dy in shifts for t in turns])
+    grid = np.tile(grid, (len(ks) // n_per, 1))
+    c, s = np.cos(grid[:, 2]), np.sin(grid[:, 2])
+    sq = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
+    x = c[:, None] * sq[None, :, 0] - s[:, None] * sq[None, :, 1]
+    y = s[:, None] * sq[None, :, 0] + c[:, None] * sq[None, :, 1]
+    out = np.zeros((len(ks), 8, 3))
+    out[:, :, 0] = np.tile(x, 2) + xy[0] + grid[:, :1]
+    out[:, :, 1] = np.tile(y, 2) + xy[1] + grid[:, 1:2]
+    out[:, :4, 2] = z0
+    out[:, 4:, 2] = (z0 + storey * ks)[:, None]
+    return out
+
+
+#: the prism's twelve edges: its outline in any view is made of them
+_EDGES = np.array([(0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4),
+                   (0, 4), (1, 5), (2, 6), (3, 7)])
+
+
+def _hull_sums(pix: np.ndarray, maps: Sequence[np.ndarray]) -> np.ndarray:
+    """Sums of each map over the outline of each projected prism (N, 8, 2), all at once.
+
+    A convex outline's cut at one row is the span of where the prism's edges
+    cross that row; row-wise cumulative sums then give each row's part in two
+    look-ups. A pixel of a row the outline crosses counts when its centre lies
+    within half a pixel of the span.
+    """
+    h, w = maps[0].shape
+    a = pix[:, _EDGES[:, 0], :]  # (N, 12, 2)
+    b = pix[:, _EDGES[:, 1], :]
+    rows = np.arange(h, dtype=np.float64)
+    dy = b[..., 1] - a[..., 1]
+    flat = np.abs(dy) < 1e-9
+    t = (rows[None, None, :] - a[..., 1:2]) / np.where(flat, 1.0, dy)[..., None]  # (N, 12, h)
+    ok = (t >= 0) & (t <= 1) & ~flat[..., None]
+    x = a[..., 0:1] + t * (b[..., 0] - a[..., 0])[..., None]
+    lo = np.where(ok, x, np.inf).min(axis=1)  # (N, h)
+    hi = np.where(ok, x, -np.inf).max(axis=1)
+    has = np.isfinite(lo)
+    ja = np.clip(np.ceil(np.where(has, lo - 0.5, 0.0)), 0, w).astype(np.int64)
+    jb = np.clip(np.floor(np.where(has, hi + 0.5, -1.0)) + 1, 0, w).astype(np.int64)
+    jb = np.maximum(jb, ja)
+    r = np.broadcast_to(np.arange(h), ja.shape)
+    out = np.zeros((len(maps), len(pix)))
+    for i, m in enumerate(maps):
+        cs = np.zeros((h, w + 1))
+        np.cumsum(m, axis=1, out=cs[:, 1:])
+        out[i] = (cs[r, jb] - cs[r, ja]).sum(axis=1)
+    return out
+
+
+def change_map(before: np.ndarray, after: np.ndarray,
+               config: Mapping[str, Any] | None = None) -> np.ndarray:
+    """Per pixel, how surely it changed, in units the hypotheses add up.
+
+    A shadow darkens all channels alike: its hue stays and it costs nothing
+    up to ``shadow_log``. New plastic changes the hue, brightens, or (black on
+    a pale print) darkens far beyond a shadow.
+    """
+    a = cv2.GaussianBlur(before, (3, 3), 0).astype(np.float32) + 8.0
+    b = cv2.GaussianBlur(after, (3, 3), 0).astype(np.float32) + 8.0
+    lr = np.log(b) - np.log(a)
+    m = lr.mean(axis=2)
+    chroma = np.sqrt(((lr - m[..., None]) ** 2).sum(axis=2))
+    ch = (chroma / float(_option(config, "chroma_sigma"))
+          + np.maximum(m, 0.0) / float(_option(config, "brighter_sigma"))
+          + np.maximum(-m - float(_option(config, "shadow_log")), 0.0)
+          / float(_option(config, "darker_sigma")))
+    out: np.ndarray = (np.minimum(ch, float(_option(config, "change_cap")))
+                       - float(_option(config, "change_offset")))
+    return out
+
+
+def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
+                  base_storeys: int, colours: Sequence[str], model: ColourModel, *,
+                  towers: Mapping[Site, int] | None = None, wb: WhiteBalance | None = None,
+                  geometry: BoardGeometry | None = None,
+                  config: Mapping[str, Any] | None = None) -> BlockFit | None:
+    """The storeys (1..max) and colour of the block built at ``site`` between two frames.
+
+    ``base_storeys``: the tower there before (the record's); ``colours``: the
+    colours the block may have (names of ``model``); ``towers``: the record's
+    other towers, whose silhouettes hide what stands behind them. None when
+    too little of the block would be in view or nothing there changed.
+    """
+    if before.shape != after.shape:
+        raise ValueError("the two frames differ in size")
+    g = geometry or board_geometry()
+    cand = [c for c in dict.fromkeys(colours) if c in model.names]
+    if not cand:
+        return None
+    H, W = after.shape[:2]
+    xy = np.asarray(g.site_xy[site.index], np.float64)
+    half = g.footprint / 2
+    z0 = g.storey * base_storeys
+    top = int(_option(config, "max_storeys"))
+    shifts = [float(x) for x in _option(config, "shifts_mm")]
+    turns = [math.radians(float(x)) for x in _option(config, "turns_deg")]
+    reach = half * math.sqrt(2) + max(abs(x) for x in shifts)
+    box = _prism(xy, z0, z0 + g.storey * top, 0.0, 0.0, 0.0, reach)
+    corners = pose.project(box)
+    if not np.all(np.isfinite(corners)):
+        return None
+    x0, y0 = np.maximum(np.floor(corners.min(axis=0)).astype(int) - 2, 0)
+    x1, y1 = np.minimum(np.ceil(corners.max(axis=0)).astype(int) + 3, (W, H))
+    if x1 - x0 < 3 or y1 - y0 < 3:
+        return None
+    shape = (int(y1 - y0), int(x1 - x0))
+    offset = np.array([x0, y0], np.float64)
+    d = change_map(before[y0:y1, x0:x1], after[y0:y1, x0:x1], config)
+    # the record's nearer towers hide what stands behind them
+    hidden = np.zeros(shape, np.uint8)
+    cam = np.asarray(pose.camera_centre, np.float64)[:2]
+    mine = float(np.linalg.norm(xy - cam))
+    for other, h in (towers or {}).items():
+        oxy = np.asarray(g.site_xy[other.index], np.float64)
+        if other == site or h <= 0 or float(np.linalg.norm(oxy - cam)) >= mine:
+            continue
+        p = pose.project(_prism(oxy, 0.0, g.storey * h, 0.0, 0.0, 0.0, half)) - offset
+        cv2.fillConvexPoly(hidden, cv2.convexHull(p.astype(np.float32)).astype(np.int32), 1)
+    seen = hidden == 0
+    # how much each pixel looks like each candidate colour rather than another
+    wb = wb or estimate_white_balance(after, pose, g)
+    f = features(wb.apply(after[y0:y1, x0:x1].reshape(-1, 3)))
+    d2 = model.distance2(f, FACE_INTENSITY_SIGMA)
+    lim = float(_option(config, "colour_d2"))
+    weight = float(_option(config, "colour_weight"))
+    looks = {}
+    for name in cand:
+        i = model.names.index(name)
+        own = d2[:, i]
+        rest = np.delete(d2, i, axis=1).min(axis=1) if d2.shape[1] > 1 else np.full_like(own, 1e9)
+        cm = np.where(own < rest, np.clip((lim - own) / 5.0, -1.0, 1.0), -1.0)
+        looks[name] = (weight * cm.reshape(shape)).astype(np.float32)
+    maps = [np.where(seen, d, 0.0), seen.astype(np.float64),
+            *(np.where(seen, looks[name], 0.0) for name in cand)]
+    ks = np.repeat(np.arange(1, top + 1), len(shifts) ** 2 * len(turns))
+    prisms = _prisms(xy, z0, g.storey, ks, shifts, turns, half)  # (N, 8, 3)
+    pix = pose.project(prisms.reshape(-1, 3)).reshape(len(ks), 8, 2) - offset
+    sums = _hull_sums(pix, maps)  # (maps, N)
+    best_visible = int(sums[1].max())
+    scores: dict[tuple[str, int], float] = {}
+    areas: dict[tuple[str, int], float] = {}
+    for j, name in enumerate(cand):
+        total = sums[0] + sums[2 + j]
+        for k in range(1, top + 1):
+            idx = np.flatnonzero(ks == k)
+            i = int(idx[np.argmax(total[idx])])
+            scores[(name, k)] = float(total[i])
+            areas[(name, k)] = float(sums[1][i])
+    if best_visible < int(_option(config, "min_visible_px")):
+        return None
+    (colour, storeys), score = max(scores.items(), key=lambda kv: kv[1])
+    if not score > float(_option(config, "min_change")):
+        return None
+    rivals = [v for (c, k), v in scores.items() if k != storeys]
+    second = max(rivals) if rivals else -math.inf
+    margin = (score - second) / max(abs(score), 1.0)
+    return BlockFit(storeys, colour, score, margin, scores, areas)
