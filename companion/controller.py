@@ -220,7 +220,8 @@ class Controller:
             return
         state = self.session.state
         self.session.set_unseen(list(reading.unseen))
-        views, unseen, pixel_site = self._focus(image, reading, state)
+        views, unseen, pixel_site = self._focus(image, reading, state,
+                                                new_cards.get(state.seat))
         decision = decide(state, views, unseen, new_cards, pixel_site,
                           out_of_sight=list(reading.unseen), cards_read=self._cards)
         if decision.kind == "missed" and decision.move is not None:
@@ -266,7 +267,8 @@ class Controller:
         return {site: (0 if shrinks else h, h + MAX_STOREYS)
                 for site in all_sites() for h in (state.board.height(site),)}
 
-    def _focus(self, image: np.ndarray, reading: ReadingLike, state: Any
+    def _focus(self, image: np.ndarray, reading: ReadingLike, state: Any,
+               card: Card | None = None,
                ) -> tuple[Mapping[Site, SiteView], list[Site], Site | None]:
         """Trust the reading only where the pixels changed since the last still scene.
 
@@ -304,6 +306,10 @@ class Controller:
                 site, candidates = differing[0], differing
             elif site is None and differing:
                 candidates = differing
+        fit = None
+        if site is None and not candidates and card is not None:
+            site, fit = self._card_site(prev, image, pose, state, reading, heights, card, scores)
+            pixel_site = site
         views = dict(record)
         if site is not None:
             candidates = [site]
@@ -314,7 +320,7 @@ class Controller:
         unseen = [c for c in candidates if c in set(reading.unseen)]
         if site is not None:
             # the block itself, from what changed: its storeys and colour
-            fit = self._fit_block(prev, image, pose, site, state, reading, heights)
+            fit = fit or self._fit_block(prev, image, pose, site, state, reading, heights)
             read = reading.sites.get(site)
             grown = read.height - heights.get(site, 0) if read is not None else 0
             if fit is not None and not (1 <= grown <= MAX_STOREYS and fit.explains(
@@ -322,6 +328,23 @@ class Controller:
                 views[site] = SiteView(heights.get(site, 0) + fit.storeys, fit.colour)
                 unseen = [c for c in unseen if c != site]
         return views, unseen, pixel_site
+
+    def _card_site(self, before: np.ndarray, after: np.ndarray, pose: Any, state: Any,
+                   reading: ReadingLike, heights: Mapping[Site, int], card: Card,
+                   scores: Sequence[Any]) -> tuple[Site | None, Any]:
+        """Where a block barely in view was built: the player to move just played
+        ``card`` and nothing changed clearly, but at one of the sites the card
+        gives, the pixels changed a little (a block behind a tall tower shows a
+        sliver). The site that changed most there, if a block fits the change."""
+        cell = card.site_cell(state.seat)
+        floor = float(self.change.get("focus_card_score", 0.0))
+        for c in scores:  # highest first
+            if c.score < floor:
+                break
+            if (c.site.row, c.site.col) == cell:
+                fit = self._fit_block(before, after, pose, c.site, state, reading, heights)
+                return (c.site, fit) if fit is not None else (None, None)
+        return None, None
 
     def _fit_block(self, before: np.ndarray, after: np.ndarray, pose: Any, site: Site,
                    state: Any, reading: ReadingLike, heights: Mapping[Site, int]) -> Any:
