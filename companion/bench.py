@@ -127,6 +127,7 @@ def bench_controller(moves: int = 8, seed: int = 2, reader: Any = None) -> dict[
             out = _run_controller(header, frames, reader)
     world = [str(m) for m in table.moves if not isinstance(m, Commit)][:len(out["recorded"])]
     lat = out["latency"]
+    fit = out.get("fit", [])
     return {
         "frames": len(frames),
         "fps_processed": round(len(frames) / out["busy"], 1) if out["busy"] else None,
@@ -134,6 +135,9 @@ def bench_controller(moves: int = 8, seed: int = 2, reader: Any = None) -> dict[
         "moves_right": sum(1 for a, b in zip(out["recorded"], world, strict=False) if a == b),
         "still_to_move_s": {"median": round(statistics.median(lat), 3) if lat else None,
                             "max": round(max(lat), 3) if lat else None, "goal": 0.5},
+        # the new block fitted to the change, part of still-to-move
+        "new_block_fit_ms": {"median": round(1000 * statistics.median(fit), 1) if fit else None,
+                             "max": round(1000 * max(fit), 1) if fit else None},
         "max_rss_mb": out["max_rss_mb"],
         "rss_goal_mb": 250,
     }
@@ -159,7 +163,7 @@ def _run_controller(header: dict[str, Any], frames: list[tuple[Any, float]],
         busy += time.perf_counter() - t0
     recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
     return {"busy": busy, "recorded": recorded, "latency": list(ctl.stats.decide_latency),
-            "max_rss_mb": _peak_rss_mb()}
+            "fit": list(ctl.stats.fit_seconds), "max_rss_mb": _peak_rss_mb()}
 
 
 def _peak_rss_mb() -> float:

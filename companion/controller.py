@@ -71,6 +71,7 @@ class ControllerStats:
     arm_timeouts: int = 0  # read anyway after arm_watch.timeout_seconds
     read_seconds: list[float] = field(default_factory=list)
     decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
+    fit_seconds: list[float] = field(default_factory=list)  # each new-block fit
 
 
 def pose_shift_px(before: Any, after: Any) -> float:
@@ -126,6 +127,10 @@ class Controller:
         self.last_reading: ReadingLike | None = None
         self.last_fit: Any = None  # the last new block fitted (companion.vision.newblock)
         self._keep_reading = 0.0
+        self._fit_doubt = 0.0
+        #: the site whose new block was fitted in the last still scene, and whether
+        #: its move is doubtful (the fit or the reading it kept won narrowly)
+        self._fitted: tuple[Site, bool] | None = None
 
     # -- one frame -----------------------------------------------------------
     def process(self, image: np.ndarray, timestamp: float) -> str:
@@ -244,8 +249,10 @@ class Controller:
             return
         if decision.kind == "move" and decision.move is not None:
             # a site read by a narrow margin: the page asks the players to look
-            doubtful = getattr(decision.move, "site", None) in set(
-                getattr(reading, "doubtful", ()) or ())
+            moved = getattr(decision.move, "site", None)
+            doubtful = moved in set(getattr(reading, "doubtful", ()) or ())
+            if self._fitted is not None and self._fitted[0] == moved:
+                doubtful = self._fitted[1]
             outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
             self.stats.moves += 1
             if outcome.warning is not None:
@@ -279,6 +286,7 @@ class Controller:
         several did).
         """
         prev, self._prev_still = self._prev_still, image
+        self._fitted = None
         pose = getattr(reading, "pose", None)
         if prev is None or pose is None or not hasattr(pose, "project") \
                 or prev.shape != image.shape:
@@ -323,10 +331,17 @@ class Controller:
             fit = fit or self._fit_block(prev, image, pose, site, state, reading, heights)
             read = reading.sites.get(site)
             grown = read.height - heights.get(site, 0) if read is not None else 0
-            if fit is not None and not (1 <= grown <= MAX_STOREYS and fit.explains(
-                    read.owner if read else None, grown, self._keep_reading)):
+            kept = 1 <= grown <= MAX_STOREYS and fit is not None and fit.explains(
+                read.owner if read else None, grown, self._keep_reading)
+            if fit is not None and not kept:
                 views[site] = SiteView(heights.get(site, 0) + fit.storeys, fit.colour)
                 unseen = [c for c in unseen if c != site]
+                # the fit decided: doubtful when another storey count nearly fits
+                self._fitted = (site, fit.margin < self._fit_doubt)
+            elif kept:
+                # the reading stands: doubtful too when the fit prefers another count
+                doubtful = site in set(getattr(reading, "doubtful", ()) or ())
+                self._fitted = (site, doubtful or grown != fit.storeys)
         return views, unseen, pixel_site
 
     def _card_site(self, before: np.ndarray, after: np.ndarray, pose: Any, state: Any,
@@ -371,12 +386,16 @@ class Controller:
         model = ColourModel.for_colours(board_geometry(), in_play)
         cfg = default_config().get("new_block", {})
         self._keep_reading = float(cfg.get("keep_reading", 0.0))
+        self._fit_doubt = float(cfg.get("doubt_margin", 0.0))
+        t0 = time.perf_counter()
         try:
             fit = fit_new_block(before, after, pose, site, heights.get(site, 0), colours, model,
                                 towers=heights, wb=getattr(reading, "wb", None), config=cfg)
         except ValueError as exc:
             log.info("new block at %s not fitted: %s", site.name, exc)
             return None
+        finally:
+            self.stats.fit_seconds.append(time.perf_counter() - t0)
         self.last_fit = fit
         return fit
 

@@ -48,6 +48,7 @@ DEFAULTS: dict[str, Any] = {
     "min_visible_px": 40,  # fewer pixels of the block in view: no fit
     "min_change": 0.0,  # the best hypothesis must score above this
     "keep_reading": 0.03,  # a reading the fit scores this close to its best stands
+    "doubt_margin": 0.03,  # a fit that wins by less is marked for the players to check
 }
 
 
