@@ -23,8 +23,8 @@ def board_svg(sites: Sequence[Mapping[str, Any]], highlight: set[int] | None = N
     cw = topo.cols * cell
     w = topo.city_grid[1] * cw + (topo.city_grid[1] + 1) * gap
     h = topo.city_grid[0] * (cw + 16) + (topo.city_grid[0] + 1) * gap
-    by_index = {Site(s["city"], s["row"], s["col"]).index: s for s in sites}
-    hidden = {Site(u["city"], u["row"], u["col"]).index for u in unseen}
+    by_index = {Site.from_json(s).index: s for s in sites}
+    hidden = {Site.from_json(u).index for u in unseen}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" '
              f'class="board" role="img" aria-label="board">']
     for city in range(topo.cities):

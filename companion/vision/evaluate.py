@@ -58,19 +58,15 @@ class Totals:
         }
 
 
-def _site(e: Mapping[str, Any]) -> Site:
-    return Site(int(e["city"]), int(e["row"]), int(e["col"]))
-
-
 def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[str, int]:
     """Count errors of one ``companion read`` object against a sim truth."""
     expected = truth["expected"]
-    exp_sites = {_site(e): (e["height"], e["owner"]) for e in expected["sites"]}
-    hidden = {_site(e) for e in expected.get("unseen", [])}
-    got = {_site(e): (e["height"], e["owner"]) for e in reading_json.get("sites", [])}
-    unseen = {_site(e) for e in reading_json.get("unseen", [])}
+    exp_sites = {Site.from_json(e): (e["height"], e["owner"]) for e in expected["sites"]}
+    hidden = {Site.from_json(e) for e in expected.get("unseen", [])}
+    got = {Site.from_json(e): (e["height"], e["owner"]) for e in reading_json.get("sites", [])}
+    unseen = {Site.from_json(e) for e in reading_json.get("unseen", [])}
     out = dict(visible_sites=0, wrong=0, unseen_visible=0, hidden=0, hidden_read=0)
-    full = {_site(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
+    full = {Site.from_json(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
     for i in range(54):
         site = Site.from_index(i)
         if site in hidden:

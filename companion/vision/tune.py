@@ -239,13 +239,13 @@ def labelled_from_sim(r: Any) -> LabelledPhoto:
     intr = Intrinsics.from_json(t["camera"])
     pose = Pose(np.array(t["pose"]["rvec"]), np.array(t["pose"]["tvec"]), intr)
     g = board_geometry()
-    heights = {Site(e["city"], e["row"], e["col"]): (int(e["height"]), str(e["owner"]))
+    heights = {Site.from_json(e): (int(e["height"]), str(e["owner"]))
                for e in t["board"]["sites"]}
     offsets = {}
     for site in heights:
         x, y, _ = r.scene.tower_pose(site)
         offsets[site] = (x - g.site_xy[site.index][0], y - g.site_xy[site.index][1])
-    visible = {Site(e["city"], e["row"], e["col"]): float(e["top"]) for e in t["visibility"]}
+    visible = {Site.from_json(e): float(e["top"]) for e in t["visibility"]}
     return LabelledPhoto(r.image, pose, list(t["expected"]["colors"]), heights, offsets,
                          visible)
 
