@@ -125,9 +125,7 @@ class Controller:
         self._last_still: tuple[np.ndarray, float] | None = None
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
-        self.last_fit: Any = None  # the last new block fitted (companion.vision.newblock)
-        self._keep_reading = 0.0
-        self._fit_doubt = 0.0
+        self.new_block = _new_block_config()
         #: the site whose new block was fitted in the last still scene, and whether
         #: its move is doubtful (the fit or the reading it kept won narrowly)
         self._fitted: tuple[Site, bool] | None = None
@@ -328,16 +326,17 @@ class Controller:
         unseen = [c for c in candidates if c in set(reading.unseen)]
         if site is not None:
             # the block itself, from what changed: its storeys and colour
-            fit = fit or self._fit_block(prev, image, pose, site, state, reading, heights)
+            if fit is None:
+                fit = self._fit_block(prev, image, pose, site, state, reading, heights)
             read = reading.sites.get(site)
             grown = read.height - heights.get(site, 0) if read is not None else 0
             kept = 1 <= grown <= MAX_STOREYS and fit is not None and fit.explains(
-                read.owner if read else None, grown, self._keep_reading)
+                read.owner if read else None, grown, float(self.new_block["keep_reading"]))
             if fit is not None and not kept:
                 views[site] = SiteView(heights.get(site, 0) + fit.storeys, fit.colour)
                 unseen = [c for c in unseen if c != site]
                 # the fit decided: doubtful when another storey count nearly fits
-                self._fitted = (site, fit.margin < self._fit_doubt)
+                self._fitted = (site, fit.margin < float(self.new_block["doubt_margin"]))
             elif kept:
                 # the reading stands: doubtful too when the fit prefers another count
                 doubtful = site in set(getattr(reading, "doubtful", ()) or ())
@@ -376,7 +375,6 @@ class Controller:
         from companion.vision.colours import ColourModel
         from companion.vision.geometry import board_geometry
         from companion.vision.newblock import fit_new_block
-        from companion.vision.reader import default_config
 
         in_play = [c for p in state.config.players for c in p.colors]
         colours = list(state.player.colors)
@@ -384,19 +382,16 @@ class Controller:
         if view is not None and view.owner in in_play:
             colours.append(view.owner)
         model = ColourModel.for_colours(board_geometry(), in_play)
-        cfg = default_config().get("new_block", {})
-        self._keep_reading = float(cfg.get("keep_reading", 0.0))
-        self._fit_doubt = float(cfg.get("doubt_margin", 0.0))
         t0 = time.perf_counter()
         try:
             fit = fit_new_block(before, after, pose, site, heights.get(site, 0), colours, model,
-                                towers=heights, wb=getattr(reading, "wb", None), config=cfg)
+                                towers=heights, wb=getattr(reading, "wb", None),
+                                config=self.new_block)
         except ValueError as exc:
             log.info("new block at %s not fitted: %s", site.name, exc)
             return None
         finally:
             self.stats.fit_seconds.append(time.perf_counter() - t0)
-        self.last_fit = fit
         return fit
 
     def _update_leds(self) -> None:
@@ -439,6 +434,13 @@ def _change_config() -> dict[str, Any]:
     from companion.vision.reader import default_config
 
     return dict(default_config().get("change", {}))
+
+
+def _new_block_config() -> dict[str, Any]:
+    from companion.vision.newblock import DEFAULTS
+    from companion.vision.reader import default_config
+
+    return {**DEFAULTS, **default_config().get("new_block", {})}
 
 
 def _as_card(value: Any) -> Card:

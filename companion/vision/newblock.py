@@ -1,7 +1,7 @@
 """How many storeys the block just built has, from the still scenes before and after.
 
-Reading a tower from one frame confuses a storey more with a top set back
-a few millimetres: the top face lands in the same place either way. Between
+Read from one frame, a tower one storey taller with its top a few
+millimetres nearer the camera puts its top face where the true one is. Between
 two still scenes of a live table the block is the only thing that changed,
 and it changed as a whole: its image runs from its foot on the old top to its
 own top, wherever it was set down. So each hypothesis (storeys, colour, a
@@ -47,6 +47,7 @@ DEFAULTS: dict[str, Any] = {
     "max_storeys": 4,
     "min_visible_px": 40,  # fewer pixels of the block in view: no fit
     "min_change": 0.0,  # the best hypothesis must score above this
+    # how the controller uses a fit
     "keep_reading": 0.03,  # a reading the fit scores this close to its best stands
     "doubt_margin": 0.03,  # a fit that wins by less is marked for the players to check
 }
@@ -61,8 +62,6 @@ class BlockFit:
     score: float
     margin: float  # over the best other storey count, relative to the best score
     scores: Mapping[tuple[str, int], float] = field(default_factory=dict, repr=False)
-    #: pixels in view of each hypothesis' best placement
-    areas: Mapping[tuple[str, int], float] = field(default_factory=dict, repr=False)
 
     def explains(self, colour: str | None, storeys: int, within: float) -> bool:
         """Whether (colour, storeys) scores within ``within`` (relative) of the best."""
@@ -231,14 +230,10 @@ def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
     sums = _hull_sums(pix, maps)  # (maps, N)
     best_visible = int(sums[1].max())
     scores: dict[tuple[str, int], float] = {}
-    areas: dict[tuple[str, int], float] = {}
     for j, name in enumerate(cand):
         total = sums[0] + sums[2 + j]
         for k in range(1, top + 1):
-            idx = np.flatnonzero(ks == k)
-            i = int(idx[np.argmax(total[idx])])
-            scores[(name, k)] = float(total[i])
-            areas[(name, k)] = float(sums[1][i])
+            scores[(name, k)] = float(total[ks == k].max())
     if best_visible < int(_option(config, "min_visible_px")):
         return None
     (colour, storeys), score = max(scores.items(), key=lambda kv: kv[1])
@@ -247,4 +242,4 @@ def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
     rivals = [v for (c, k), v in scores.items() if k != storeys]
     second = max(rivals) if rivals else -math.inf
     margin = (score - second) / max(abs(score), 1.0)
-    return BlockFit(storeys, colour, score, margin, scores, areas)
+    return BlockFit(storeys, colour, score, margin, scores)
