@@ -16,16 +16,24 @@ from companion.simtable import SimTable
 HONG_KONG_S, HONG_KONG_C = Site.parse("3S"), Site.parse("3C")
 
 
-def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
-    table = SimTable(seed=1, hand_frames=2, still_frames=6)
+def _track(seed: int, moves: int, still_frames: int = 8
+           ) -> tuple[SimTable, GameSession, VisionReader, list[tuple[np.ndarray, Any]]]:
+    """SimTable game ``seed`` filmed with hands up to ``moves`` moves, every still
+    scene read by the vision reader; also each scene read and its reading."""
+    table = SimTable(seed=seed, hand_frames=2, still_frames=still_frames)
     session = GameSession(table.companion_config())
     reader = VisionReader(colors=list(table.companion_config().colors))
     seen: list[tuple[np.ndarray, Any]] = []
     ctl = Controller(session, reader, on_frame=lambda image, reading: seen.append(
-        (image, reading.pose)))
-    while len(table.moves) <= 8:
+        (image, reading)))
+    while len(table.moves) <= moves:
         frame = table.read()
         ctl.process(frame.image, frame.timestamp)
+    return table, session, reader, seen
+
+
+def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
+    table, session, reader, seen = _track(1, 8, still_frames=6)
     recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
     assert recorded == [str(m) for m in table.moves[:8]]
     assert session.snapshot()["warnings"] == []
@@ -36,7 +44,8 @@ def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
     # storeys tall: read within that, the tower hides Hong Kong C.
     assert str(table.moves[6]) == "N c01 green4@3S"
     assert len(seen) == 9  # one still scene read before the first move, one after each
-    image, pose = seen[7]
+    image, reading = seen[7]
+    pose = reading.pose
     free = reader(image, pose)
     assert (free.sites.get(HONG_KONG_S), free.sites.get(HONG_KONG_C)) == (
         SiteView(4, "red"), SiteView(8, "green"))
@@ -55,15 +64,7 @@ def test_each_new_block_is_fitted_to_what_changed() -> None:
     # storey off (move 5, South's red 3 on a 2-storey tower, read as a red 1; move
     # 11, a green 4 on a 5, read as 2; move 12, a black 1, read as 2). Between two
     # still scenes the block is all that changed: fitted as a whole, each is right.
-    table = SimTable(seed=2, hand_frames=2, still_frames=8)
-    session = GameSession(table.companion_config())
-    reader = VisionReader(colors=list(table.companion_config().colors))
-    seen: list[tuple[np.ndarray, Any]] = []
-    ctl = Controller(session, reader, on_frame=lambda image, reading: seen.append(
-        (image, reading)))
-    while len(table.moves) <= 12:
-        frame = table.read()
-        ctl.process(frame.image, frame.timestamp)
+    table, session, _, seen = _track(2, 12)
     recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
     assert recorded == [str(m) for m in table.moves[:12]]
     assert session.snapshot()["warnings"] == []
@@ -89,12 +90,7 @@ def test_a_move_the_camera_cannot_settle_is_marked_for_the_players() -> None:
     # there are taken for 2-storey ones, by the fit and by the reading alike;
     # both moves are marked doubtful (as is one move recorded right), so the
     # page asks the players to look.
-    table = SimTable(seed=5, hand_frames=2, still_frames=8)
-    session = GameSession(table.companion_config())
-    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
-    while len(table.moves) <= 12:
-        frame = table.read()
-        ctl.process(frame.image, frame.timestamp)
+    table, session, _, _ = _track(5, 12)
     entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
     wrong = [n for n, (e, m) in enumerate(zip(entries, table.moves, strict=False))
              if str(e.move) != str(m)]
