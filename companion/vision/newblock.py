@@ -73,17 +73,6 @@ def _option(config: Mapping[str, Any] | None, key: str) -> Any:
     return (config or {}).get(key, DEFAULTS[key])
 
 
-def _prism(xy: np.ndarray, z0: float, z1: float, dx: float, dy: float, turn: float,
-           half: float) -> np.ndarray:
-    c, s = math.cos(turn), math.sin(turn)
-    sq = np.array([[-half, -half], [half, -half], [half, half], [-half, half]])
-    rot = sq @ np.array([[c, s], [-s, c]])
-    pts = np.zeros((8, 3))
-    pts[:, :2] = np.vstack([rot, rot]) + xy + (dx, dy)
-    pts[:4, 2], pts[4:, 2] = z0, z1
-    return pts
-
-
 def _prisms(xy: np.ndarray, z0: float, storey: float, ks: np.ndarray,
             shifts: Sequence[float], turns: Sequence[float], half: float) -> np.ndarray:
     """Corners (N, 8, 3) of every hypothesis: ``ks`` storeys (N,), each shift and turn."""
@@ -187,7 +176,7 @@ def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
     shifts = [float(x) for x in _option(config, "shifts_mm")]
     turns = [math.radians(float(x)) for x in _option(config, "turns_deg")]
     reach = half * math.sqrt(2) + max(abs(x) for x in shifts)
-    box = _prism(xy, z0, z0 + g.storey * top, 0.0, 0.0, 0.0, reach)
+    box = _prisms(xy, z0, g.storey, np.array([top]), [0.0], [0.0], reach)[0]
     corners = pose.project(box)
     if not np.all(np.isfinite(corners)):
         return None
@@ -206,7 +195,8 @@ def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
         oxy = np.asarray(g.site_xy[other.index], np.float64)
         if other == site or h <= 0 or float(np.linalg.norm(oxy - cam)) >= mine:
             continue
-        p = pose.project(_prism(oxy, 0.0, g.storey * h, 0.0, 0.0, 0.0, half)) - offset
+        p = pose.project(_prisms(oxy, 0.0, g.storey, np.array([h]), [0.0], [0.0], half)[0])
+        p = p - offset
         cv2.fillConvexPoly(hidden, cv2.convexHull(p.astype(np.float32)).astype(np.int32), 1)
     seen = hidden == 0
     # how much each pixel looks like each candidate colour rather than another
