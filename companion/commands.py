@@ -379,7 +379,7 @@ def register_run(sub: Any) -> None:
     p.add_argument("--buttons", default="pi", choices=("pi", "fake", "none"))
     p.add_argument("--calibration", help="calibration file (default DATA_DIR/calibration.json)")
     p.add_argument("--game", help="game.json for a new game (players, seats, colours)")
-    p.add_argument("--still", type=_seconds, default=0.25,
+    p.add_argument("--still", type=_seconds, default=0.2,
                    help="seconds of stillness before a read")
     p.add_argument("--arm-timeout", type=_seconds, default=None, metavar="SECONDS",
                    help="longest wait for an arm resting over the board to leave before "

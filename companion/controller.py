@@ -96,7 +96,7 @@ class Controller:
 
     def __init__(self, session: GameSession, reader: Reader, *,
                  gate: MotionGate | None = None, leds: LedSink | None = None,
-                 still_seconds: float = 0.25, min_still_seconds: float = 0.15,
+                 still_seconds: float = 0.2, min_still_seconds: float = 0.15,
                  auto_commit: bool = True,
                  on_frame: Callable[[np.ndarray, Any], None] | None = None,
                  watchdog: Callable[[], None] | None = None,

@@ -195,10 +195,10 @@ def test_the_controller_waits_for_a_resting_arm_to_leave():
         t += 1 / 15
     # the first scene is read; the arm moves in, rests 2 s (never read), leaves
     assert reads == [1, 3]
-    # of the 30 arm frames: one moving, four waiting out the 0.25 s, 25 held back
-    assert results[8:38] == ["moving"] + ["waiting"] * 4 + ["arm"] * 25
-    assert ctl.stats.arm_frames == 25 and ctl.stats.arm_timeouts == 0
-    assert results[38:] == ["moving"] + ["waiting"] * 4 + ["read", "idle", "idle"]
+    # of the 30 arm frames: one moving, three waiting out the 0.2 s, 26 held back
+    assert results[8:38] == ["moving"] + ["waiting"] * 3 + ["arm"] * 26
+    assert ctl.stats.arm_frames == 26 and ctl.stats.arm_timeouts == 0
+    assert results[38:] == ["moving"] + ["waiting"] * 3 + ["read", "idle", "idle", "idle"]
 
 
 def test_an_arm_resting_past_the_timeout_is_read_once():
