@@ -126,9 +126,9 @@ class Controller:
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
         self.new_block = _new_block_config()
-        #: the site whose new block was fitted in the last still scene, and whether
-        #: its move is doubtful (the fit or the reading it kept won narrowly)
-        self._fitted: tuple[Site, bool] | None = None
+        #: the site whose new block was fitted in the last still scene, whether the
+        #: fit doubts its move, and whether the fit (not the reading) decided it
+        self._fitted: tuple[Site, bool, bool] | None = None
 
     # -- one frame -----------------------------------------------------------
     def process(self, image: np.ndarray, timestamp: float) -> str:
@@ -250,7 +250,9 @@ class Controller:
             moved = getattr(decision.move, "site", None)
             doubtful = moved in set(getattr(reading, "doubtful", ()) or ())
             if self._fitted is not None and self._fitted[0] == moved:
-                doubtful = self._fitted[1]
+                _, fit_doubts, fit_decided = self._fitted
+                # the reading's own doubt counts only where the reading stood
+                doubtful = fit_doubts or (doubtful and not fit_decided)
             outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
             self.stats.moves += 1
             if outcome.warning is not None:
@@ -330,17 +332,16 @@ class Controller:
                 fit = self._fit_block(prev, image, pose, site, state, reading, heights)
             read = reading.sites.get(site)
             grown = read.height - heights.get(site, 0) if read is not None else 0
-            kept = 1 <= grown <= MAX_STOREYS and fit is not None and fit.explains(
-                read.owner if read else None, grown, float(self.new_block["keep_reading"]))
+            kept = read is not None and 1 <= grown <= MAX_STOREYS and fit is not None \
+                and fit.explains(read.owner, grown, float(self.new_block["keep_reading"]))
             if fit is not None and not kept:
                 views[site] = SiteView(heights.get(site, 0) + fit.storeys, fit.colour)
                 unseen = [c for c in unseen if c != site]
                 # the fit decided: doubtful when another storey count nearly fits
-                self._fitted = (site, fit.margin < float(self.new_block["doubt_margin"]))
+                self._fitted = (site, fit.margin < float(self.new_block["doubt_margin"]), True)
             elif kept:
                 # the reading stands: doubtful too when the fit prefers another count
-                doubtful = site in set(getattr(reading, "doubtful", ()) or ())
-                self._fitted = (site, doubtful or grown != fit.storeys)
+                self._fitted = (site, grown != fit.storeys, False)
         return views, unseen, pixel_site
 
     def _card_site(self, before: np.ndarray, after: np.ndarray, pose: Any, state: Any,
