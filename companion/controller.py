@@ -432,16 +432,15 @@ def _takes(func: Any, name: str) -> bool:
 
 
 def _change_config() -> dict[str, Any]:
-    from companion.vision.reader import default_config
+    from companion.vision.settings import section
 
-    return dict(default_config().get("change", {}))
+    return dict(section("change"))
 
 
 def _new_block_config() -> dict[str, Any]:
-    from companion.vision.newblock import DEFAULTS
-    from companion.vision.reader import default_config
+    from companion.vision.settings import section
 
-    return {**DEFAULTS, **default_config().get("new_block", {})}
+    return dict(section("new_block"))
 
 
 def _as_card(value: Any) -> Card:

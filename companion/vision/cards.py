@@ -30,18 +30,8 @@ from companion.vision.geometry import (
     Pose,
     seat_right,
 )
+from companion.vision.settings import section
 from companion.vision.strips import project_fast
-
-DEFAULTS: dict[str, Any] = {
-    "px_per_mm": 2.0,
-    "red_chroma": 0.28,  # opponent chroma (r - g) / sum of a red cell, at least
-    "min_grid_score": 0.28,
-    "min_margin": 0.03,
-    "min_pattern_ncc": 0.1,  # the best fit's printed pattern alone, correlated, at least
-    "margin_mm": 14.0,
-    "shade_mm": 0.0,  # scale of the brightness normalisation (0: none)
-    "min_seen": 0.3,  # share of a hypothesis' pattern no tower hides, at least
-}
 
 
 @dataclass
@@ -138,7 +128,7 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
 
     ``covered``: photo pixels towers hide; the card is read around them.
     """
-    cfg = {**DEFAULTS, **(config or {})}
+    cfg = {**section("cards"), **(config or {})}
     rect, inside, (a0, b0), s, hidden = rectify_seat(image, pose, g, seat, cfg, covered)
     if inside.mean() < 0.2:
         return None

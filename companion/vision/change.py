@@ -19,23 +19,11 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, board_geometry
-
-DEFAULTS: dict[str, Any] = {
-    "width": 160,
-    "diff_threshold": 12,
-    "moving_fraction": 0.004,
-    "arm_threshold": 12,
-    "arm_min_px": 6,
-    "arm_bridge_px": 7,
-    "arm_large_px": 100,
-    "arm_global_fraction": 0.35,
-    "arm_board_margin_mm": 0.0,
-    "arm_timeout_seconds": 5.0,
-}
+from companion.vision.settings import section
 
 
 def _option(config: Mapping[str, Any] | None, key: str) -> Any:
-    return (config or {}).get(key, DEFAULTS[key])
+    return (config or {}).get(key, section("change")[key])
 
 
 class DiffMotionGate:

@@ -32,25 +32,7 @@ from companion.vision.colours import (
     features,
 )
 from companion.vision.geometry import BoardGeometry, Pose, board_geometry
-
-DEFAULTS: dict[str, Any] = {
-    "chroma_sigma": 0.06,  # log-chromaticity change that counts as one unit
-    "brighter_sigma": 0.15,  # log brightening that counts as one unit
-    "shadow_log": 1.0,  # darkening up to this (log) with the hue kept is a shadow
-    "darker_sigma": 0.2,  # darkening beyond a shadow's, per unit
-    "change_cap": 2.0,  # one pixel's change counts at most this much
-    "change_offset": 1.6,  # change below this counts against a hypothesis
-    "colour_weight": 0.75,  # weight of "looks like the block colour"
-    "colour_d2": 9.0,  # colour distance2 that scores zero; 4 below scores one
-    "shifts_mm": [-3.0, -1.5, 0.0, 1.5, 3.0],
-    "turns_deg": [0.0],
-    "max_storeys": 4,
-    "min_visible_px": 40,  # fewer pixels of the block in view: no fit
-    "min_change": 0.0,  # the best hypothesis must score above this
-    # how the controller uses a fit
-    "keep_reading": 0.03,  # a reading the fit scores this close to its best stands
-    "doubt_margin": 0.03,  # a fit that wins by less is marked for the players to check
-}
+from companion.vision.settings import section
 
 
 @dataclass(frozen=True)
@@ -70,7 +52,7 @@ class BlockFit:
 
 
 def _option(config: Mapping[str, Any] | None, key: str) -> Any:
-    return (config or {}).get(key, DEFAULTS[key])
+    return (config or {}).get(key, section("new_block")[key])
 
 
 def _prisms(xy: np.ndarray, z0: float, storey: float, ks: np.ndarray,

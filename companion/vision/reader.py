@@ -12,8 +12,6 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -35,26 +33,8 @@ from companion.vision.pose import (
     marker_residuals,
     solve_pose,
 )
+from companion.vision.settings import merged_config
 from companion.vision.sites import SiteReader, SiteResult
-
-
-@lru_cache(maxsize=1)
-def default_config() -> dict[str, Any]:
-    """The shipped thresholds and weights (companion/vision/config.json)."""
-    text = resources.files("companion.vision").joinpath("config.json").read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
-
-
-def merged_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The default config with ``config``'s sections laid over it (one level deep)."""
-    out = {k: dict(v) if isinstance(v, dict) else v for k, v in default_config().items()}
-    for k, v in (config or {}).items():
-        if isinstance(v, Mapping) and isinstance(out.get(k), dict):
-            out[k] = {**out[k], **v}
-        else:
-            out[k] = v
-    return out
 
 
 @dataclass

@@ -44,6 +44,7 @@ from companion.vision.colours import (
     sample_bilinear,
 )
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+from companion.vision.settings import section
 from companion.vision.strips import Strips, build_strips, project_fast, sample_strips
 
 
@@ -82,66 +83,6 @@ class StripFeatures:
     block: FloatArray  # (S, N, L) probability of block plastic
     inside: np.ndarray  # (S, N, L) sample inside the image
     site_print: FloatArray | None = None  # (S, N, L) looks like an empty site's print
-
-
-DEFAULTS: dict[str, Any] = {
-    "max_height": 32,
-    "depth_step_mm": 1.0,
-    "lateral_mm": [-5.0, 0.0, 5.0],
-    "lateral_shifts": [-0.8, 0.0, 0.8],
-    "group_size": 9,
-    "block_t2": 14.0,
-    "block_soft": 2.0,
-    "edge_window_px": 2.5,
-    "edge_gap_px": 1.0,
-    "edge_peak_px": 1.0,
-    "band_margin_px": 1.2,
-    "base_window_px": 3.0,
-    "sigma_chroma": 0.05,
-    "sigma_intensity": 0.35,
-    "w_uniform": 1.0,
-    "w_class": 1.0,
-    "w_edge_far": 1.5,
-    "w_edge_near": 0.7,
-    "w_edge_base": 1.0,
-    "w_side": 1.5,
-    "w_foot": 4.0,
-    "w_front": 1.5,
-    "w_empty": 1.0,
-    "w_depth": 0.05,
-    "front_mm": 8.0,
-    "min_visible": 0.5,
-    "min_foot_visible": 0.1,
-    "occlusion": True,
-    "occluder_pad_mm": 0.8,
-    "occlusion_rounds": 2,
-    "refit_colours": True,
-    "board_model": True,
-    "board_sample_mm": 12.0,
-    "table_ring_mm": 150.0,
-    "board_clusters": 4,
-    "refit_min_margin": 6.0,
-    "occlude_unseen": True,
-    "print_check": True,
-    "print_min_sites": 4,
-    "print_grid": 24,
-    "print_half_mm": 15.0,
-    "print_min_contrast": 0.03,
-    "print_min_visible": 0.3,
-    "print_min_ncc": 0.2,
-    "print_shade_mm": 3.0,
-    "print_shaded_ncc": 0.6,
-    "print_shaded_visible": 0.95,
-    "print_block_d2": 4.0,
-    "print_near_block_d2": 2.0,
-    "print_near_min_sites": 6,
-    "print_empty_ncc": 0.85,
-    "print_tower_visible": 0.4,
-    "refute_margin": 6.0,
-    "foot_hidden_margin": 8.0,
-    "blas_threads": 1,  # BLAS threads for the process (see companion.vision.blas); 0: leave
-}
-
 
 #: Evidence terms of a (height, depth) hypothesis; the score is their weighted sum.
 FEATURES: tuple[str, ...] = (
@@ -370,7 +311,7 @@ class SiteReader:
 
     def __init__(self, geometry: BoardGeometry, config: dict[str, Any] | None = None) -> None:
         self.g = geometry
-        self.cfg = {**DEFAULTS, **(config or {})}
+        self.cfg = {**section("sites"), **(config or {})}
         self.offsets = tuple(float(v) for v in self.cfg["lateral_mm"])
         self.debug: dict[str, Any] = {}
         self.board: BoardModel | None = None
