@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 from companion.cli import CommandError
+
+log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"}
 
@@ -99,17 +102,19 @@ def register_calibrate(sub: Any) -> None:
 # -- replay --------------------------------------------------------------------
 
 def _read_one(job: tuple[str, str | None, tuple[str, ...] | None]) -> dict[str, Any]:
-    """Read one photo (in a worker process): a plain dict, so it pickles."""
+    """Read one photo (in a worker process): plain values, so they pickle."""
     path, camera, colors = job
-    from companion.vision.reader import read_paths
+    from companion.vision.reader import load_camera, load_image, read_image
 
     try:
-        [reading] = read_paths([path], camera_path=camera, colors=list(colors) if colors else None)
+        reading = read_image(load_image(path), load_camera(camera),
+                             list(colors) if colors else None, source=path)
     except ValueError as exc:
         return {"path": path, "error": str(exc)}
     except Exception as exc:  # one corrupt photo must not stop a whole replay
         return {"path": path, "error": f"unreadable ({type(exc).__name__}: {exc})"}
-    return {"path": path, "reading": reading}
+    return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
+            "wb": reading.wb}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -124,11 +129,16 @@ def _progress(done: int, total: int, name: str) -> None:
 
 
 def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
-                workers: int = 2) -> tuple[list[Any], list[tuple[str, str]], str]:
-    """Read every photo of a folder in game order (in parallel); bad ones are listed."""
+                workers: int = 2, fixed_camera: bool = True
+                ) -> tuple[list[Any], list[tuple[str, str]], str]:
+    """Read every photo of a folder in game order (in parallel); bad ones are listed.
+
+    Consecutive photos taken from one camera position (a phone on a stand) have
+    the block built between them fitted to what changed (``companion.stills``)."""
     from companion.photos import ordered_photos
     from companion.replay import Observation
     from companion.rules import Card, Seat, Site, parse_board_json
+    from companion.stills import PhotoPose, fit_fixed_camera
 
     photos, how = ordered_photos(folder)
     if not photos:
@@ -146,7 +156,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         for n, job in enumerate(jobs, 1):
             results.append(_read_one(job))
             _progress(n, len(jobs), Path(job[0]).name)
-    observations, skipped = [], []
+    observations, skipped, poses = [], [], []
     for res in results:
         name = Path(res["path"]).name
         if "error" in res:
@@ -160,6 +170,14 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
         doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
+        poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb")))
+    in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),
+                             None)
+    if fixed_camera and in_play:
+        observations, report = fit_fixed_camera(observations, poses, list(in_play))
+        if report.pairs:
+            log.info("%d photos in a row from one camera position: %d builds fitted to "
+                     "what changed, %d confirmed", report.pairs, report.fitted, report.kept)
     return observations, skipped, how
 
 

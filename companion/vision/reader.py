@@ -300,19 +300,20 @@ def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = Non
                colors: Sequence[str] | None = None,
                config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The ``companion read`` objects of several photos, in order (raises on the first bad one)."""
-    camera: Intrinsics | None = None
-    if camera_path is not None:
-        cp = Path(camera_path)
-        if not cp.exists():
-            raise CameraFileError(f"{camera_path}: no such camera file")
-        try:
-            camera = Intrinsics.from_json(json.loads(cp.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            raise CameraFileError(f"{camera_path}: not a camera file ({msg})") from None
-    out = []
-    for path in paths:
-        img = load_image(path)
-        reading = read_image(img, camera, colors, config, source=str(path))
-        out.append(reading.to_json())
-    return out
+    camera = load_camera(camera_path)
+    return [read_image(load_image(path), camera, colors, config, source=str(path)).to_json()
+            for path in paths]
+
+
+def load_camera(camera_path: str | Path | None) -> Intrinsics | None:
+    """A camera file's intrinsics (None without a file), with one-line errors."""
+    if camera_path is None:
+        return None
+    cp = Path(camera_path)
+    if not cp.exists():
+        raise CameraFileError(f"{camera_path}: no such camera file")
+    try:
+        return Intrinsics.from_json(json.loads(cp.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
+        msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise CameraFileError(f"{camera_path}: not a camera file ({msg})") from None

@@ -1,0 +1,167 @@
+"""Replay photos from a camera that stayed put: each new block fitted to what changed.
+
+A phone on a stand, or the companion's own camera saving a still per move,
+photographs the table from one place. Two such photos in a row line up pixel
+for pixel, so the block built between them is all that changed, as on the
+live table (:mod:`companion.vision.newblock`): its storeys and colour are
+fitted to the change on the tower the earlier photo showed, instead of being
+read from one photo, where a tower one storey taller with its top a few
+millimetres nearer looks the same. Photos taken from a hand (the camera
+moved more than ``bump_px``) are left as read.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from companion.replay import Observation
+from companion.rules import Site, SiteView
+from companion.rules.board import MAX_STOREYS
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PhotoPose:
+    """Where a photo was read from: its file, the pose and white balance found."""
+
+    path: str
+    pose: Any  # companion.vision.geometry.Pose
+    wb: Any = None  # companion.vision.colours.WhiteBalance
+
+
+@dataclass
+class StillsReport:
+    pairs: int = 0  # consecutive photos from one camera position
+    fitted: int = 0  # builds whose reading the fit replaced
+    kept: int = 0  # builds whose reading the fit confirmed
+
+
+def fit_fixed_camera(observations: Sequence[Observation],
+                     poses: Sequence[PhotoPose | None], colors: Sequence[str], *,
+                     load: Callable[[str], np.ndarray] | None = None,
+                     config: Mapping[str, Any] | None = None,
+                     bump_px: float = 3.0) -> tuple[list[Observation], StillsReport]:
+    """The observations with each build between two still photos fitted to the change.
+
+    ``poses[i]`` belongs to ``observations[i]`` (None: not known, left as read).
+    Only the one site whose pixels clearly changed is fitted, on the tower the
+    earlier photo read there; photos with several changes (one photo per
+    round), from a moved camera or with colours unknown are left as read.
+    """
+    from companion.controller import pose_shift_px
+    from companion.vision.colours import ColourModel
+    from companion.vision.geometry import board_geometry
+    from companion.vision.reader import load_image, working_view
+    from companion.vision.settings import merged_config
+
+    cfg = merged_config(config)
+    change, nb = cfg["change"], cfg["new_block"]
+    max_side = int(cfg.get("image", {}).get("max_side_px", 0))
+    load = load or load_image
+    out = list(observations)
+    report = StillsReport()
+    if len(out) < 2:
+        return out, report
+    model = None
+    if colors:
+        try:
+            model = ColourModel.for_colours(board_geometry(), list(colors))
+        except (KeyError, ValueError) as exc:
+            log.info("new blocks not fitted: %s", exc)
+    cache: dict[str, np.ndarray] = {}
+
+    def work(pp: PhotoPose) -> tuple[np.ndarray, Any]:
+        if pp.path not in cache:
+            if len(cache) > 1:  # two photos at a time: phone photos are large
+                cache.clear()
+            cache[pp.path] = load(pp.path)
+        return working_view(cache[pp.path], pp.pose, max_side)
+
+    for i in range(1, len(out)):
+        a, b = poses[i - 1], poses[i]
+        if a is None or b is None or a.pose is None or b.pose is None \
+                or a.pose.intrinsics.size != b.pose.intrinsics.size \
+                or pose_shift_px(a.pose, b.pose) > bump_px:
+            continue
+        try:
+            before, _ = work(a)
+            after, wpose = work(b)
+        except ValueError as exc:
+            log.info("%s and %s not compared: %s", a.path, b.path, exc)
+            continue
+        if before.shape != after.shape:
+            continue
+        report.pairs += 1
+        site = _changed_site(out[i - 1], out[i], before, after, wpose, change)
+        if site is None or model is None:
+            continue
+        fitted = _fit(out[i - 1], out[i], site, before, after, wpose, b.wb, colors, model, nb)
+        if fitted is None:
+            continue
+        view, doubtful, replaced = fitted
+        report.fitted += int(replaced)
+        report.kept += int(not replaced)
+        o = out[i]
+        sites = dict(o.sites)
+        sites[site] = view
+        marks = (set(o.doubtful) | {site}) if doubtful else (set(o.doubtful) - {site})
+        out[i] = replace(o, sites=sites, unseen=o.unseen - {site}, doubtful=frozenset(marks))
+    return out, report
+
+
+def _changed_site(prev: Observation, cur: Observation, before: np.ndarray,
+                  after: np.ndarray, pose: Any, change: Mapping[str, Any]) -> Site | None:
+    """The one site whose pixels clearly changed between two still photos, if one did
+    (as the live table finds it); None for none, several, a lamp or a bump."""
+    from companion.vision.sitechange import changed_site, site_change_scores
+
+    heights = {s: v.height for s, v in prev.sites.items()}
+    scores = site_change_scores(before, after, pose, heights)
+    if sum(1 for c in scores if c.score >= change["focus_bump_score"]) \
+            > change["focus_bump_sites"]:
+        return None
+    site, _ = changed_site(scores, threshold=change["focus_clear_score"],
+                           ratio=change["focus_rival_ratio"])
+    if scores and scores[0].score >= change["focus_clear_score"]:
+        # a tall tower's new top covers the sites behind it too: the reading tells
+        near_top = [c.site for c in scores[:int(change["focus_near_top"])]
+                    if c.score >= change["focus_near_ratio"] * scores[0].score]
+        differing = [c for c in near_top if cur.sites.get(c) != prev.sites.get(c)]
+        if len(differing) == 1:
+            site = differing[0]
+    return site
+
+
+def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
+         after: np.ndarray, pose: Any, wb: Any, colors: Sequence[str], model: Any,
+         nb: Mapping[str, Any]) -> tuple[SiteView, bool, bool] | None:
+    """The tower at ``site`` after the build, whether it is doubtful, and whether the
+    fit replaced the reading; None when the tower before is unknown or nothing fits."""
+    from companion.vision.newblock import fit_new_block
+
+    if site in prev.unseen:
+        return None  # what the block stands on is not known
+    heights = {s: v.height for s, v in prev.sites.items()}
+    base = heights.get(site, 0)
+    try:
+        fit = fit_new_block(before, after, pose, site, base, list(colors), model,
+                            towers=heights, wb=wb, config=nb)
+    except ValueError as exc:
+        log.info("new block at %s not fitted: %s", site.name, exc)
+        return None
+    if fit is None:
+        return None
+    read = None if site in cur.unseen else cur.sites.get(site)
+    grown = read.height - base if read is not None else 0
+    if read is not None and 1 <= grown <= MAX_STOREYS \
+            and fit.explains(read.owner, grown, float(nb["keep_reading"])):
+        # the reading stands: doubtful too when the fit prefers another count
+        return read, site in cur.doubtful or grown != fit.storeys, False
+    return (SiteView(base + fit.storeys, fit.colour),
+            fit.margin < float(nb["doubt_margin"]), True)
