@@ -222,8 +222,12 @@ BEAM = 64
 SITE_CAP = 2.5
 #: A photo that shows no new move (a retaken photo).
 NO_MOVE_COST = 2.0
-#: A photo that shows two new moves (the photo between them is missing).
+#: Each move more than one that a photo shows (the photos between them are missing).
 TWO_MOVES_COST = 2.5
+#: builds one photo may show that the photo before did not (turns not photographed)
+MAX_MOVES_PER_PHOTO = 3
+#: the cheapest partial chains of builds in one photo that are carried on
+CHAIN_WIDTH = 3
 #: A build the rules forbid, kept because the photos show it.
 ILLEGAL_PRICE = 3.0
 #: A card stack read showing another card than the hypothesis played there: cards are
@@ -401,6 +405,10 @@ def _after(state: GameState, move: Build | Pass, legal: bool) -> GameState | Non
         return None
 
 
+_Chain = tuple[float, tuple["Build | Pass", ...], tuple[bool, ...], GameState,
+               Mapping[Site, float]]
+
+
 def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | None:
     """The steps (moves per photo) of the cheapest hypothesis over all photos."""
     start = _committed(new_game(config))
@@ -429,22 +437,35 @@ def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:
         if st.is_over:
             continue
         firsts = _expand(pool, h, k, obs, st, views, per_site, here, ())
-        # two moves in one photo: both at sites the photo shows grown; the first may
-        # be hidden under the second (the next player built on it)
+        # several moves in one photo (a turn or two not photographed): all at sites
+        # the photo shows grown; an earlier one may be hidden under a later one (the
+        # next player built on it)
         firsts.sort(key=lambda t: t[0])
-        for cost1, move1, legal1 in firsts[:3] + _covered(st, views, per_site, here, obs):
-            if not isinstance(move1, Build) or move1.site in obs.unseen:
-                continue
-            st1 = _after(st, move1, legal1)
-            if st1 is None or st1.is_over:
-                continue
-            views1 = st1.board.views()
-            per1 = {**per_site, move1.site: _site_cost(views1.get(move1.site),
-                                                       obs.sites.get(move1.site))}
-            for cost, move2, legal2 in _moves_from(st1, views1, per1, cost1, obs, False):
-                if isinstance(move2, Build):
-                    pool.offer(cost + TWO_MOVES_COST, h, ((k, (move1, move2), (legal1, legal2)),),
-                               None, (id(h), move1, move2))
+        chains: list[_Chain] = [
+            (cost1, (move1,), (legal1,), st, per_site)
+            for cost1, move1, legal1 in firsts[:CHAIN_WIDTH] + _covered(st, views, per_site,
+                                                                        here, obs)]
+        for extra in range(1, MAX_MOVES_PER_PHOTO):
+            longer: list[_Chain] = []
+            for cost1, moves, legals, before, per in chains:
+                move1 = moves[-1]
+                if not isinstance(move1, Build) or move1.site in obs.unseen:
+                    continue
+                st1 = _after(before, move1, legals[-1])
+                if st1 is None or st1.is_over:
+                    continue
+                views1 = st1.board.views()
+                per1 = {**per, move1.site: _site_cost(views1.get(move1.site),
+                                                      obs.sites.get(move1.site))}
+                for cost, move2, legal2 in (_moves_from(st1, views1, per1, cost1, obs, False)
+                                            + _covered(st1, views1, per1, cost1, obs)):
+                    if isinstance(move2, Build):
+                        pool.offer(cost + extra * TWO_MOVES_COST, h,
+                                   ((k, (*moves, move2), (*legals, legal2)),),
+                                   None, (id(h), *moves, move2))
+                        longer.append((cost, (*moves, move2), (*legals, legal2), st1, per1))
+            longer.sort(key=lambda t: t[0])
+            chains = longer[:CHAIN_WIDTH]
     ranked = sorted(pool.items.values(), key=lambda t: (t[0], t[1]))
     out: list[_Hyp] = []
     seen: set[tuple[Any, ...]] = set()
