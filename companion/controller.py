@@ -291,29 +291,16 @@ class Controller:
         if prev is None or pose is None or not hasattr(pose, "project") \
                 or prev.shape != image.shape:
             return reading.sites, list(reading.unseen), None
-        from companion.vision.sitechange import changed_site, site_change_scores
+        from companion.vision.sitechange import focus, site_change_scores
 
         record = state.board.views()
         heights = {s: v.height for s, v in record.items()}
         scores = site_change_scores(prev, image, pose, heights)
-        cfg = self.change
-        if sum(1 for c in scores if c.score >= cfg["focus_bump_score"]) \
-                > cfg["focus_bump_sites"]:
+        found = focus(scores, lambda c: reading.sites.get(c) != record.get(c), self.change)
+        if found.bumped:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen), None
-        site, candidates = changed_site(scores, threshold=cfg["focus_clear_score"],
-                                        ratio=cfg["focus_rival_ratio"])
-        pixel_site = site
-        # A tall tower's new top also covers the sites behind it in the image: among
-        # the sites whose pixels changed most, the reading tells which one grew.
-        if scores and scores[0].score >= cfg["focus_clear_score"]:
-            near_top = [c.site for c in scores[:int(cfg["focus_near_top"])]
-                        if c.score >= cfg["focus_near_ratio"] * scores[0].score]
-            differing = [c for c in near_top if reading.sites.get(c) != record.get(c)]
-            if len(differing) == 1:
-                site, candidates = differing[0], differing
-            elif site is None and differing:
-                candidates = differing
+        site, candidates, pixel_site = found.site, found.candidates, found.pixel_site
         fit = None
         if site is None and not candidates and card is not None:
             site, fit = self._card_site(prev, image, pose, state, reading, heights, card, scores)
@@ -330,18 +317,15 @@ class Controller:
             # the block itself, from what changed: its storeys and colour
             if fit is None:
                 fit = self._fit_block(prev, image, pose, site, state, reading, heights)
-            read = reading.sites.get(site)
-            grown = read.height - heights.get(site, 0) if read is not None else 0
-            kept = read is not None and 1 <= grown <= MAX_STOREYS and fit is not None \
-                and fit.explains(read.owner, grown, float(self.new_block["keep_reading"]))
-            if fit is not None and not kept:
-                views[site] = SiteView(heights.get(site, 0) + fit.storeys, fit.colour)
-                unseen = [c for c in unseen if c != site]
-                # the fit decided: doubtful when another storey count nearly fits
-                self._fitted = (site, fit.margin < float(self.new_block["doubt_margin"]), True)
-            elif kept:
-                # the reading stands: doubtful too when the fit prefers another count
-                self._fitted = (site, grown != fit.storeys, False)
+            if fit is not None:
+                from companion.vision.newblock import settle
+
+                view, doubts, decided = settle(fit, reading.sites.get(site),
+                                               heights.get(site, 0), self.new_block)
+                if decided:
+                    views[site] = view
+                    unseen = [c for c in unseen if c != site]
+                self._fitted = (site, doubts, decided)
         return views, unseen, pixel_site
 
     def _card_site(self, before: np.ndarray, after: np.ndarray, pose: Any, state: Any,

@@ -21,7 +21,6 @@ import numpy as np
 
 from companion.replay import Observation
 from companion.rules import Site, SiteView
-from companion.rules.board import MAX_STOREYS
 
 log = logging.getLogger(__name__)
 
@@ -117,25 +116,14 @@ def fit_fixed_camera(observations: Sequence[Observation],
 
 def _changed_site(prev: Observation, cur: Observation, before: np.ndarray,
                   after: np.ndarray, pose: Any, change: Mapping[str, Any]) -> Site | None:
-    """The one site whose pixels clearly changed between two still photos, if one did
-    (as the live table finds it); None for none, several, a lamp or a bump."""
-    from companion.vision.sitechange import changed_site, site_change_scores
+    """The one site that changed between two still photos, found as the live table
+    finds it; None for none, several, a lamp or a bump."""
+    from companion.vision.sitechange import focus, site_change_scores
 
     heights = {s: v.height for s, v in prev.sites.items()}
     scores = site_change_scores(before, after, pose, heights)
-    if sum(1 for c in scores if c.score >= change["focus_bump_score"]) \
-            > change["focus_bump_sites"]:
-        return None
-    site, _ = changed_site(scores, threshold=change["focus_clear_score"],
-                           ratio=change["focus_rival_ratio"])
-    if scores and scores[0].score >= change["focus_clear_score"]:
-        # a tall tower's new top covers the sites behind it too: the reading tells
-        near_top = [c.site for c in scores[:int(change["focus_near_top"])]
-                    if c.score >= change["focus_near_ratio"] * scores[0].score]
-        differing = [c for c in near_top if cur.sites.get(c) != prev.sites.get(c)]
-        if len(differing) == 1:
-            site = differing[0]
-    return site
+    found = focus(scores, lambda c: cur.sites.get(c) != prev.sites.get(c), change)
+    return found.site
 
 
 def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
@@ -143,7 +131,7 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
          nb: Mapping[str, Any]) -> tuple[SiteView, bool, bool] | None:
     """The tower at ``site`` after the build, whether it is doubtful, and whether the
     fit replaced the reading; None when the tower before is unknown or nothing fits."""
-    from companion.vision.newblock import fit_new_block
+    from companion.vision.newblock import fit_new_block, settle
 
     if site in prev.unseen:
         return None  # what the block stands on is not known
@@ -157,11 +145,6 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
         return None
     if fit is None:
         return None
-    read = None if site in cur.unseen else cur.sites.get(site)
-    grown = read.height - base if read is not None else 0
-    if read is not None and 1 <= grown <= MAX_STOREYS \
-            and fit.explains(read.owner, grown, float(nb["keep_reading"])):
-        # the reading stands: doubtful too when the fit prefers another count
-        return read, site in cur.doubtful or grown != fit.storeys, False
-    return (SiteView(base + fit.storeys, fit.colour),
-            fit.margin < float(nb["doubt_margin"]), True)
+    view, doubts, decided = settle(fit, cur.sites.get(site), base, nb)
+    # the reading's own narrow margin counts where the reading stands
+    return view, doubts or (site in cur.doubtful and not decided), decided

@@ -23,7 +23,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.rules import Site
+from companion.rules import Site, SiteView
+from companion.rules.board import MAX_STOREYS
 from companion.vision.colours import (
     FACE_INTENSITY_SIGMA,
     ColourModel,
@@ -53,6 +54,23 @@ class BlockFit:
 
 def _option(config: Mapping[str, Any] | None, key: str) -> Any:
     return (config or {}).get(key, section("new_block")[key])
+
+
+def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
+           config: Mapping[str, Any] | None = None) -> tuple[SiteView, bool, bool]:
+    """The tower after the build, from the fit and what the photo read there.
+
+    The reading stands where the fit scores it within ``keep_reading`` of its
+    best (a near tie is not overruled), else the fit decides. Also whether the
+    fit doubts the result (the reading it kept counts otherwise than the fit, or
+    the fit won by under ``doubt_margin``) and whether the fit decided it.
+    """
+    grown = read.height - base_storeys if read is not None else 0
+    if read is not None and 1 <= grown <= MAX_STOREYS \
+            and fit.explains(read.owner, grown, float(_option(config, "keep_reading"))):
+        return read, grown != fit.storeys, False
+    return (SiteView(base_storeys + fit.storeys, fit.colour),
+            fit.margin < float(_option(config, "doubt_margin")), True)
 
 
 def _prisms(xy: np.ndarray, z0: float, storey: float, ks: np.ndarray,

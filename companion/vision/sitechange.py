@@ -8,7 +8,7 @@ projected into both frames and the mean difference inside it scores the site.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,3 +108,38 @@ def changed_site(scores: list[SiteChange], *, threshold: float = 6.0, ratio: flo
 
 def _near(a: Site, b: Site) -> bool:
     return a.city == b.city and abs(a.row - b.row) <= 1 and abs(a.col - b.col) <= 1
+
+
+@dataclass(frozen=True)
+class Focus:
+    """Where a still scene changed since the last one, as the move is looked for."""
+
+    bumped: bool  # many sites changed: a bumped camera or a lamp, nothing lines up
+    pixel_site: Site | None  # the one site whose pixels clearly changed
+    site: Site | None  # the one site that changed, the reading settling near ties
+    candidates: list[Site]  # the sites the reading chooses among (several: reported)
+
+
+def focus(scores: list[SiteChange], differs: Callable[[Site], bool],
+          config: Mapping[str, Any]) -> Focus:
+    """The site that changed, from the change scores and where the reading differs.
+
+    A tall tower's new top also covers the sites behind it in the image: among
+    the sites whose pixels changed most, the one whose reading differs from
+    before is the one that grew. ``config``: the ``change`` section.
+    """
+    if sum(1 for c in scores if c.score >= config["focus_bump_score"]) \
+            > config["focus_bump_sites"]:
+        return Focus(True, None, None, [])
+    site, candidates = changed_site(scores, threshold=config["focus_clear_score"],
+                                    ratio=config["focus_rival_ratio"])
+    pixel_site = site
+    if scores and scores[0].score >= config["focus_clear_score"]:
+        near_top = [c.site for c in scores[:int(config["focus_near_top"])]
+                    if c.score >= config["focus_near_ratio"] * scores[0].score]
+        differing = [c for c in near_top if differs(c)]
+        if len(differing) == 1:
+            site, candidates = differing[0], differing
+        elif site is None and differing:
+            candidates = differing
+    return Focus(False, pixel_site, site, candidates)
