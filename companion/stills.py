@@ -73,14 +73,15 @@ def fit_fixed_camera(observations: Sequence[Observation],
             model = ColourModel.for_colours(board_geometry(), list(colors))
         except (KeyError, ValueError) as exc:
             log.info("new blocks not fitted: %s", exc)
-    cache: dict[str, np.ndarray] = {}
+    cache: dict[str, tuple[np.ndarray, Any]] = {}
 
     def work(pp: PhotoPose) -> tuple[np.ndarray, Any]:
+        """The photo at the reader's working size, decoded and shrunk once."""
         if pp.path not in cache:
             if len(cache) > 1:  # two photos at a time: phone photos are large
                 cache.clear()
-            cache[pp.path] = load(pp.path)
-        return working_view(cache[pp.path], pp.pose, max_side)
+            cache[pp.path] = working_view(load(pp.path), pp.pose, max_side)
+        return cache[pp.path]
 
     for i in range(1, len(out)):
         a, b = poses[i - 1], poses[i]
