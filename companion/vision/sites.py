@@ -1019,7 +1019,12 @@ class SiteReader:
                          float(vis_top[j, d]), float(uniform[j, d]),
                          float(colour[j, d]) if colour is not None else 0.0,
                          top_feat[j, d].copy())
-        if res.visible < self.cfg["min_visible"]:
+        if res.visible < self.cfg["min_visible"] and not (
+                height == 0 and res.visible >= float(self.cfg["empty_min_visible"])
+                and margin >= float(self.cfg["empty_margin"])):
+            # an empty site needs less of its footprint in view than a top does: a
+            # tower covers its own footprint in every view, so a part of it that
+            # clearly shows the board (and passes the print check) is enough
             res.reason = "hidden"
             res.height, res.color = None, None
         elif (height > 0 and res.foot_visible < self.cfg["min_foot_visible"]

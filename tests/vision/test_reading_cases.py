@@ -7,7 +7,8 @@ plastic because the empty-site print was not recognised; a tall phantom tower
 on a site whose footprint plainly shows the print; a phantom guess on an
 unseen site hiding four sites behind it; towers whose foot a nearer tower
 hides though their top settles the height; empty sites under a tower's soft
-shadow; a marker whose detected corner a tower's shadow bent; a marker found
+shadow; an empty site partly behind a nearer tower whose visible part
+plainly shows the board; a marker whose detected corner a tower's shadow bent; a marker found
 on a second look whose corners would bend the camera; cards partly behind
 towers; a card read one cell off (or left out) because the hypothesis a cell
 off was judged only on the part of the card it covered; red tower faces over
@@ -214,6 +215,25 @@ def test_an_empty_site_under_a_soft_tower_shadow_is_read_empty(seed, code):
     assert site not in reading.unseen
     view = reading.sites.get(site)
     assert view is None or view.height == 0
+
+
+@pytest.mark.parametrize("seed, code", [(18, "0N"), (18, "2NW"), (10, "0NE")])
+def test_an_empty_site_partly_behind_a_tower_is_read_empty_when_its_board_shows_clearly(
+        seed, code):
+    # a nearer tower hides up to two thirds of the footprint; what shows of it is
+    # plainly board (margin >= 5 over any tower): a tower would cover its own
+    # footprint, so the site is empty, not unseen as a hidden top would be
+    shot = _shot(seed)
+    site = next(s for s in board_geometry().sites if s.code == code)
+    assert not shot.scene.towers.get(site) and shot.visible[site] >= 0.5
+    reading = read_image(shot.image, None, shot.scene.colors)
+    detail = next(d for d in reading.details if d.site == site)
+    assert 0.3 <= detail.visible < 0.5 and detail.margin >= 5.0
+    assert site not in reading.unseen and site not in reading.sites
+    # with the rule for tops (half the footprint in view) it would be unseen
+    strict = read_image(shot.image, None, shot.scene.colors,
+                        {"sites": {"empty_min_visible": 1.0}})
+    assert site in strict.unseen
 
 
 def _truth(cards: dict[str, list[int]], stacks: dict[str, list[int]]) -> dict:
