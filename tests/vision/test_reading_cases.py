@@ -8,8 +8,9 @@ on a site whose footprint plainly shows the print; a phantom guess on an
 unseen site hiding four sites behind it; towers whose foot a nearer tower
 hides though their top settles the height; empty sites under a tower's soft
 shadow; an empty site partly behind a nearer tower whose visible part
-plainly shows the board; a marker whose detected corner a tower's shadow bent; a marker found
-on a second look whose corners would bend the camera; cards partly behind
+plainly shows the board; a marker whose detected corner a tower's shadow
+bent; a marker found on a second look whose corners would bend the camera;
+cards partly behind
 towers; a card read one cell off (or left out) because the hypothesis a cell
 off was judged only on the part of the card it covered; red tower faces over
 an empty seat's place; an empty-site print nearly of a block's colour. The
