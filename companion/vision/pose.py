@@ -112,11 +112,17 @@ def estimate_intrinsics(markers: Markers, geometry: BoardGeometry, size: tuple[i
     refines f, k1 and the pose together; a frontal view (f undetermined) or
     a single marker falls back to a typical field of view.
     """
+    obj, img = _correspondences(markers, geometry)
+    return _intrinsics_from_points(obj, img, size, len(markers), config)
+
+
+def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, int],
+                            n_markers: int, config: dict[str, Any] | None = None
+                            ) -> Intrinsics:
     cfg = config or {}
     w, h = size
-    obj, img = _correspondences(markers, geometry)
     prior = default_intrinsics(size, float(cfg.get("prior_hfov_deg", 65.0)))
-    if len(markers) < 2:
+    if n_markers < 2:
         return prior
     centre = (w / 2.0, h / 2.0)
     H, _ = cv2.findHomography(obj[:, :2], img, 0)
@@ -126,7 +132,7 @@ def estimate_intrinsics(markers: Markers, geometry: BoardGeometry, size: tuple[i
     candidates = [f0] if f0 is not None and fmin <= f0 <= fmax else []
     candidates.append(float(prior.K[0, 0]))
     best: tuple[float, Intrinsics] | None = None
-    fit_k1 = len(markers) >= int(cfg.get("k1_min_markers", 3))
+    fit_k1 = n_markers >= int(cfg.get("k1_min_markers", 3))
     for f in candidates:
         intr = _calibrate_one_view(obj, img, size, f, fit_k1)
         if intr is None:
@@ -336,6 +342,46 @@ def gross_outlier(markers: Markers, pose: Pose, geometry: BoardGeometry,
                   reverse=True)
     (worst, k), (second, _) = errs[0], errs[1]
     return k if worst > min_px and worst > ratio * second else None
+
+
+def repair_bent_corner(markers: Markers, pose: Pose, geometry: BoardGeometry,
+                       estimate: bool, intrinsics_config: dict[str, Any] | None = None,
+                       config: dict[str, Any] | None = None, px: float = 1.0) -> Markers:
+    """The markers with one bent corner put where the other corners say it is.
+
+    A tower or its shadow touching a marker can pull one refined corner 2-5 px
+    off. With three markers the whole-marker rule (:func:`gross_outlier`) does
+    not apply, and fitted together with f (and k1) the bent corner bends the
+    camera by up to 30 cm at steep views. The worst corner is solved without
+    (f re-estimated when ``estimate``); it is replaced by the prediction when it
+    lies over ``corner_px`` from it and ``corner_ratio`` times farther than any
+    other corner does. ``px``: photo pixels per working-size pixel.
+    """
+    cfg = config or {}
+    if len(markers) < 2:
+        return markers
+    obj, img = _correspondences(markers, geometry)
+    resid = np.linalg.norm(pose.project(obj) - img, axis=1)
+    j = int(np.argmax(resid))
+    if resid[j] < float(cfg.get("corner_gate_px", 1.2)) * px:
+        return markers
+    keep = np.arange(len(obj)) != j
+    intr = (_intrinsics_from_points(obj[keep], img[keep], pose.intrinsics.size, len(markers),
+                                    intrinsics_config) if estimate else pose.intrinsics)
+    res = _pnp(obj[keep], img[keep], intr)
+    if res is None:
+        return markers
+    proj, _ = cv2.projectPoints(obj, res[0], res[1], intr.K, intr.dist)
+    loo = np.linalg.norm(proj.reshape(-1, 2) - img, axis=1)
+    others = float(loo[keep].max())
+    if loo[j] < float(cfg.get("corner_px", 2.5)) * px or loo[j] < float(
+            cfg.get("corner_ratio", 3.0)) * others:
+        return markers
+    ids = sorted(markers)
+    mid, k = ids[j // 4], j % 4
+    fixed = np.array(markers[mid], np.float64, copy=True)
+    fixed[k] = proj.reshape(-1, 2)[j]
+    return {**markers, mid: fixed}
 
 
 def _ippe_square_points(geometry: BoardGeometry, mid: int) -> FloatArray:

@@ -31,6 +31,7 @@ from companion.vision.pose import (
     find_missing,
     gross_outlier,
     marker_residuals,
+    repair_bent_corner,
     solve_pose,
 )
 from companion.vision.settings import merged_config
@@ -127,6 +128,14 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     if pose is not previous_pose:  # solved afresh (not tracking a still camera)
+        mended = repair_bent_corner(markers, pose, g, intr.estimated and previous_pose is None,
+                                    cfg.get("intrinsics"), cfg.get("pose"),
+                                    1.0 / work_scale((w, h), max_side))
+        if mended is not markers:
+            markers = mended
+            if intr.estimated and previous_pose is None:
+                intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
+            pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
         # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
         pose = _second_look(gray, markers, intr, pose, g, cfg, source,
                             refit=intr.estimated and previous_pose is None,

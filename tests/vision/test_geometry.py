@@ -144,3 +144,36 @@ def test_a_gross_marker_outlier_is_named_only_when_three_others_fit() -> None:
     assert gross_outlier(three, pose, g) is None  # two would be left: keep all
     mild = {**markers, 2: markers[2] + np.array([[2.5, 0], [0, 0], [0, 0], [0, 0]])}
     assert gross_outlier(mild, pose, g) is None  # under 3 px: not gross
+
+
+def test_one_bent_corner_of_three_markers_is_put_back_where_the_others_say() -> None:
+    from companion.vision.geometry import Intrinsics
+    from companion.vision.pose import estimate_intrinsics, repair_bent_corner, solve_pose
+
+    g = board_geometry()
+    K = np.array([[1000.0, 0, 640], [0, 1000.0, 360], [0, 0, 1]])
+    truth = look_at_pose(Intrinsics(K, np.zeros(5), (1280, 720)), 950.0, 77.0, 20.0,
+                         (0.0, 0.0, 0.0), 1.0)
+    rng = np.random.default_rng(5)
+    markers = {k: truth.project(g.marker_corners(k)) + rng.normal(0, 0.3, (4, 2))
+               for k in (0, 1, 2)}
+
+    def fitted(found: dict[int, np.ndarray]) -> Pose:
+        return solve_pose(found, estimate_intrinsics(found, g, (1280, 720)), g).pose
+
+    clean = fitted(markers)
+    assert repair_bent_corner(markers, clean, g, True) is markers  # nothing to mend
+    bent = {**markers, 0: markers[0] + np.array([[0, 0], [0, 0], [4.5, -2.0], [0, 0]])}
+    pose = fitted(bent)
+    mended = repair_bent_corner(bent, pose, g, True)
+    assert mended is not bent
+    moved = [(k, c) for k in bent for c in range(4) if not np.allclose(mended[k][c], bent[k][c])]
+    assert moved == [(0, 2)]  # only the bent corner, put back within a pixel of the truth
+    assert np.linalg.norm(mended[0][2] - truth.project(g.marker_corners(0))[2]) < 1.0
+    # a mild bend is left alone: under corner_px it costs less than a lost corner
+    mild = {**markers, 0: markers[0] + np.array([[0, 0], [0, 0], [1.5, 0], [0, 0]])}
+    assert repair_bent_corner(mild, fitted(mild), g, True) is mild
+    # with known intrinsics the corner is judged against the pose alone
+    known = solve_pose(bent, truth.intrinsics, g).pose
+    assert sorted(k for k in bent if not np.array_equal(
+        repair_bent_corner(bent, known, g, False)[k], bent[k])) == [0]

@@ -30,11 +30,14 @@ CASES: dict[str, tuple[str, int, str, str]] = {
 #: measured (wrong, visible reported unseen, hidden sites read other than they are,
 #: cards left out whose grids are 90% in view).
 #: At 81 degrees (mounted-4) a storey moves a top by about 2 px and per-block
-#: jitter by as much: heights there are off by one to nine storeys.
+#: jitter by as much: heights there are off by one to nine storeys. Its marker 2
+#: has a corner a shadow bent by 5 px; mending it (pose.repair_bent_corner) brought
+#: the camera from 56 to 34 mm off the truth, and the sites from (16, 1) to (17, 2):
+#: readings that near their decision boundary flip with any small change of pose.
 MEASURED: dict[str, tuple[int, int, int, int]] = {
     "mounted-0": (0, 8, 2, 0),
     "mounted-6": (1, 5, 0, 0),
-    "mounted-4": (16, 1, 0, 0),
+    "mounted-4": (17, 2, 0, 0),
     "phone-1": (0, 5, 1, 0),
     "phone-5": (2, 11, 2, 0),
     "phone-3": (3, 4, 0, 0),
