@@ -128,10 +128,12 @@ def build_strips(pose: Pose, geometry: BoardGeometry, max_height: int,
 def sample_strips(image: np.ndarray, strips: Strips) -> FloatArray:
     """(S, N, L, C) image values at every strip sample (bilinear)."""
     S, N, L, _ = strips.pix.shape
+    # samples far outside the photo (a distorted lens sends points near the camera
+    # plane to ~1e50 px) are clipped before float32, which would overflow; they
+    # are outside (``inside``) and read as the border either way
+    pix = np.clip(strips.pix, -1e6, 1e6)
     # remap limits each map side to 32767: lay the samples out as (N, S * L)
-    mx = np.ascontiguousarray(strips.pix[..., 0].transpose(1, 0, 2).reshape(N, S * L),
-                              np.float32)
-    my = np.ascontiguousarray(strips.pix[..., 1].transpose(1, 0, 2).reshape(N, S * L),
-                              np.float32)
+    mx = np.ascontiguousarray(pix[..., 0].transpose(1, 0, 2).reshape(N, S * L), np.float32)
+    my = np.ascontiguousarray(pix[..., 1].transpose(1, 0, 2).reshape(N, S * L), np.float32)
     out = cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     return np.asarray(out).reshape(N, S, L, -1).transpose(1, 0, 2, 3)

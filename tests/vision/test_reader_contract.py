@@ -122,3 +122,20 @@ def test_a_covered_marker_is_not_invented():
     from companion.vision.pose import find_missing
     assert find_missing(image, found, reading.pose, g) == {}
     assert sorted(find_missing(rendered.image, found, reading.pose, g)) == [2]
+
+
+def test_a_read_through_a_distorting_lens_warns_of_nothing():
+    # labelled_set seed 21 photo 13, mounted, read with its camera file (a distorting
+    # lens): strip samples near the camera plane went to ~1e50 px and overflowed
+    # float32 on the way to cv2.remap, printing a RuntimeWarning on every read
+    import warnings
+
+    from companion.vision.geometry import Intrinsics
+
+    rendered = sample_photo([21, 13], "mounted", colors="classic", tall=False, hands=0)
+    camera = Intrinsics.from_json(rendered.truth["camera"])
+    assert np.any(camera.dist != 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reading = read_image(rendered.image, camera, rendered.truth["expected"]["colors"])
+    assert reading.pose.markers == (0, 1, 2, 3)
