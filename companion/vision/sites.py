@@ -280,6 +280,32 @@ def _ncc(x: FloatArray, y: FloatArray) -> float:
     return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
 
 
+def _agreeing_median(x: FloatArray, min_sites: int, agree: float) -> FloatArray:
+    """The median of the largest group of samples that correlate at ``agree`` with one.
+
+    An arm across the board covers many of the sites read empty (skin or
+    cloth shows no tower either); with half of them covered the plain median
+    blurs the print away. The site that correlates at ``agree`` or better with
+    the most others, and those that do with it, show the print. ``x``: one row
+    of n x n samples per site. Fewer than ``min_sites`` such sites: the plain
+    median.
+    """
+    # a shading ramp (an arm's round side, a soft shadow) is no print: compare
+    # what is left after a plane through each site's samples
+    n = int(round(np.sqrt(x.shape[1])))
+    u = np.linspace(-1.0, 1.0, n)
+    U, V = np.meshgrid(u, u)
+    A = np.column_stack([np.ones(n * n), U.ravel(), V.ravel()])
+    z = x - (A @ np.linalg.lstsq(A, x.T, rcond=None)[0]).T
+    z /= np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-9)
+    c = z @ z.T
+    best = int(np.argmax((c >= agree).sum(axis=1)))
+    group = c[best] >= agree
+    if int(group.sum()) < min_sites:
+        return np.median(x, axis=0)
+    return np.median(x[group], axis=0)
+
+
 def _csum(x: FloatArray) -> FloatArray:
     """Cumulative sum along axis 1 with a leading zero row."""
     pad = np.zeros(x.shape[:1] + (1,) + x.shape[2:])
@@ -420,7 +446,12 @@ class SiteReader:
             return
         tmpl = np.median(pn[clean], axis=0)
         if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
-            return  # a plain print: nothing to compare
+            # a plain print, or one blurred by the many sites an arm covers: the
+            # sites that agree with each other show the print, if there is one
+            tmpl = _agreeing_median(pn[clean], int(cfg["print_min_sites"]),
+                                    float(cfg["print_agree_ncc"]))
+            if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
+                return  # a plain print: nothing to compare
         self.debug["print_ncc"] = {}
         for i in range(nsites):
             m = vis[i]
