@@ -371,8 +371,8 @@ def repair_bent_corner(markers: Markers, pose: Pose, geometry: BoardGeometry,
     res = _pnp(obj[keep], img[keep], intr)
     if res is None:
         return markers
-    proj, _ = cv2.projectPoints(obj, res[0], res[1], intr.K, intr.dist)
-    loo = np.linalg.norm(proj.reshape(-1, 2) - img, axis=1)
+    proj = Pose(res[0], res[1], intr).project(obj)
+    loo = np.linalg.norm(proj - img, axis=1)
     others = float(loo[keep].max())
     if loo[j] < float(cfg.get("corner_px", 2.5)) * px or loo[j] < float(
             cfg.get("corner_ratio", 3.0)) * others:
@@ -380,7 +380,7 @@ def repair_bent_corner(markers: Markers, pose: Pose, geometry: BoardGeometry,
     ids = sorted(markers)
     mid, k = ids[j // 4], j % 4
     fixed = np.array(markers[mid], np.float64, copy=True)
-    fixed[k] = proj.reshape(-1, 2)[j]
+    fixed[k] = proj[j]
     return {**markers, mid: fixed}
 
 

@@ -402,9 +402,9 @@ class SiteReader:
         empty is resampled top-down over its footprint (board mm, so all sites
         line up) and compared by normalised correlation with the median of all
         empty sites (when that is flat, of the ones that agree with each other:
-        :func:`_agreeing_median`), over the part no nearer tower hides. A hand, an arm or a
-        tower the scorer missed does not show the print's pattern: the site
-        goes to ``unseen`` rather than being reported empty. A tower stands on
+        :func:`_agreeing_median`), over the part no nearer tower hides. A hand,
+        an arm or a tower the scorer missed does not show the print's pattern:
+        the site goes to ``unseen`` rather than being reported empty. A tower stands on
         its footprint and covers it in every view, so a site read as a tower
         whose footprint shows the print very clearly (a phantom explained by
         towers farther back) is empty.
