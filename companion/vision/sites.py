@@ -1060,10 +1060,13 @@ class SiteReader:
             res.reason = "hidden"
             res.height, res.color = None, None
         elif (height > 0 and res.foot_visible < self.cfg["min_foot_visible"]
-              and margin < float(self.cfg["foot_hidden_margin"])):
+              and margin < float(self.cfg["foot_hidden_margin"])
+              and res.score < float(self.cfg["foot_hidden_score"])):
             # a top seen without the foot it stands on: along the line of sight a
             # taller tower farther back, or a shorter one nearer, shows the same top
-            # (unless the placement prior leaves no rival close: a large margin)
+            # (unless the placement prior leaves no rival close: a large margin; or
+            # the top fits so well that it is no other tower's top seen past a
+            # nearer one, whose phantoms score lower: ``foot_hidden_score``)
             res.reason = "foot hidden"
             res.height, res.color = None, None
         return res

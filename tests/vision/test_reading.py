@@ -8,8 +8,10 @@ fails. Known weaknesses, on this renderer:
 - at 82 deg the side faces are a few pixels tall: heights come out one or two
   storeys short (cases W82, E82, S82);
 - at 40-45 deg behind tall towers a few hidden sites are still guessed
-  (``hidden_read`` 2 in S40, 1 in E45; the goal is 0), and towers whose foot is
-  hidden are reported unseen even when their top is in view (``unseen``).
+  (``hidden_read`` 2 in S40, 3 in E45; the goal is 0), and towers whose foot is
+  hidden are reported unseen even when their top is in view (``unseen``) unless
+  that top fits very well (``sites.foot_hidden_score``: E45 0 unseen, 3 guessed,
+  against 2 and 2 without it).
 """
 
 from __future__ import annotations
@@ -45,14 +47,14 @@ CASES: dict[str, tuple[str, float, float, str, bool, int]] = {
 
 #: measured (wrong visible sites, visible sites reported unseen, hidden sites guessed)
 BOUNDS: dict[str, tuple[int, int, int]] = {
-    "S40-warm-classic-tall": (4, 7, 2),
+    "S40-warm-classic-tall": (4, 6, 2),
     "W82-cold-2017": (9, 1, 0),
     "N60-warm-2017-tall": (0, 0, 0),
     "E82-cold-classic-tall": (13, 2, 0),
     "S82-cold-2017-tall": (5, 0, 0),
-    "W40-warm-classic-tall": (1, 5, 0),
+    "W40-warm-classic-tall": (1, 4, 0),
     "N40-cold-classic": (0, 0, 0),
-    "E45-warm-2017-tall": (1, 3, 2),
+    "E45-warm-2017-tall": (1, 0, 3),
 }
 
 #: measured card stacks the reader left out (a card is never misread)
