@@ -144,6 +144,24 @@ def test_top_colours_hold_under_warm_and_cold_lamps(readings):
 HAND_TOWERS = {"S40-warm-classic-tall": 0, "N60-warm-2017-tall": 1, "S82-cold-2017-tall": 3}
 
 
+def test_a_top_whose_foot_is_hidden_is_reported_when_it_fits_very_well(readings):
+    # E45 behind tall towers: five tops whose feet nearer towers hide. Two fit
+    # well enough (score 14 or more) and are right; one of those that pass is a
+    # farther top seen over a hidden empty site (the gate's known cost); the
+    # two that fit less stay unseen, as every one of them did before the gate
+    rendered, reading = readings["E45-warm-2017-tall"]
+    colours = rendered.truth["expected"]["colors"]
+    before = read_image(rendered.image, None, colours, {"sites": {"foot_hidden_score": 1e9}})
+    names = sorted(str(r.site) for r in before.details if r.reason == "foot hidden")
+    assert names == ["0SW", "3NE", "4NW", "5C", "5W"]
+    got = {str(s): (v.height, v.owner) for s, v in reading.sites.items()}
+    assert (got["0SW"], got["4NW"], got["3NE"]) == ((5, "blue"), (6, "purple"), (8, "yellow"))
+    assert sorted(str(s) for s in reading.unseen if str(s) in names) == ["5C", "5W"]
+    truth = {str(Site.from_json(e)): (e["height"], e["owner"])
+             for e in rendered.truth["board"]["sites"]}
+    assert (truth["0SW"], truth["4NW"], truth.get("3NE")) == ((5, "blue"), (6, "purple"), None)
+
+
 @pytest.mark.parametrize("name", list(HAND_TOWERS))
 def test_a_hand_over_the_board_is_never_read_as_towers(name):
     still = _render(name)
