@@ -280,15 +280,23 @@ def _ncc(x: FloatArray, y: FloatArray) -> float:
     return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
 
 
-def _agreeing_median(x: FloatArray, min_sites: int, agree: float) -> FloatArray:
-    """The median of the largest group of samples that correlate at ``agree`` with one.
+def _chroma_ncc(x: FloatArray, y: FloatArray) -> float:
+    """Normalised correlation of two (2, k) chromaticity patterns, each channel
+    about its own mean (the channels' levels differ, and must not pass for a pattern)."""
+    a = (x - x.mean(axis=1, keepdims=True)).ravel()
+    b = (y - y.mean(axis=1, keepdims=True)).ravel()
+    return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
+
+
+def _agreeing_group(x: FloatArray, min_sites: int, agree: float) -> np.ndarray:
+    """The largest group of rows that correlate at ``agree`` with one (a mask).
 
     An arm across the board covers many of the sites read empty (skin or
     cloth shows no tower either); with half of them covered the plain median
     blurs the print away. The site that correlates at ``agree`` or better with
     the most others, and those that do with it, show the print. ``x``: one row
-    of n x n samples per site. Fewer than ``min_sites`` such sites: the plain
-    median.
+    of n x n samples per site. Fewer than ``min_sites`` such sites: every row
+    (the plain median).
     """
     # a shading ramp (an arm's round side, a soft shadow) is no print: compare
     # what is left after a plane through each site's samples
@@ -300,10 +308,10 @@ def _agreeing_median(x: FloatArray, min_sites: int, agree: float) -> FloatArray:
     z /= np.maximum(np.linalg.norm(z, axis=1, keepdims=True), 1e-9)
     c = z @ z.T
     best = int(np.argmax((c >= agree).sum(axis=1)))
-    group = c[best] >= agree
+    group: np.ndarray = c[best] >= agree
     if int(group.sum()) < min_sites:
-        return np.median(x, axis=0)
-    return np.median(x[group], axis=0)
+        return np.ones(len(x), bool)
+    return group
 
 
 def _csum(x: FloatArray) -> FloatArray:
@@ -402,7 +410,7 @@ class SiteReader:
         empty is resampled top-down over its footprint (board mm, so all sites
         line up) and compared by normalised correlation with the median of all
         empty sites (when that is flat, of the ones that agree with each other:
-        :func:`_agreeing_median`), over the part no nearer tower hides. A hand,
+        :func:`_agreeing_group`), over the part no nearer tower hides. A hand,
         an arm or a tower the scorer missed does not show the print's pattern:
         the site goes to ``unseen`` rather than being reported empty. A tower stands on
         its footprint and covers it in every view, so a site read as a tower
@@ -449,10 +457,21 @@ class SiteReader:
         if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
             # a plain print, or one blurred by the many sites an arm covers: the
             # sites that agree with each other show the print, if there is one
-            tmpl = _agreeing_median(pn[clean], int(cfg["print_min_sites"]),
-                                    float(cfg["print_agree_ncc"]))
+            clean = [i for i, keep in zip(clean, _agreeing_group(
+                pn[clean], int(cfg["print_min_sites"]), float(cfg["print_agree_ncc"])),
+                strict=True) if keep]
+            tmpl = np.median(pn[clean], axis=0)
             if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
                 return  # a plain print: nothing to compare
+        # chromaticity: what a shadow leaves of the print when its hard edge runs
+        # across the site (shade scales the brightness, hardly the hue)
+        bsum = bgr.astype(np.float32).sum(axis=1) + 3.0
+        chroma = np.stack([(bgr[:, 2].astype(np.float32) - bgr[:, 1]) / bsum,
+                           (bgr[:, 1].astype(np.float32) - bgr[:, 0]) / bsum]
+                          ).reshape(2, nsites, -1)
+        ctmpl = np.median(chroma[:, clean], axis=1)  # (2, n * n)
+        chroma_ok = float(np.sqrt(ctmpl.var(axis=1).sum())) >= float(
+            cfg["print_chroma_contrast"])
         self.debug["print_ncc"] = {}
         for i in range(nsites):
             m = vis[i]
@@ -470,7 +489,9 @@ class SiteReader:
                 continue
             if ncc < float(cfg["print_min_ncc"]) and not (
                     m.mean() >= float(cfg["print_shaded_visible"])
-                    and self._shaded_print(pn[i], tmpl, n, half)):
+                    and self._shaded_print(pn[i], tmpl, n, half)) and not (
+                    chroma_ok and _chroma_ncc(chroma[:, i, m], ctmpl[:, m])
+                    >= float(cfg["print_chroma_ncc"])):
                 # not the print: a hand or its shadow, or a tower the scorer missed (a
                 # dark shadow looks like a black top, so no tower is guessed either)
                 r = results[i]
