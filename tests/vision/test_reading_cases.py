@@ -370,3 +370,21 @@ def test_sites_under_an_arm_are_not_read_empty_when_the_arm_blurs_the_print_temp
     assert all(r.reason == "covered" for r in reading.details if r.height is None
                and r.site.to_json() not in photo.truth["expected"]["unseen"])
     assert tally({"sites": {"print_agree_ncc": 1.01}})[:3] == (15, 0, 9)  # no template
+
+
+def test_an_empty_site_under_a_hard_shadow_is_read_by_the_print_hue():
+    # mounted, white lamp: two empty sites (Hong Kong SE, Sao Paulo SE) lie half
+    # in a tower's hard shadow. In grey the lit and shaded parts are two levels
+    # no print template matches, so the print check called them covered; the
+    # print's hue pattern survives the shade, and they read empty. Nothing else
+    # in the photo changes
+    shot = shoot(12, kind="mounted", light="white", colour_set="classic")
+    now = read_image(shot.image, None, shot.scene.colors)
+    grey = read_image(shot.image, None, shot.scene.colors,
+                      {"sites": {"print_chroma_ncc": 1.01}})
+    changed = {str(a.site): (a.height, b.height, b.reason)
+               for a, b in zip(now.details, grey.details, strict=True)
+               if (a.height, a.color) != (b.height, b.color)}
+    assert changed == {"3SE": (0, None, "covered"), "4SE": (0, None, "covered")}
+    heights = shot.scene.heights()
+    assert not any(str(s) in changed for s in heights)  # both truly empty
