@@ -280,12 +280,38 @@ def _ncc(x: FloatArray, y: FloatArray) -> float:
     return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
 
 
-def _chroma_ncc(x: FloatArray, y: FloatArray) -> float:
-    """Normalised correlation of two (2, k) chromaticity patterns, each channel
-    about its own mean (the channels' levels differ, and must not pass for a pattern)."""
-    a = (x - x.mean(axis=1, keepdims=True)).ravel()
-    b = (y - y.mean(axis=1, keepdims=True)).ravel()
-    return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
+class _PrintHue:
+    """The empty sites' print as a chromaticity pattern, made on first use.
+
+    What a shadow leaves of the print when its hard edge runs across a site:
+    shade scales the brightness, hardly the hue. ``bgr``: (sites, samples, 3);
+    ``members``: the sites the template is the median of. A print of one hue
+    (spread under ``contrast``) has no pattern: every site then correlates -1.
+    """
+
+    def __init__(self, bgr: np.ndarray, members: Sequence[int], contrast: float) -> None:
+        self.bgr = bgr
+        self.members = list(members)
+        self.contrast = contrast
+        self.planes: FloatArray | None = None
+        self.tmpl: FloatArray | None = None
+
+    def ncc(self, site: int, mask: np.ndarray) -> float:
+        """Correlation of a site's samples ``mask`` with the template, each channel
+        about its own mean (the channels' levels differ and must not pass for a pattern)."""
+        if self.planes is None:
+            x = self.bgr.astype(np.float32)
+            s = x.sum(axis=2) + 3.0
+            self.planes = np.stack([(x[..., 2] - x[..., 1]) / s, (x[..., 1] - x[..., 0]) / s])
+            self.tmpl = np.median(self.planes[:, self.members], axis=1)
+        assert self.tmpl is not None
+        if float(np.sqrt(self.tmpl.var(axis=1).sum())) < self.contrast:
+            return -1.0
+        a = self.planes[:, site, mask]
+        b = self.tmpl[:, mask]
+        a = (a - a.mean(axis=1, keepdims=True)).ravel()
+        b = (b - b.mean(axis=1, keepdims=True)).ravel()
+        return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
 
 
 def _agreeing_group(x: FloatArray, min_sites: int, agree: float) -> np.ndarray:
@@ -463,15 +489,7 @@ class SiteReader:
             tmpl = np.median(pn[clean], axis=0)
             if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
                 return  # a plain print: nothing to compare
-        # chromaticity: what a shadow leaves of the print when its hard edge runs
-        # across the site (shade scales the brightness, hardly the hue)
-        bsum = bgr.astype(np.float32).sum(axis=1) + 3.0
-        chroma = np.stack([(bgr[:, 2].astype(np.float32) - bgr[:, 1]) / bsum,
-                           (bgr[:, 1].astype(np.float32) - bgr[:, 0]) / bsum]
-                          ).reshape(2, nsites, -1)
-        ctmpl = np.median(chroma[:, clean], axis=1)  # (2, n * n)
-        chroma_ok = float(np.sqrt(ctmpl.var(axis=1).sum())) >= float(
-            cfg["print_chroma_contrast"])
+        hue = _PrintHue(bgr.reshape(nsites, -1, 3), clean, float(cfg["print_chroma_contrast"]))
         self.debug["print_ncc"] = {}
         for i in range(nsites):
             m = vis[i]
@@ -490,8 +508,7 @@ class SiteReader:
             if ncc < float(cfg["print_min_ncc"]) and not (
                     m.mean() >= float(cfg["print_shaded_visible"])
                     and self._shaded_print(pn[i], tmpl, n, half)) and not (
-                    chroma_ok and _chroma_ncc(chroma[:, i, m], ctmpl[:, m])
-                    >= float(cfg["print_chroma_ncc"])):
+                    hue.ncc(i, m) >= float(cfg["print_chroma_ncc"])):
                 # not the print: a hand or its shadow, or a tower the scorer missed (a
                 # dark shadow looks like a black top, so no tower is guessed either)
                 r = results[i]
