@@ -20,7 +20,6 @@ All sites of a group are scored at once with array operations.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -340,6 +339,18 @@ def _agreeing_group(x: FloatArray, min_sites: int, agree: float) -> np.ndarray:
     return group
 
 
+def _masked_row_median(x: FloatArray, mask: np.ndarray, empty: float) -> FloatArray:
+    """Each row's median over its ``mask`` samples (``empty`` for a row with none):
+    what ``np.nanmedian`` gives with the rest set to NaN, by one sort."""
+    k = mask.sum(axis=1)
+    s = np.sort(np.where(mask, x, np.inf), axis=1)
+    rows = np.arange(len(x))
+    lo = s[rows, np.maximum(k - 1, 0) // 2]
+    hi = s[rows, np.maximum(k, 1) // 2]
+    out: FloatArray = np.where(k > 0, (lo + hi) / 2, empty)
+    return out
+
+
 def _csum(x: FloatArray) -> FloatArray:
     """Cumulative sum along axis 1 with a leading zero row."""
     pad = np.zeros(x.shape[:1] + (1,) + x.shape[2:])
@@ -472,9 +483,7 @@ class SiteReader:
         covered = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
         vis = ok & ~covered
         # shading-free: each site relative to its own median brightness
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a wholly covered site: no median
-            med = np.nan_to_num(np.nanmedian(np.where(vis, v, np.nan), axis=1), nan=1.0)
+        med = _masked_row_median(v, vis, 1.0)
         pn = v / np.maximum(med, 1.0)[:, None]
         clean = [i for i in empty if vis[i].mean() > 0.9]
         if len(clean) < int(cfg["print_min_sites"]):
