@@ -292,25 +292,26 @@ class _PrintHue:
         self.bgr = bgr
         self.members = list(members)
         self.contrast = contrast
-        self.planes: FloatArray | None = None
-        self.tmpl: FloatArray | None = None
+        self.made: tuple[FloatArray, FloatArray] | None = None  # planes, template
+        self.flat = False
 
     def ncc(self, site: int, mask: np.ndarray) -> float:
         """Correlation of a site's samples ``mask`` with the template, each channel
         about its own mean (the channels' levels differ and must not pass for a pattern)."""
-        if self.planes is None:
+        if self.made is None:
             x = self.bgr.astype(np.float32)
             s = x.sum(axis=2) + 3.0
-            self.planes = np.stack([(x[..., 2] - x[..., 1]) / s, (x[..., 1] - x[..., 0]) / s])
-            self.tmpl = np.median(self.planes[:, self.members], axis=1)
-        assert self.tmpl is not None
-        if float(np.sqrt(self.tmpl.var(axis=1).sum())) < self.contrast:
+            planes = np.stack([(x[..., 2] - x[..., 1]) / s, (x[..., 1] - x[..., 0]) / s])
+            tmpl = np.median(planes[:, self.members], axis=1)
+            self.flat = float(np.sqrt(tmpl.var(axis=1).sum())) < self.contrast
+            self.made = (planes, tmpl)
+        if self.flat:
             return -1.0
-        a = self.planes[:, site, mask]
-        b = self.tmpl[:, mask]
-        a = (a - a.mean(axis=1, keepdims=True)).ravel()
-        b = (b - b.mean(axis=1, keepdims=True)).ravel()
-        return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
+        planes, tmpl = self.made
+        a = planes[:, site, mask]
+        b = tmpl[:, mask]
+        return _ncc((a - a.mean(axis=1, keepdims=True)).ravel(),
+                    (b - b.mean(axis=1, keepdims=True)).ravel())
 
 
 def _agreeing_group(x: FloatArray, min_sites: int, agree: float) -> np.ndarray:
