@@ -338,11 +338,12 @@ def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
     """
     sigma = shade_mm * s
     if sigma > 0:
-        mean = cv2.GaussianBlur(grey, (0, 0), sigma)
         if inside is not None and not inside.all():
             m = inside.astype(np.float32)
             mean = cv2.GaussianBlur(grey * m, (0, 0), sigma) / np.maximum(
                 cv2.GaussianBlur(m, (0, 0), sigma), 1e-3)
+        else:
+            mean = cv2.GaussianBlur(grey, (0, 0), sigma)
         out: np.ndarray = grey / np.maximum(mean, 1.0)
         return out
     return grey / max(float(grey.max()), 1.0)
