@@ -338,6 +338,7 @@ def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
     """
     sigma = shade_mm * s
     if sigma > 0:
+        mean: np.ndarray
         if inside is not None and not inside.all():
             m = inside.astype(np.float32)
             mean = cv2.GaussianBlur(grey * m, (0, 0), sigma) / np.maximum(
