@@ -128,9 +128,9 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     if pose is not previous_pose:  # solved afresh (not tracking a still camera)
+        px = 1.0 / work_scale((w, h), max_side)  # photo pixels per working-size pixel
         mended = repair_bent_corner(markers, pose, g, intr.estimated and previous_pose is None,
-                                    cfg.get("intrinsics"), cfg.get("pose"),
-                                    1.0 / work_scale((w, h), max_side))
+                                    cfg.get("intrinsics"), cfg.get("pose"), px)
         if mended is not markers:
             markers = mended
             if intr.estimated and previous_pose is None:
@@ -138,8 +138,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
         # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
         pose = _second_look(gray, markers, intr, pose, g, cfg, source,
-                            refit=intr.estimated and previous_pose is None,
-                            px=1.0 / work_scale((w, h), max_side))
+                            refit=intr.estimated and previous_pose is None, px=px)
     work, wpose = working_view(image_bgr, pose, max_side)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     timings["pose"] = time.perf_counter() - t

@@ -122,16 +122,19 @@ def build_strips(pose: Pose, geometry: BoardGeometry, max_height: int,
     centre = pix[:, :, len(offs) // 2]
     seg = np.linalg.norm(np.diff(centre, axis=1), axis=2)
     px_row = np.maximum(np.median(seg, axis=1), 1e-3)
+    # samples far outside the photo (a distorted lens sends points near the camera
+    # plane to ~1e50 px) are kept at 1e6 px, once per pose: float32 sampling maps
+    # would overflow on them; they are outside and read as the border either way
+    far = np.isfinite(pix) & (np.abs(pix) > 1e6)
+    if far.any():
+        pix = np.where(far, np.sign(pix) * 1e6, pix)
     return Strips(rho_c, z_c, v, lat, dep_start, ddep, rows, offs, pix, inside, px_row)
 
 
 def sample_strips(image: np.ndarray, strips: Strips) -> FloatArray:
     """(S, N, L, C) image values at every strip sample (bilinear)."""
     S, N, L, _ = strips.pix.shape
-    # samples far outside the photo (a distorted lens sends points near the camera
-    # plane to ~1e50 px) are clipped before float32, which would overflow; they
-    # are outside (``inside``) and read as the border either way
-    pix = np.clip(strips.pix, -1e6, 1e6)
+    pix = strips.pix  # far samples already kept within float32 (build_strips)
     # remap limits each map side to 32767: lay the samples out as (N, S * L)
     mx = np.ascontiguousarray(pix[..., 0].transpose(1, 0, 2).reshape(N, S * L), np.float32)
     my = np.ascontiguousarray(pix[..., 1].transpose(1, 0, 2).reshape(N, S * L), np.float32)
