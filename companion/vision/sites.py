@@ -490,13 +490,19 @@ class SiteReader:
         if len(clean) < int(cfg["print_min_sites"]):
             return
         tmpl = np.median(pn[clean], axis=0)
-        if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
-            # a plain print, or one blurred by the many sites an arm covers: the
-            # sites that agree with each other show the print, if there is one
-            clean = [i for i, keep in zip(clean, _agreeing_group(
-                pn[clean], int(cfg["print_min_sites"]), float(cfg["print_agree_ncc"])),
-                strict=True) if keep]
-            tmpl = np.median(pn[clean], axis=0)
+        # a plain print, or one blurred by the many sites an arm covers: the sites
+        # that agree with each other show the print, if there is one. An arm over
+        # half the empty sites leaves the median at a fraction of the print's
+        # contrast, and how flat exactly is chance: the agreeing sites' median is
+        # also taken when it has ``print_agree_gain`` times the contrast
+        group = [i for i, keep in zip(clean, _agreeing_group(
+            pn[clean], int(cfg["print_min_sites"]), float(cfg["print_agree_ncc"])),
+            strict=True) if keep]
+        agreed = np.median(pn[group], axis=0)
+        contrast = float(np.std(tmpl))
+        if contrast < float(cfg["print_min_contrast"]) or float(np.std(agreed)) >= float(
+                cfg["print_agree_gain"]) * contrast:
+            clean, tmpl = group, agreed
             if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
                 return  # a plain print: nothing to compare
         hue = _PrintHue(bgr.reshape(nsites, -1, 3), clean, float(cfg["print_chroma_contrast"]))
@@ -771,6 +777,13 @@ class SiteReader:
         """Score every (height, depth) hypothesis of the sites ``idx``: a linear model."""
         F, aux = self._features(idx, st, sf, vis, model)
         score = self.scorer(F)
+        w_side = float(self.cfg["side_colour_weight"])
+        if w_side > 0:
+            # not a term of the fitted scorer: a penalty on top of it (refitting the
+            # scorer has cost more than it gained, docs/vision-errors.md)
+            cap = float(self.cfg["side_colour_cap"])
+            score = score - w_side * np.clip(
+                aux["side_colour"] - float(self.cfg["side_colour_free"]), 0.0, cap) / cap
         self.debug = {**aux, "score": score, "features": F, "sites": idx}
         return [self._decide(int(idx[k]), score[k], aux["cls"][k], aux["vis"][k],
                              aux["uniform"][k], aux["top_feat"][k], aux["depths"],
@@ -865,6 +878,11 @@ class SiteReader:
         out["bw1"] = idx(r_bn + 0.5 + k)
         out["t0"] = idx(r_tf_in + m)
         out["t1"] = idx(r_tf_in + m + k)
+        # the top block's side face: the storey just below the near-top edge (the
+        # foot to the top for one storey), half a band margin in from each end
+        r_lo = np.concatenate([np.broadcast_to(r_bn, r_tn[:, :1].shape), r_tn[:, :-1]], axis=1)
+        out["ta"] = idx(r_lo + 0.5 + m / 2)
+        out["tb"] = np.maximum(out["ta"], idx(r_tn + 0.5 - m / 2))
         out["edge_idx"] = self._edge_index(N, cfg["edge_gap_px"] / px_row, win)
         st.cache[key] = out
         return out
@@ -1043,11 +1061,24 @@ class SiteReader:
         mb = band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
         beyond = np.minimum(np.sum((mb - mean_f) ** 2, axis=-1), 9.0) / 9.0
         F[..., 21] = tower * np.where(nb > 0.5, beyond, 0.0)
+        # the top block's side face shows the top's hue, only darker: a "top" above a
+        # side of another colour is most often a farther tower's face seen past this
+        # one. Chroma distance in the top band's units, widened by the pixel noise of
+        # the darker of the two (``sc`` for the top, as for ``uniform``)
+        ta, tb = geo["ta"][sel], geo["tb"][sel]
+        n_sd = band(cw, ta, tb)
+        m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
+        lum_sd = np.maximum(np.exp(m_sd[..., 2] * sig[2]) - LOG_EPS, 0.0)
+        sc_sd = np.sqrt(sig[0] ** 2 + (1.5 * noise / (3 * lum_sd + CHROMA_EPS)) ** 2) / sig[0]
+        d_sd = np.sum((m_sd[..., :2] - mean_f[..., :2]) ** 2, axis=-1) / np.maximum(
+            sc, sc_sd) ** 2
+        side_colour = np.where(n_sd > float(cfg["side_colour_min_samples"]), d_sd, 0.0)
+        side_colour[:, 0] = 0.0
         vis_top[:, 0] = fp_vis
         aux = {"uniform": uniform, "colour": colour, "e_far": e_far, "e_near": e_near,
                "e_base": e_base, "side": side_pen, "front": front_pen, "foot": foot_pen,
                "vis": vis_top, "cls": cls, "top_feat": top_feat, "depths": depths,
-               "heights": heights}
+               "heights": heights, "side_colour": side_colour}
         return F, aux
 
     @staticmethod

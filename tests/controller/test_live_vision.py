@@ -38,22 +38,27 @@ def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
     assert recorded == [str(m) for m in table.moves[:8]]
     assert session.snapshot()["warnings"] == []
     # move 7: North's green 4 on Hong Kong S's red 8. Read alone, the 12-storey
-    # tower's top passes for an 8-storey tower on Hong Kong C behind it, and its
-    # lower part for a red 4 (two sites changed: the move was not recorded, and every
-    # later move was the wrong player's). The record says Hong Kong S stands 8-12
-    # storeys tall: read within that, the tower hides Hong Kong C.
+    # tower now reads right: its top block's side is green, and a "red 4" would
+    # stand under a green face (sites.side_colour_weight). Without that check
+    # the tower's top passed for an 8-storey tower on Hong Kong C behind it, and
+    # its lower part for a red 4 (two sites changed: the move was not recorded,
+    # and every later move was the wrong player's). The record says Hong Kong S
+    # stands 8-12 storeys tall: read within that, the tower hides Hong Kong C.
     assert str(table.moves[6]) == "N c01 green4@3S"
     assert len(seen) == 9  # one still scene read before the first move, one after each
     image, reading = seen[7]
     pose = reading.pose
     free = reader(image, pose)
-    assert (free.sites.get(HONG_KONG_S), free.sites.get(HONG_KONG_C)) == (
+    assert free.sites.get(HONG_KONG_S) == SiteView(12, "green") and HONG_KONG_C in free.unseen
+    plain = VisionReader(colors=reader.colors, config={"sites": {"side_colour_weight": 0.0}})
+    alone = plain(image, pose)
+    assert (alone.sites.get(HONG_KONG_S), alone.sites.get(HONG_KONG_C)) == (
         SiteView(4, "red"), SiteView(8, "green"))
     builds = [n for n, e in enumerate(session.record.effective())
               if not isinstance(e.move, Commit)]
     before = list(session.record.states())[builds[6]].board  # the position move 7 met
     assert before.height(HONG_KONG_S) == 8
-    held = reader(image, pose, height_range={
+    held = plain(image, pose, height_range={
         s: (before.height(s), before.height(s) + 4) for s in map(Site.from_index, range(54))})
     assert held.sites.get(HONG_KONG_S) == SiteView(12, "green")
     assert HONG_KONG_C in held.unseen

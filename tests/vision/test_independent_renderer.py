@@ -34,13 +34,18 @@ CASES: dict[str, tuple[str, int, str, str]] = {
 #: has a corner a shadow bent by 5 px; mending it (pose.repair_bent_corner) brought
 #: the camera from 56 to 34 mm off the truth, and the sites from (16, 1) to (17, 2):
 #: readings that near their decision boundary flip with any small change of pose.
+#: Since the top block's side colour counts (``sites.side_colour_weight``): phone-5
+#: (2, 11, 2) -> (3, 8, 4): a phantom nearer top that hid four sites is gone, the
+#: 22-storey tower behind it shows and reads as 11, and two sites it truly hides are
+#: read; phone-3 (3, 4, 0) -> (3, 1, 1): Manhattan E read empty, Manhattan C (26
+#: storeys, its foot hidden) guessed as 10.
 MEASURED: dict[str, tuple[int, int, int, int]] = {
-    "mounted-0": (0, 8, 2, 0),
+    "mounted-0": (0, 4, 2, 0),
     "mounted-6": (1, 5, 0, 0),
-    "mounted-4": (17, 2, 0, 0),
-    "phone-1": (0, 5, 1, 0),
-    "phone-5": (2, 11, 2, 0),
-    "phone-3": (3, 4, 0, 0),
+    "mounted-4": (17, 1, 0, 0),
+    "phone-1": (0, 4, 0, 0),
+    "phone-5": (3, 8, 4, 0),
+    "phone-3": (3, 1, 1, 0),
 }
 
 

@@ -8,10 +8,10 @@ fails. Known weaknesses, on this renderer:
 - at 82 deg the side faces are a few pixels tall: heights come out one or two
   storeys short (cases W82, E82, S82);
 - at 40-45 deg behind tall towers a few hidden sites are still guessed
-  (``hidden_read`` 2 in S40, 3 in E45; the goal is 0), and towers whose foot is
+  (``hidden_read`` 2 in S40, 2 in E45; the goal is 0), and towers whose foot is
   hidden are reported unseen even when their top is in view (``unseen``) unless
-  that top fits very well (``sites.foot_hidden_score``: E45 0 unseen, 3 guessed,
-  against 2 and 2 without it).
+  that top fits very well (``sites.foot_hidden_score``: E45 1 unseen, 2 guessed,
+  against 2 and 1 without it).
 """
 
 from __future__ import annotations
@@ -47,14 +47,14 @@ CASES: dict[str, tuple[str, float, float, str, bool, int]] = {
 
 #: measured (wrong visible sites, visible sites reported unseen, hidden sites guessed)
 BOUNDS: dict[str, tuple[int, int, int]] = {
-    "S40-warm-classic-tall": (4, 6, 2),
+    "S40-warm-classic-tall": (2, 7, 2),
     "W82-cold-2017": (9, 1, 0),
     "N60-warm-2017-tall": (0, 0, 0),
     "E82-cold-classic-tall": (13, 2, 0),
     "S82-cold-2017-tall": (5, 0, 0),
     "W40-warm-classic-tall": (1, 4, 0),
     "N40-cold-classic": (0, 0, 0),
-    "E45-warm-2017-tall": (1, 0, 3),
+    "E45-warm-2017-tall": (0, 1, 2),
 }
 
 #: measured card stacks the reader left out (a card is never misread)
@@ -145,21 +145,21 @@ HAND_TOWERS = {"S40-warm-classic-tall": 0, "N60-warm-2017-tall": 1, "S82-cold-20
 
 
 def test_a_top_whose_foot_is_hidden_is_reported_when_it_fits_very_well(readings):
-    # E45 behind tall towers: five tops whose feet nearer towers hide. Two fit
-    # well enough (score 14 or more) and are right; one of those that pass is a
-    # farther top seen over a hidden empty site (the gate's known cost); the
-    # two that fit less stay unseen, as every one of them did before the gate
+    # E45 behind tall towers: six tops whose feet nearer towers hide. Three fit
+    # well enough (score 14 or more): two are right, one is a farther top seen
+    # over a hidden empty site (the gate's known cost); the three that fit less
+    # stay unseen, as every one of them did before the gate
     rendered, reading = readings["E45-warm-2017-tall"]
     colours = rendered.truth["expected"]["colors"]
     before = read_image(rendered.image, None, colours, {"sites": {"foot_hidden_score": 1e9}})
     names = sorted(str(r.site) for r in before.details if r.reason == "foot hidden")
-    assert names == ["0SW", "3NE", "4NW", "5C", "5W"]
+    assert names == ["0SW", "3NE", "3S", "4NW", "5C", "5W"]
     got = {str(s): (v.height, v.owner) for s, v in reading.sites.items()}
-    assert (got["0SW"], got["4NW"], got["3NE"]) == ((5, "blue"), (6, "purple"), (8, "yellow"))
-    assert sorted(str(s) for s in reading.unseen if str(s) in names) == ["5C", "5W"]
+    assert (got["0SW"], got["4NW"], got["3S"]) == ((5, "blue"), (6, "purple"), (7, "yellow"))
+    assert sorted(str(s) for s in reading.unseen if str(s) in names) == ["3NE", "5C", "5W"]
     truth = {str(Site.from_json(e)): (e["height"], e["owner"])
              for e in rendered.truth["board"]["sites"]}
-    assert (truth["0SW"], truth["4NW"], truth.get("3NE")) == ((5, "blue"), (6, "purple"), None)
+    assert (truth["0SW"], truth["4NW"], truth.get("3S")) == ((5, "blue"), (6, "purple"), None)
 
 
 @pytest.mark.parametrize("name", list(HAND_TOWERS))

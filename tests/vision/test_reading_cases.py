@@ -191,12 +191,13 @@ def test_a_phantom_guess_on_an_unseen_site_does_not_hide_the_sites_behind_it():
         assert got == (height, owner)
 
 
-@pytest.mark.parametrize("seed, code, tower", [(1, "0C", (7, "orange")),
+@pytest.mark.parametrize("seed, code, tower", [(5, "0NW", (8, "yellow")),
                                                 (5, "2N", (6, "yellow"))])
 def test_a_tower_whose_foot_is_hidden_is_read_when_no_rival_height_comes_close(
         seed, code, tower):
     # phone photos: a nearer tower hides the foot; the top alone, with the
-    # placement prior, leaves every other height far behind (margin >= 8)
+    # placement prior, leaves every other height far behind (margin >= 8). 0NW
+    # fits less well than the score gate asks (13.8 against 14): the margin reads it
     shot = shoot(seed, kind="phone", light=LAMPS[seed % 3], colour_set=SETS[seed % 2])
     reading = read_image(shot.image, None, shot.scene.colors)
     site = next(s for s in board_geometry().sites if s.code == code)
@@ -319,8 +320,8 @@ def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
 
 
 def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
-    # seed 2, 78 degrees: 16 visible sites read wrong; 11 of them won by less than
-    # one point of score and are listed, with 5 right readings as narrow
+    # seed 2, 78 degrees: 17 visible sites read wrong; 12 of them won by less than
+    # one point of score and are listed, with 4 right readings as narrow
     shot = _shot(2)
     reading = read_image(shot.image, None, shot.scene.colors)
     narrow = {d.site for d in reading.details if d.height is not None and d.margin < 1.0}
@@ -336,7 +337,7 @@ def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
         read = (view.height, view.owner) if view else (0, None)
         if read != ((height, owner) if height else (0, None)):
             wrong.add(site)
-    assert (len(wrong), len(reading.doubtful), len(wrong & set(reading.doubtful))) == (16, 16, 11)
+    assert (len(wrong), len(reading.doubtful), len(wrong & set(reading.doubtful))) == (17, 16, 12)
     assert reading.to_json()["doubtful"] == [
         {"city": s.city, "row": s.row, "col": s.col} for s in sorted(reading.doubtful)]
     assert read_image(shot.image, None, shot.scene.colors,
@@ -346,11 +347,13 @@ def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
 def test_sites_under_an_arm_are_not_read_empty_when_the_arm_blurs_the_print_template():
     # companion/sim phone photo with an arm across the board (labelled_set seed 21,
     # photo 7). Half the sites read empty lie under the arm or its shadow, so the
-    # median of the empty sites, the print template, came out flat and the print
-    # check was skipped: towers under the arm were reported empty (15 visible
-    # sites wrong, 9 hidden ones read). The sites that agree with each other
+    # median of the empty sites, the print template, came out nearly flat (a
+    # quarter of the print's contrast): skipped as a plain print, or used as it
+    # is, towers under the arm were reported empty (15 and 11 visible sites
+    # wrong, 9 and 4 hidden ones read). The sites that agree with each other
     # (after a plane through each, so the arm's shading ramps do not) give the
-    # template: the towers read empty fail it and go to unseen as "covered".
+    # template, whenever it has twice the median's contrast: the towers read
+    # empty fail it and go to unseen as "covered".
     from companion.sim import sample_photo
 
     pick = np.random.default_rng([21, 7, 99])  # as labelled_set(…, 21, "phone") picks
@@ -366,10 +369,14 @@ def test_sites_under_an_arm_are_not_read_empty_when_the_arm_blurs_the_print_temp
         return out["wrong"], out["unseen_visible"], out["hidden_read"], reading
 
     wrong, unseen, hidden_read, reading = tally(None)
-    assert (wrong, unseen, hidden_read) == (7, 8, 0)
-    assert all(r.reason == "covered" for r in reading.details if r.height is None
-               and r.site.to_json() not in photo.truth["expected"]["unseen"])
-    assert tally({"sites": {"print_agree_ncc": 1.01}})[:3] == (15, 0, 9)  # no template
+    assert (wrong, unseen, hidden_read) == (6, 10, 0)
+    reasons = {str(r.site): r.reason for r in reading.details if r.height is None
+               and r.site.to_json() not in photo.truth["expected"]["unseen"]}
+    # 3SE (empty, in view) is hidden by what the reader puts in front of it
+    assert reasons.pop("3SE") == "hidden" and set(reasons.values()) == {"covered"}
+    assert tally({"sites": {"print_check": False}})[:3] == (15, 1, 9)
+    # the median itself as the template (contrast 0.030, print_min_contrast 0.03)
+    assert tally({"sites": {"print_agree_gain": 1e9}})[:3] == (11, 8, 4)
 
 
 def test_an_empty_site_under_a_hard_shadow_is_read_by_the_print_hue():
