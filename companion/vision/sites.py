@@ -1072,7 +1072,7 @@ class SiteReader:
         sc_sd = np.sqrt(sig[0] ** 2 + (1.5 * noise / (3 * lum_sd + CHROMA_EPS)) ** 2) / sig[0]
         d_sd = np.sum((m_sd[..., :2] - mean_f[..., :2]) ** 2, axis=-1) / np.maximum(
             sc, sc_sd) ** 2
-        side_colour = np.where(n_sd > float(cfg["side_colour_min_samples"]), d_sd, 0.0)
+        side_colour = np.where(n_sd >= float(cfg["side_colour_min_samples"]), d_sd, 0.0)
         side_colour[:, 0] = 0.0
         vis_top[:, 0] = fp_vis
         aux = {"uniform": uniform, "colour": colour, "e_far": e_far, "e_near": e_near,
