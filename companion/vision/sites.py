@@ -498,7 +498,7 @@ class SiteReader:
         group = [i for i, keep in zip(clean, _agreeing_group(
             pn[clean], int(cfg["print_min_sites"]), float(cfg["print_agree_ncc"])),
             strict=True) if keep]
-        agreed = np.median(pn[group], axis=0)
+        agreed = tmpl if len(group) == len(clean) else np.median(pn[group], axis=0)
         contrast = float(np.std(tmpl))
         if contrast < float(cfg["print_min_contrast"]) or float(np.std(agreed)) >= float(
                 cfg["print_agree_gain"]) * contrast:
@@ -774,7 +774,8 @@ class SiteReader:
 
     def _score(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
                model: ColourModel) -> list[SiteResult]:
-        """Score every (height, depth) hypothesis of the sites ``idx``: a linear model."""
+        """Score every (height, depth) hypothesis of the sites ``idx``: the fitted
+        scorer over the evidence terms, less the side-colour penalty."""
         F, aux = self._features(idx, st, sf, vis, model)
         score = self.scorer(F)
         w_side = float(self.cfg["side_colour_weight"])
@@ -954,7 +955,13 @@ class SiteReader:
         # spread by the photo's pixel noise at the band's brightness
         lum = np.maximum(np.exp(top_feat[..., 2]) - LOG_EPS, 0.0)
         noise = self.noise
-        sc = np.sqrt(sig[0] ** 2 + (1.5 * noise / (3 * lum + CHROMA_EPS)) ** 2) / sig[0]
+
+        def chroma_spread(lum: FloatArray) -> FloatArray:
+            out: FloatArray = np.sqrt(
+                sig[0] ** 2 + (1.5 * noise / (3 * lum + CHROMA_EPS)) ** 2) / sig[0]
+            return out
+
+        sc = chroma_spread(lum)
         sl = np.sqrt(sig[2] ** 2 + (noise / (lum + LOG_EPS)) ** 2) / sig[2]
         dev = (var[..., 0] + var[..., 1]) / sc ** 2 + var[..., 2] / sl ** 2
         uniform = 1.0 - np.minimum(dev, 4.0) / 2.0
@@ -1069,9 +1076,8 @@ class SiteReader:
         n_sd = band(cw, ta, tb)
         m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
         lum_sd = np.maximum(np.exp(m_sd[..., 2] * sig[2]) - LOG_EPS, 0.0)
-        sc_sd = np.sqrt(sig[0] ** 2 + (1.5 * noise / (3 * lum_sd + CHROMA_EPS)) ** 2) / sig[0]
         d_sd = np.sum((m_sd[..., :2] - mean_f[..., :2]) ** 2, axis=-1) / np.maximum(
-            sc, sc_sd) ** 2
+            sc, chroma_spread(lum_sd)) ** 2
         side_colour = np.where(n_sd >= float(cfg["side_colour_min_samples"]), d_sd, 0.0)
         side_colour[:, 0] = 0.0
         vis_top[:, 0] = fp_vis
