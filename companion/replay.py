@@ -59,6 +59,10 @@ class Observation:
     #: read sites whose reading won narrowly: a move there is marked for a check. Not
     #: part of what the photo shows, so two photos reading the same board stay equal.
     doubtful: frozenset[Site] = field(default=frozenset(), compare=False)
+    #: the block a camera that stayed put saw built since the photo before (site,
+    #: storeys, colour), when the fit to the change was sure: evidence about the move
+    #: itself, which a misread tower under it does not shift (companion.stills)
+    build: tuple[Site, int, str] | None = field(default=None, compare=False)
 
     @classmethod
     def from_board(cls, name: str, board: Board, cards: Mapping[Seat, Card] | None = None,
@@ -233,6 +237,9 @@ ILLEGAL_PRICE = 3.0
 #: A card stack read showing another card than the hypothesis played there: cards are
 #: read well, a read card outweighs a legal build's convenience.
 CARD_PRICE = 3.5
+#: A build at the site a fixed camera saw built on, of another block than it saw there:
+#: more than a storey misread, so the block seen outweighs a misread tower under it.
+BUILD_PRICE = 2.0
 
 
 
@@ -525,6 +532,10 @@ def _moves_from(state: GameState, views: Mapping[Site, SiteView], per_site: Mapp
                 # a misread, which the pending build (what the next photo shows) stands for
                 continue
             cost -= gain
+            seen_build = obs.build
+            if seen_build is not None and seen_build[0] == site and (
+                    move.block.storeys, move.block.color) != seen_build[1:]:
+                cost += BUILD_PRICE
         cost += _card_cost({**tops, move.seat: move.card}, obs) - cards
         out.append((cost, move, legal))
     return out

@@ -21,6 +21,7 @@ import numpy as np
 
 from companion.replay import Observation
 from companion.rules import Site, SiteView
+from companion.rules.board import MAX_STOREYS
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,14 @@ def fit_fixed_camera(observations: Sequence[Observation],
         sites = dict(o.sites)
         sites[site] = view
         marks = (set(o.doubtful) | {site}) if doubtful else (set(o.doubtful) - {site})
-        out[i] = replace(o, sites=sites, unseen=o.unseen - {site}, doubtful=frozenset(marks))
+        # a sure fit is also evidence about the move itself (the replay weighs it):
+        # the block seen built, which a misread tower under it does not change
+        under = out[i - 1].sites.get(site)
+        grown = view.height - (under.height if under is not None else 0)
+        build = (site, grown, view.owner) if not doubtful and 1 <= grown <= MAX_STOREYS \
+            and view.owner is not None else None
+        out[i] = replace(o, sites=sites, unseen=o.unseen - {site}, doubtful=frozenset(marks),
+                         build=build)
     return out, report
 
 

@@ -99,3 +99,43 @@ def test_an_unloadable_photo_is_left_as_read(folder):
 
     out, report = fit_fixed_camera(observations[:2], poses, list(config.colors), load=load)
     assert out == observations[:2] and report.pairs == 0
+
+
+@pytest.fixture(scope="module")
+def folder3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """SimTable seed 3: a black block of two storeys on a blue tower of two reads one
+    storey short (and the fit, too close to call, keeps the reading); a red storey
+    is then built on it, and the four photos after read the tower right."""
+    root = tmp_path_factory.mktemp("stand3")
+    table = SimTable(seed=3, hand_frames=1, still_frames=1)
+    k, last = 0, -1
+    while True:
+        frame = table.read()
+        if frame is None or frame.ply > 9:
+            break
+        if frame.phase == "still" and frame.ply != last:
+            cv2.imwrite(str(root / f"{k:03d}.png"), frame.image)
+            k, last = k + 1, frame.ply
+    (root / "game.json").write_text(json.dumps(header_json(table.companion_config(), "")))
+    return root, [str(m) for m in table.moves[:9]]
+
+
+def test_a_block_seen_built_outweighs_a_misread_tower_under_it(folder3, monkeypatch):
+    root, truth = folder3
+    config = config_from_json(json.loads((root / "game.json").read_text()))
+    observations, _, _ = read_folder(root, None, list(config.colors), workers=1,
+                                     fixed_camera=True)
+    site = Site.from_json({"city": 5, "row": 1, "col": 1})
+    # the photo after the black build reads the tower one storey short; the next one,
+    # fitted, sees one red storey built on it, and reads its height from that tower
+    assert observations[4].sites[site] == SiteView(3, "black")
+    assert observations[5].build == (site, 1, "red")
+    assert observations[5].sites[site] == SiteView(4, "red")
+    assert [m["notation"] for m in replay(observations, config).moves] == truth
+    # counted as one misread more instead, the build is taken as two storeys
+    import companion.replay as replay_module
+
+    monkeypatch.setattr(replay_module, "BUILD_PRICE", 0.0)
+    moves = [m["notation"] for m in replay(observations, config).moves]
+    assert moves[3:5] == ["E c11 black1@5C", "S c11 red2@5C"]
+    assert truth[3:5] == ["E c11 black2@5C", "S c11 red1@5C"]
