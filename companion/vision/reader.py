@@ -119,6 +119,10 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     t = time.perf_counter()
     if not markers:
         raise BoardNotFoundError(f"no board markers found in {source}")
+    if _greyscale(image_bgr):
+        # read anyway it would show every tower as unseen or empty: say why instead
+        raise ImageReadError(f"{source}: a greyscale photo (the block colours cannot be "
+                             "told apart)")
     intr = _intrinsics(camera, (w, h))
     if intr is None:
         if previous_pose is not None and previous_pose.intrinsics.size == (w, h):
@@ -169,6 +173,14 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     timings["total"] = time.perf_counter() - t0
     return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful,
                    wb)
+
+
+def _greyscale(image_bgr: np.ndarray) -> bool:
+    """Whether the three channels are one (a black-and-white photo saved as colour, a
+    camera's night mode); every 4th pixel each way is enough to tell."""
+    sub = image_bgr[::4, ::4]
+    return bool(np.array_equal(sub[..., 0], sub[..., 1])
+                and np.array_equal(sub[..., 1], sub[..., 2]))
 
 
 def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pose,

@@ -14,7 +14,7 @@ import pytest
 
 from companion.rules import Seat
 from companion.sim import sample_photo
-from companion.vision.errors import BoardNotFoundError
+from companion.vision.errors import BoardNotFoundError, ImageReadError
 from companion.vision.geometry import board_geometry
 from companion.vision.pose import detect_markers
 from companion.vision.reader import read_image
@@ -145,3 +145,16 @@ def test_a_read_through_a_distorting_lens_warns_of_nothing():
         warnings.simplefilter("error")
         reading = read_image(rendered.image, camera, rendered.truth["expected"]["colors"])
     assert reading.pose.markers == (0, 1, 2, 3)
+
+
+def test_a_greyscale_photo_is_a_clean_error(tmp_path, photos):
+    grey = cv2.cvtColor(photos["phone"].image, cv2.COLOR_BGR2GRAY)
+    with pytest.raises(ImageReadError, match="greyscale"):
+        read_image(cv2.cvtColor(grey, cv2.COLOR_GRAY2BGR), source="grey.png")
+    path = tmp_path / "grey.png"
+    cv2.imwrite(str(path), grey)
+    proc = subprocess.run([sys.executable, "-m", "companion", "read", str(path), "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.strip() == (f"companion read: {path}: a greyscale photo (the block "
+                                   "colours cannot be told apart)")
