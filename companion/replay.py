@@ -203,8 +203,30 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
                         for n in notes)
     if _mostly_gaps(observations):
         return _replay_rounds(observations, config, warnings, inferred)
-    path = _search(observations, config)
-    return _record(observations, config, path, warnings, inferred)
+    chosen = _search(observations, config)
+    result = _record(observations, config, chosen.step if chosen else None, warnings, inferred)
+    if chosen is not None and chosen.pending is not None:
+        result.warnings.append(_unshown_build(chosen.state, chosen.pending, observations))
+    return result
+
+
+def _unshown_build(state: GameState, pend: _Pending, observations: Sequence[Observation],
+                   ) -> dict[str, Any]:
+    """The warning for a build that the last photos do not show (no photo came after
+    to say which it was): it is not recorded, but the players are told."""
+    name = observations[pend.photo].name
+    seat = state.seat
+    card = pend.obs.cards.get(seat)
+    where = ""
+    # where the card allows, the sites the photo does not show first (those it shows
+    # unchanged would be misread)
+    sites = (pend.sites & pend.obs.unseen) or pend.sites
+    if pend.named and len(sites) <= 6:
+        where = " (at " + " or ".join(s.name for s in sorted(sites)) + ")"
+    played = f"with card {card}" if card is not None and pend.named else "(no card read)"
+    return {"photo": name, "reason": "build-not-shown",
+            "message": f"{name}: {seat.value}'s build {played}{where} shows in no photo; "
+                       "not recorded: photograph the table again to add it"}
 
 
 # --- per-turn photos: the move list that explains every photo best -------------------
@@ -416,8 +438,8 @@ _Chain = tuple[float, tuple["Build | Pass", ...], tuple[bool, ...], GameState,
                Mapping[Site, float]]
 
 
-def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | None:
-    """The steps (moves per photo) of the cheapest hypothesis over all photos."""
+def _search(observations: Sequence[Observation], config: GameConfig) -> _Hyp | None:
+    """The cheapest hypothesis over all photos (its steps: the moves per photo)."""
     start = _committed(new_game(config))
     beam = [_Hyp(start, 0.0, None, _key(start))]
     for k, obs in enumerate(observations):
@@ -427,7 +449,7 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Step | 
     # No later photo will break a tie: of the cheapest, the one the last photo shows
     # best (two moves in it rather than one and a misread site, which cost the same)
     best = [h for h in beam if h.cost <= beam[0].cost + 1e-9]
-    return min(best, key=lambda h: _scored(h.state, observations[-1])[2]).step
+    return min(best, key=lambda h: _scored(h.state, observations[-1])[2])
 
 
 def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:

@@ -52,3 +52,26 @@ def test_a_build_unseen_then_read_unchanged_with_its_card_read(pick):
         sites[site] = before[site]
     photos[k + 1] = replace(photos[k + 1], sites=sites)
     _check(cfg, moves, photos)
+
+
+@pytest.mark.parametrize("card_read", [True, False])
+def test_a_last_build_no_photo_shows_is_reported_not_dropped(card_read):
+    """The last photo does not show the last build (its site hidden), and no photo
+    comes after to say which it was: it is not recorded, and the warning says so."""
+    cfg, moves, photos, _ = _bot_game(4, 5)
+    k = 10
+    last = moves[k - 1]
+    assert str(last) == "W c10 blue1@2N"
+    photos = photos[:k + 1]
+    cards = photos[k].cards if card_read else {
+        s: c for s, c in photos[k].cards.items() if s != last.seat}
+    photos[k] = replace(photos[k], sites={s: v for s, v in photos[k].sites.items()
+                                          if s != last.site},
+                        unseen=frozenset({last.site}), cards=cards)
+    result = replay(photos, make_config(list(cfg.players), edition=cfg.edition))
+    assert [m["notation"] for m in result.moves] == [str(m) for m in moves[:k - 1]]
+    played = "with card c10 (at Frankfurt N)" if card_read else "(no card read)"
+    assert result.warnings == [{
+        "photo": "p010", "reason": "build-not-shown",
+        "message": f"p010: W's build {played} shows in no photo; not recorded: "
+                   "photograph the table again to add it"}]
