@@ -218,8 +218,8 @@ def _unshown_build(state: GameState, pend: _Pending, observations: Sequence[Obse
     seat = state.seat
     card = pend.obs.cards.get(seat)
     where = ""
-    # where the card allows, the sites the photo does not show first (those it shows
-    # unchanged would be misread)
+    # of the sites the card allows, those the photo does not show (a build at one it
+    # shows unchanged would be a misread); all of them when it shows every one
     sites = (pend.sites & pend.obs.unseen) or pend.sites
     if pend.named and len(sites) <= 6:
         where = " (at " + " or ".join(s.name for s in sorted(sites)) + ")"
