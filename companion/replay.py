@@ -63,6 +63,9 @@ class Observation:
     #: storeys, colour), when the fit to the change was sure: evidence about the move
     #: itself, which a misread tower under it does not shift (companion.stills)
     build: tuple[Site, int, str] | None = field(default=None, compare=False)
+    #: sites a camera that stayed put saw unchanged since the photo before: their
+    #: reading repeats that photo's (and its misread), so it is no new evidence
+    unchanged: frozenset[Site] = field(default=frozenset(), compare=False)
 
     @classmethod
     def from_board(cls, name: str, board: Board, cards: Mapping[Seat, Card] | None = None,
@@ -531,7 +534,8 @@ def _scored(state: GameState, obs: Observation,
     """The state's board, and its cost against the photo site by site and in all."""
     views = state.board.views()
     per_site = {s: _site_cost(views.get(s), obs.sites.get(s))
-                for s in set(views) | set(obs.sites) if s not in obs.unseen}
+                for s in set(views) | set(obs.sites)
+                if s not in obs.unseen and s not in obs.unchanged}
     return views, per_site, sum(per_site.values())
 
 

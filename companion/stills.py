@@ -15,13 +15,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from companion.replay import Observation
 from companion.rules import Site, SiteView
 from companion.rules.board import MAX_STOREYS
+
+if TYPE_CHECKING:
+    from companion.vision.sitechange import SiteChange
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +102,11 @@ def fit_fixed_camera(observations: Sequence[Observation],
         if before.shape != after.shape:
             continue
         report.pairs += 1
-        site = _changed_site(out[i - 1], out[i], before, after, wpose, change)
+        site, scores = _changed_site(out[i - 1], out[i], before, after, wpose, change)
+        # one camera repeats one misread in every photo: what did not change is no
+        # new evidence for the replay, which counts photos as independent views
+        still = float(change["unchanged_score"])
+        out[i] = replace(out[i], unchanged=frozenset(c.site for c in scores if c.score < still))
         if site is None or model is None:
             continue
         fitted = _fit(out[i - 1], out[i], site, before, after, wpose, b.wb, colors, model, nb)
@@ -124,15 +131,16 @@ def fit_fixed_camera(observations: Sequence[Observation],
 
 
 def _changed_site(prev: Observation, cur: Observation, before: np.ndarray,
-                  after: np.ndarray, pose: Any, change: Mapping[str, Any]) -> Site | None:
+                  after: np.ndarray, pose: Any, change: Mapping[str, Any],
+                  ) -> tuple[Site | None, list[SiteChange]]:
     """The one site that changed between two still photos, found as the live table
-    finds it; None for none, several, a lamp or a bump."""
+    finds it (None for none, several, a lamp or a bump), and every site's change."""
     from companion.vision.sitechange import focus, site_change_scores
 
     heights = {s: v.height for s, v in prev.sites.items()}
     scores = site_change_scores(before, after, pose, heights)
     found = focus(scores, lambda c: cur.sites.get(c) != prev.sites.get(c), change)
-    return found.site
+    return found.site, scores
 
 
 def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,

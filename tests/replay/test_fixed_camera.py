@@ -8,6 +8,7 @@ move; with each build fitted to the change between two photos it is exact.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -125,6 +126,8 @@ def test_a_block_seen_built_outweighs_a_misread_tower_under_it(folder3, monkeypa
     config = config_from_json(json.loads((root / "game.json").read_text()))
     observations, _, _ = read_folder(root, None, list(config.colors), workers=1,
                                      fixed_camera=True)
+    # every photo's readings counted, as for hand-held photos: the build's weight alone
+    observations = [replace(o, unchanged=frozenset()) for o in observations]
     site = Site.from_json({"city": 5, "row": 1, "col": 1})
     # the photo after the black build reads the tower one storey short; the next one,
     # fitted, sees one red storey built on it, and reads its height from that tower
@@ -139,3 +142,37 @@ def test_a_block_seen_built_outweighs_a_misread_tower_under_it(folder3, monkeypa
     moves = [m["notation"] for m in replay(observations, config).moves]
     assert moves[3:5] == ["E c11 black1@5C", "S c11 red2@5C"]
     assert truth[3:5] == ["E c11 black2@5C", "S c11 red1@5C"]
+
+
+def _stills(root: Path, seed: int, moves: int) -> list[str]:
+    table = SimTable(seed=seed, hand_frames=1, still_frames=1)
+    k, last = 0, -1
+    while True:
+        frame = table.read()
+        if frame is None or frame.ply > moves:
+            break
+        if frame.phase == "still" and frame.ply != last:
+            cv2.imwrite(str(root / f"{k:03d}.png"), frame.image)
+            k, last = k + 1, frame.ply
+    (root / "game.json").write_text(json.dumps(header_json(table.companion_config(), "")))
+    return [str(m) for m in table.moves[:moves]]
+
+
+def test_a_site_one_camera_saw_unchanged_counts_once(tmp_path):
+    """SimTable seed 2, seven moves: Sydney NW, a blue tower of two, reads one storey
+    short in photo after photo from the one camera. Counted in every photo, that
+    misread outweighs the photo the build showed in; counted once, it does not."""
+    truth = _stills(tmp_path, 2, 7)
+    config = config_from_json(json.loads((tmp_path / "game.json").read_text()))
+    observations, _, _ = read_folder(tmp_path, None, list(config.colors), workers=1,
+                                     fixed_camera=True)
+    site = Site.from_json({"city": 2, "row": 0, "col": 0})
+    # the photos after a build elsewhere see the tower there unchanged; the photo of the
+    # build there does not
+    assert [site in o.unchanged for o in observations] == [
+        False, True, False, True, True, False, True, True]
+    assert [m["notation"] for m in replay(observations, config).moves] == truth
+    every = [replace(o, unchanged=frozenset()) for o in observations]
+    moves = [m["notation"] for m in replay(every, config).moves]
+    assert [(k, a, b) for k, (a, b) in enumerate(zip(moves, truth, strict=True)) if a != b] == [
+        (1, "W c20 blue1@2NW", "W c20 blue2@2NW"), (4, "S c00 red2@2NW", "S c00 red3@2NW")]
