@@ -25,20 +25,26 @@ from companion.stills import PhotoPose, fit_fixed_camera
 MOVES = 8
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    root = tmp_path_factory.mktemp("stand")
-    table = SimTable(seed=5, hand_frames=1, still_frames=1)
+def _stills(root: Path, seed: int, moves: int) -> list[str]:
+    """A still photo after each of the first ``moves`` moves of a SimTable game, and
+    the game's header; the moves' notation."""
+    table = SimTable(seed=seed, hand_frames=1, still_frames=1)
     k, last = 0, -1
     while True:
         frame = table.read()
-        if frame is None or frame.ply > MOVES:
+        if frame is None or frame.ply > moves:
             break
         if frame.phase == "still" and frame.ply != last:
             cv2.imwrite(str(root / f"{k:03d}.png"), frame.image)
             k, last = k + 1, frame.ply
     (root / "game.json").write_text(json.dumps(header_json(table.companion_config(), "")))
-    return root, [str(m) for m in table.moves[:MOVES]]
+    return [str(m) for m in table.moves[:moves]]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    root = tmp_path_factory.mktemp("stand")
+    return root, _stills(root, 5, MOVES)
 
 
 def _replayed(root: Path, fixed_camera: bool) -> list[str]:
@@ -108,17 +114,7 @@ def folder3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     storey short (and the fit, too close to call, keeps the reading); a red storey
     is then built on it, and the four photos after read the tower right."""
     root = tmp_path_factory.mktemp("stand3")
-    table = SimTable(seed=3, hand_frames=1, still_frames=1)
-    k, last = 0, -1
-    while True:
-        frame = table.read()
-        if frame is None or frame.ply > 9:
-            break
-        if frame.phase == "still" and frame.ply != last:
-            cv2.imwrite(str(root / f"{k:03d}.png"), frame.image)
-            k, last = k + 1, frame.ply
-    (root / "game.json").write_text(json.dumps(header_json(table.companion_config(), "")))
-    return root, [str(m) for m in table.moves[:9]]
+    return root, _stills(root, 3, 9)
 
 
 def test_a_block_seen_built_outweighs_a_misread_tower_under_it(folder3, monkeypatch):
@@ -143,19 +139,6 @@ def test_a_block_seen_built_outweighs_a_misread_tower_under_it(folder3, monkeypa
     assert moves[3:5] == ["E c11 black1@5C", "S c11 red2@5C"]
     assert truth[3:5] == ["E c11 black2@5C", "S c11 red1@5C"]
 
-
-def _stills(root: Path, seed: int, moves: int) -> list[str]:
-    table = SimTable(seed=seed, hand_frames=1, still_frames=1)
-    k, last = 0, -1
-    while True:
-        frame = table.read()
-        if frame is None or frame.ply > moves:
-            break
-        if frame.phase == "still" and frame.ply != last:
-            cv2.imwrite(str(root / f"{k:03d}.png"), frame.image)
-            k, last = k + 1, frame.ply
-    (root / "game.json").write_text(json.dumps(header_json(table.companion_config(), "")))
-    return [str(m) for m in table.moves[:moves]]
 
 
 def test_a_site_one_camera_saw_unchanged_counts_once(tmp_path):
