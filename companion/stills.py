@@ -65,6 +65,7 @@ def fit_fixed_camera(observations: Sequence[Observation],
 
     cfg = merged_config(config)
     change, nb = cfg["change"], cfg["new_block"]
+    still = float(change["unchanged_score"])  # a site changing less looks as before
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     load = load or load_image
     out = list(observations)
@@ -105,7 +106,6 @@ def fit_fixed_camera(observations: Sequence[Observation],
         site, scores = _changed_site(out[i - 1], out[i], before, after, wpose, change)
         # one camera repeats one misread in every photo: what did not change is no
         # new evidence for the replay, which counts photos as independent views
-        still = float(change["unchanged_score"])
         out[i] = replace(out[i], unchanged=frozenset(c.site for c in scores if c.score < still))
         if site is None or model is None:
             continue
