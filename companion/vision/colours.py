@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
@@ -269,6 +270,49 @@ class ColourModel:
         """Calibrate from labelled raw BGR sample pixels (colour name -> (N, 3))."""
         feats = {k: features(wb.apply(np.asarray(v).reshape(-1, 3))) for k, v in samples.items()}
         return self.fit(feats, prior_weight=prior_weight)
+
+
+def toned_rgb(rgb: Sequence[float], exponent: float) -> list[float]:
+    """A nominal colour as a photo whose tone curve is ``exponent`` steeper shows it.
+
+    Cameras and renderers differ in their tone curve: relative to the marker
+    paper, a colour of reflectance x comes out near x ** exponent. The white
+    balance fixes the paper at 1.0 and the lamp's colour, not the curve.
+    """
+    return [REFERENCE_WHITE * (max(float(c), 0.0) / REFERENCE_WHITE) ** exponent for c in rgb]
+
+
+def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Sequence[float]],
+             cfg: Mapping[str, Any]) -> tuple[float, float, float]:
+    """The tone exponent under which the photo's surest tops fit their colours best.
+
+    ``samples``: (colour name, top feature) of the tops read surely. Returns
+    (exponent, its cost, the cost at 1). One exponent for all colours: the
+    few tops of one colour cannot drag it, as refitting each colour alone
+    would (and a steeper curve saturates blue and darkens black at once).
+    The cost is each top's distance to its colour, capped, plus a small pull
+    toward the colour's centre that settles ties inside the colours' wide
+    saturation bands.
+    """
+    lo, hi, step = (float(x) for x in cfg["exponents"])
+    grid = np.round(np.arange(lo, hi + step / 2, step), 6)
+    X = np.asarray([f for _, f in samples], np.float64).reshape(-1, 3)
+    cap = float(cfg["cap_d2"])
+    pull = float(cfg["centre_weight"])
+    pull_cap = float(cfg["centre_cap"])
+    spread = np.array([*([float(cfg["centre_sigma"][0])] * 2), float(cfg["centre_sigma"][1])])
+    costs = []
+    for p in grid:
+        model = ColourModel.from_rgb({n: toned_rgb(c, float(p)) for n, c in colours.items()})
+        index = {n: i for i, n in enumerate(model.names)}
+        lab = np.array([index[n] for n, _ in samples])
+        d2 = model.distance2(X)[np.arange(len(X)), lab]
+        mu = np.array([model.classes[j].mean for j in lab])
+        e2 = np.sum(((X - mu) / spread) ** 2, axis=1)
+        costs.append(float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum()))
+    k = int(np.argmin(costs))
+    at_one = costs[int(np.argmin(np.abs(grid - 1.0)))]
+    return float(grid[k]), costs[k], at_one
 
 
 def resolve_colour(geometry: BoardGeometry, names: Sequence[str], name: str) -> str:

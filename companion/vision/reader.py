@@ -21,7 +21,14 @@ import numpy as np
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
-from companion.vision.colours import ColourModel, WhiteBalance, estimate_white_balance
+from companion.vision.colours import (
+    ColourModel,
+    WhiteBalance,
+    estimate_white_balance,
+    fit_tone,
+    resolve_colour,
+    toned_rgb,
+)
 from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
 from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
 from companion.vision.pose import (
@@ -55,6 +62,8 @@ class Reading:
     doubtful: list[Site] = field(default_factory=list)
     #: the white balance the photo was read with (the live table's new-block fit reuses it)
     wb: WhiteBalance | None = field(default=None, repr=False)
+    #: the tone exponent the colours were read under (1.0: the nominal colours)
+    tone: float = 1.0
 
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
@@ -154,6 +163,10 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     if colors is None:
         model, names, results = _settle_colour_set(g, reader, work, wpose, wb, results,
                                                    model, strips, limits)
+    tone = 1.0
+    if not isinstance(colors, ColourModel):  # a calibrated model has the camera's curve
+        model, results, tone = _fit_tone(g, reader, work, wpose, wb, results, model, strips,
+                                         limits, cfg.get("tone", {}))
     timings["sites"] = time.perf_counter() - t
     t = time.perf_counter()
     covered = (reader.tower_mask(wpose, strips, results, work.shape[:2])
@@ -172,7 +185,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     doubtful = sorted(r.site for r in results if r.height is not None and r.margin < doubt)
     timings["total"] = time.perf_counter() - t0
     return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful,
-                   wb)
+                   wb, tone)
 
 
 def _greyscale(image_bgr: np.ndarray) -> bool:
@@ -265,6 +278,38 @@ def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
                 keys.append(key)
     model = ColourModel.from_rgb({k: g.colours[k] for k in keys})
     return model, keys
+
+
+def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose, wb: Any,
+              results: list[SiteResult], model: ColourModel, strips: Any,
+              limits: Mapping[int, tuple[int, int]] | None, cfg: Mapping[str, Any],
+              ) -> tuple[ColourModel, list[SiteResult], float]:
+    """Read the sites again under the photo's own tone curve when it is far from nominal.
+
+    A steeper or flatter curve than the nominal colours assume (another camera,
+    another renderer) moves every colour a little, and a top a little off its
+    colour loses much of its score: blue towers read as empty sites. The tops
+    read surely despite that settle one exponent for all colours
+    (:func:`fit_tone`).
+    """
+    if not cfg.get("enabled", True):
+        return model, results, 1.0
+    samples = [(r.color, r.top_feature) for r in results
+               if r.height and r.color and r.top_feature is not None
+               and r.margin >= float(cfg["min_margin"]) and r.uniform >= float(cfg["min_uniform"])]
+    if len(samples) < int(cfg["min_samples"]):
+        return model, results, 1.0
+    try:
+        colours = {n: g.colours[resolve_colour(g, model.names, n)] for n in model.names}
+    except ValueError:  # colours the profile does not know: nothing nominal to tone
+        return model, results, 1.0
+    exponent, _, _ = fit_tone(samples, colours, cfg)
+    lo, hi = (float(x) for x in cfg["keep"])
+    if lo <= exponent <= hi:
+        return model, results, 1.0
+    toned = ColourModel.from_rgb({n: toned_rgb(c, exponent) for n, c in colours.items()})
+    results, _, toned = reader.read(image, pose, wb, toned, strips, limits)
+    return toned, results, exponent
 
 
 def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose,

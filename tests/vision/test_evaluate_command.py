@@ -43,6 +43,8 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     # measured on these renders (wrong 1, unseen 4, cards 6 of 6); a worse reader fails
     assert tot["wrong"] <= 1 and tot["unseen_visible"] <= 4
     assert tot["cards"] == 6 and tot["card_accuracy"] == 1.0
+    # both frames fit the nominal colours: read under the nominal tone curve
+    assert [float(r["tone"]) for r in rows] == [1.0, 1.0]
     for r in rows:
         t = {k: float(r[k]) for k in STAGES}
         assert all(v > 0 for v in t.values())

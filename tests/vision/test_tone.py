@@ -1,0 +1,100 @@
+"""A photo's tone curve: colours read under another camera's contrast.
+
+Cameras and renderers differ in contrast; a steeper curve than the nominal
+colours assume turned blue towers into empty sites. The reader fits one tone
+exponent to the tops it reads surely and reads again under it.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.sim import sample_photo
+from companion.vision.colours import (
+    ColourModel,
+    fit_tone,
+    srgb_to_feature,
+    toned_rgb,
+)
+from companion.vision.evaluate import compare
+from companion.vision.reader import read_image
+from companion.vision.settings import section
+
+CLASSIC = {"red": (190, 35, 40), "blue": (35, 75, 170), "green": (40, 140, 70),
+           "black": (35, 35, 38)}
+
+
+def _steeper(image: np.ndarray, exponent: float) -> np.ndarray:
+    lut = (255 * (np.arange(256) / 255.0) ** exponent).round().astype(np.uint8)
+    return cv2.LUT(image, lut)
+
+
+def test_a_toned_colour_is_the_nominal_one_raised_relative_to_the_paper() -> None:
+    assert toned_rgb((245, 122.5, 0), 1.0) == [245.0, 122.5, 0.0]
+    assert toned_rgb((245, 122.5, 0), 2.0) == [245.0, 61.25, 0.0]
+
+
+@pytest.mark.parametrize("exponent", [0.7, 1.0, 1.4])
+def test_the_exponent_the_tops_were_made_with_is_found(exponent: float) -> None:
+    # every top exactly as its colour looks under the exponent
+    samples = [(n, srgb_to_feature(toned_rgb(c, exponent))) for n, c in CLASSIC.items()
+               for _ in range(2)]
+    found, cost, at_one = fit_tone(samples, CLASSIC, section("tone"))
+    assert found == exponent
+    assert cost < 0.05  # black's own faint tint, against a grey class
+    assert (at_one > 1.0) == (exponent != 1.0)
+
+
+def test_one_exponent_fits_all_colours_so_one_odd_top_cannot_drag_it() -> None:
+    samples = [(n, srgb_to_feature(toned_rgb(c, 1.3))) for n, c in CLASSIC.items()]
+    samples += [(n, srgb_to_feature(toned_rgb(c, 1.3))) for n, c in CLASSIC.items()]
+    samples.append(("green", srgb_to_feature((200, 200, 60))))  # a sheened, yellowed green
+    found, _, _ = fit_tone(samples, CLASSIC, section("tone"))
+    assert found == 1.3
+
+
+def test_the_toned_model_is_the_nominal_model_at_exponent_one() -> None:
+    a = ColourModel.from_rgb(CLASSIC)
+    b = ColourModel.from_rgb({n: toned_rgb(c, 1.0) for n, c in CLASSIC.items()})
+    for x, y in zip(a.classes, b.classes, strict=True):
+        assert np.allclose(x.mean, y.mean)
+
+
+@pytest.fixture(scope="module")
+def steep_photo():
+    """A mounted frame (seed 7) shown with a tone curve 1.4 times steeper."""
+    r = sample_photo(7, "mounted")
+    return r, _steeper(r.image, 1.4)
+
+
+def test_a_steeper_camera_is_read_as_the_nominal_one_is(steep_photo) -> None:
+    r, steep = steep_photo
+    cols = r.truth["expected"]["colors"]
+    nominal = read_image(r.image, r.truth["camera"], cols)
+    toned = read_image(steep, r.truth["camera"], cols)
+    assert nominal.tone == 1.0
+    assert toned.tone == 1.3
+    for reading in (nominal, toned):
+        res = compare(reading.to_json(), r.truth)
+        assert (res["wrong"], res["unseen_visible"]) == (1, 0)
+
+
+def test_without_the_tone_fit_the_steeper_camera_loses_towers(steep_photo) -> None:
+    r, steep = steep_photo
+    cols = r.truth["expected"]["colors"]
+    off = read_image(steep, r.truth["camera"], cols, {"tone": {"enabled": False}})
+    assert off.tone == 1.0
+    res = compare(off.to_json(), r.truth)
+    assert (res["wrong"], res["unseen_visible"]) == (7, 4)
+
+
+def test_a_calibrated_colour_model_is_read_as_given(steep_photo) -> None:
+    # a model calibrated from samples already has the camera's curve: no second guess
+    r, steep = steep_photo
+    from companion.vision.geometry import board_geometry
+
+    model = ColourModel.for_colours(board_geometry(), r.truth["expected"]["colors"])
+    reading = read_image(steep, r.truth["camera"], model)
+    assert reading.tone == 1.0
