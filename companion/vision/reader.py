@@ -154,6 +154,12 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
                             refit=intr.estimated and previous_pose is None, px=px)
     work, wpose = working_view(image_bgr, pose, max_side)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
+    wb_raw = wb  # the live table's new-block fit compares raw frames: their noise
+    if wb.noise > float(cfg.get("image", {}).get("denoise_noise", np.inf)):
+        # a grainy photo: each strip sample is one pixel, and noise that large makes
+        # a top look mottled and off its colour (towers read as empty sites)
+        work = cv2.GaussianBlur(work, (0, 0), float(cfg["image"]["denoise_sigma_px"]))
+        wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     timings["pose"] = time.perf_counter() - t
     t = time.perf_counter()
     reader = SiteReader(g, cfg.get("sites"))
@@ -185,7 +191,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     doubtful = sorted(r.site for r in results if r.height is not None and r.margin < doubt)
     timings["total"] = time.perf_counter() - t0
     return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful,
-                   wb, tone)
+                   wb_raw, tone)
 
 
 def _greyscale(image_bgr: np.ndarray) -> bool:
