@@ -127,7 +127,7 @@ def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, i
     centre = (w / 2.0, h / 2.0)
     H, _ = cv2.findHomography(obj[:, :2], img, 0)
     f0 = focal_from_homography(H, centre) if H is not None else None
-    fmin = (w / 2) / np.tan(np.deg2rad(float(cfg.get("max_hfov_deg", 110))) / 2)
+    fmin = (w / 2) / np.tan(np.deg2rad(float(cfg.get("max_hfov_deg", 130))) / 2)
     fmax = (w / 2) / np.tan(np.deg2rad(float(cfg.get("min_hfov_deg", 20))) / 2)
     candidates = [f0] if f0 is not None and fmin <= f0 <= fmax else []
     candidates.append(float(prior.K[0, 0]))

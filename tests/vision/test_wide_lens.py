@@ -1,0 +1,46 @@
+"""A phone's wide lens, without a camera file: the field of view is estimated up to 130 deg.
+
+The estimate was bounded at 110 degrees; a wider photo (an ultra-wide phone
+lens, or a board in the middle of a large frame) fell back to the 65-degree
+prior and was read with a wrong camera.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from companion.vision.evaluate import compare
+from companion.vision.reader import read_image
+from tests.vision.synth import shoot, truth_json
+
+
+@pytest.fixture(scope="module")
+def wide():
+    """synth phone photo (seed 5, 73.9 deg across) in the middle of a frame twice its
+    size: the same camera with a 112.8 deg field of view."""
+    shot = shoot(5, kind="phone", light="cold", colour_set="2017")
+    h, w = shot.image.shape[:2]
+    frame = np.full((2 * h, 2 * w, 3), 90, np.uint8)
+    frame[h // 2:h // 2 + h, w // 2:w // 2 + w] = shot.image
+    return shot, frame
+
+
+def _hfov(reading, width: int) -> float:
+    return float(2 * np.degrees(np.arctan(width / 2 / reading.pose.intrinsics.K[0, 0])))
+
+
+def test_a_wide_field_of_view_is_estimated(wide) -> None:
+    shot, frame = wide
+    reading = read_image(frame, None, shot.scene.colors)
+    assert _hfov(reading, frame.shape[1]) == pytest.approx(112.8, abs=2.0)
+    res = compare(reading.to_json(), truth_json(shot))
+    assert (res["wrong"], res["unseen_visible"]) == (1, 7)
+
+
+def test_bounded_at_110_degrees_it_falls_back_to_the_prior(wide) -> None:
+    shot, frame = wide
+    reading = read_image(frame, None, shot.scene.colors, {"intrinsics": {"max_hfov_deg": 110}})
+    assert _hfov(reading, frame.shape[1]) == pytest.approx(65.0, abs=0.01)
+    res = compare(reading.to_json(), truth_json(shot))
+    assert (res["wrong"], res["unseen_visible"]) == (13, 9)
