@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -301,18 +302,30 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     pull = float(cfg["centre_weight"])
     pull_cap = float(cfg["centre_cap"])
     spread = np.array([*([float(cfg["centre_sigma"][0])] * 2), float(cfg["centre_sigma"][1])])
+    key = tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
+    names = [n for n, _ in key]
+    groups = [(names.index(n), np.flatnonzero([m == n for m, _ in samples])) for n in names]
+    groups = [(j, rows) for j, rows in groups if len(rows)]
     costs = []
     for p in grid:
-        model = ColourModel.from_rgb({n: toned_rgb(c, float(p)) for n, c in colours.items()})
-        index = {n: i for i, n in enumerate(model.names)}
-        lab = np.array([index[n] for n, _ in samples])
-        d2 = model.distance2(X)[np.arange(len(X)), lab]
-        mu = np.array([model.classes[j].mean for j in lab])
-        e2 = np.sum(((X - mu) / spread) ** 2, axis=1)
-        costs.append(float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum()))
+        classes = _toned_classes(key, float(p))
+        total = 0.0
+        for j, rows in groups:
+            x = X[rows]
+            d2 = classes[j].distance2(x)
+            e2 = np.sum(((x - classes[j].mean) / spread) ** 2, axis=1)
+            total += float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum())
+        costs.append(total)
     k = int(np.argmin(costs))
     at_one = costs[int(np.argmin(np.abs(grid - 1.0)))]
     return float(grid[k]), costs[k], at_one
+
+
+@lru_cache(maxsize=512)
+def _toned_classes(colours: tuple[tuple[str, tuple[float, ...]], ...], exponent: float
+                   ) -> tuple[BlockColour, ...]:
+    """The colour classes at one exponent (the same few for every photo of a game)."""
+    return tuple(ColourModel.from_rgb({n: toned_rgb(c, exponent) for n, c in colours}).classes)
 
 
 def resolve_colour(geometry: BoardGeometry, names: Sequence[str], name: str) -> str:
