@@ -302,13 +302,12 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     pull = float(cfg["centre_weight"])
     pull_cap = float(cfg["centre_cap"])
     spread = np.array([*([float(cfg["centre_sigma"][0])] * 2), float(cfg["centre_sigma"][1])])
-    key = tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
-    names = [n for n, _ in key]
+    names = list(colours)
     groups = [(names.index(n), np.flatnonzero([m == n for m, _ in samples])) for n in names]
     groups = [(j, rows) for j, rows in groups if len(rows)]
     costs = []
     for p in grid:
-        classes = _toned_classes(key, float(p))
+        classes = toned_model(colours, float(p)).classes
         total = 0.0
         for j, rows in groups:
             x = X[rows]
@@ -319,6 +318,12 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     k = int(np.argmin(costs))
     at_one = costs[int(np.argmin(np.abs(grid - 1.0)))]
     return float(grid[k]), costs[k], at_one
+
+
+def toned_model(colours: Mapping[str, Sequence[float]], exponent: float) -> ColourModel:
+    """The model of nominal ``colours`` (name -> sRGB) under a tone ``exponent``."""
+    key = tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
+    return ColourModel(list(_toned_classes(key, exponent)))
 
 
 @lru_cache(maxsize=512)

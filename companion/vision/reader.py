@@ -27,7 +27,7 @@ from companion.vision.colours import (
     estimate_white_balance,
     fit_tone,
     resolve_colour,
-    toned_rgb,
+    toned_model,
 )
 from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
 from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
@@ -313,8 +313,8 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     lo, hi = (float(x) for x in cfg["keep"])
     if lo <= exponent <= hi:
         return model, results, 1.0
-    toned = ColourModel.from_rgb({n: toned_rgb(c, exponent) for n, c in colours.items()})
-    results, _, toned = reader.read(image, pose, wb, toned, strips, limits)
+    results, _, toned = reader.read(image, pose, wb, toned_model(colours, exponent), strips,
+                                    limits)
     return toned, results, exponent
 
 
