@@ -123,10 +123,12 @@ def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
 
 def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: WhiteBalance,
               config: dict[str, Any] | None = None, debug: dict[str, Any] | None = None,
-              covered: np.ndarray | None = None) -> CardRead | None:
+              covered: np.ndarray | None = None, tone: float = 1.0) -> CardRead | None:
     """The red cell (r, c) of ``seat``'s top card, from the holder's view; None if not seen.
 
     ``covered``: photo pixels towers hide; the card is read around them.
+    ``tone``: the photo's tone exponent (the sites' fit): its colours are taken
+    back to the nominal curve, so a flat camera's red cell is red enough.
     """
     cfg = {**section("cards"), **(config or {})}
     rect, inside, (a0, b0), s, hidden = rectify_seat(image, pose, g, seat, cfg, covered)
@@ -134,6 +136,8 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
         return None
     # redness with plain channel arithmetic on the white-balanced image
     x = wb.apply(rect)
+    if tone != 1.0:
+        x = np.power(np.maximum(x, 0.0), np.float32(1.0 / tone))
     b, gch, r = x[..., 0], x[..., 1], x[..., 2]
     ssum = r + gch + b + 0.12
     c1 = (r - gch) / ssum
@@ -419,14 +423,14 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
 
 
 def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance,
-               config: dict[str, Any] | None = None, covered: np.ndarray | None = None
-               ) -> dict[Seat, tuple[int, int]]:
+               config: dict[str, Any] | None = None, covered: np.ndarray | None = None,
+               tone: float = 1.0) -> dict[Seat, tuple[int, int]]:
     """Every seat whose played stack is visible: seat -> (r, c) of its top card."""
     out: dict[Seat, tuple[int, int]] = {}
     if covered is not None:
         covered = covered.astype(np.uint8)  # once for the four seats
     for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
-        res = read_card(image, pose, g, seat, wb, config, covered=covered)
+        res = read_card(image, pose, g, seat, wb, config, covered=covered, tone=tone)
         if res is not None:
             out[seat] = res.cell
     return out

@@ -177,7 +177,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     t = time.perf_counter()
     covered = (reader.tower_mask(wpose, strips, results, work.shape[:2])
                if cfg.get("cards", {}).get("towers_hide", True) else None)
-    cards = read_cards(work, wpose, g, wb, cfg.get("cards"), covered)
+    cards = read_cards(work, wpose, g, wb, cfg.get("cards"), covered, tone)
     timings["cards"] = time.perf_counter() - t
     sites: dict[Site, SiteView] = {}
     unseen: list[Site] = []

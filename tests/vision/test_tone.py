@@ -98,3 +98,20 @@ def test_a_calibrated_colour_model_is_read_as_given(steep_photo) -> None:
     model = ColourModel.for_colours(board_geometry(), r.truth["expected"]["colors"])
     reading = read_image(steep, r.truth["camera"], model)
     assert reading.tone == 1.0
+
+
+def test_a_flat_cameras_cards_are_read_under_its_tone() -> None:
+    # the sim frame of seed 4 under a curve half as steep: the red cells wash out
+    # to pink below the cards' red threshold, unless taken back to the nominal curve
+    from companion.rules import Seat
+    from companion.vision.cards import read_cards
+    from companion.vision.geometry import board_geometry
+
+    r = sample_photo(4, "mounted")
+    flat = _steeper(r.image, 0.5)
+    reading = read_image(flat, r.truth["camera"], r.truth["expected"]["colors"])
+    assert reading.tone == 0.5
+    expected = {Seat(s): tuple(c["cell"]) for s, c in r.truth["expected"]["cards"].items()}
+    assert len(expected) == 4 and reading.cards == expected
+    untoned = read_cards(flat, reading.pose, board_geometry(), reading.wb, tone=1.0)
+    assert untoned == {}
