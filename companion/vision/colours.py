@@ -302,8 +302,8 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     pull = float(cfg["centre_weight"])
     pull_cap = float(cfg["centre_cap"])
     spread = np.array([*([float(cfg["centre_sigma"][0])] * 2), float(cfg["centre_sigma"][1])])
-    names = list(colours)
-    groups = [(names.index(n), np.flatnonzero([m == n for m, _ in samples])) for n in names]
+    labels = np.array([n for n, _ in samples])
+    groups = [(j, np.flatnonzero(labels == n)) for j, n in enumerate(colours)]
     groups = [(j, rows) for j, rows in groups if len(rows)]
     costs = []
     for p in grid:
