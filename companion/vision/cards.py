@@ -123,12 +123,16 @@ def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
 
 def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: WhiteBalance,
               config: dict[str, Any] | None = None, debug: dict[str, Any] | None = None,
-              covered: np.ndarray | None = None, tone: float = 1.0) -> CardRead | None:
+              covered: np.ndarray | None = None, tone: float = 1.0,
+              saturation: float = 1.0) -> CardRead | None:
     """The red cell (r, c) of ``seat``'s top card, from the holder's view; None if not seen.
 
     ``covered``: photo pixels towers hide; the card is read around them.
     ``tone``: the photo's tone exponent (the sites' fit): its colours are taken
     back to the nominal curve, so a flat camera's red cell is red enough.
+    ``saturation``: how saturated the photo shows the block colours, against
+    their nominal saturation (below 1: a muted camera); the red cell's
+    threshold is lowered with it.
     """
     cfg = {**section("cards"), **(config or {})}
     rect, inside, (a0, b0), s, hidden = rectify_seat(image, pose, g, seat, cfg, covered)
@@ -142,7 +146,9 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     ssum = r + gch + b + 0.12
     c1 = (r - gch) / ssum
     c2 = (gch - b) / ssum
-    red = (c1 > cfg["red_chroma"]) & (c2 < 0.2) & (c2 > -0.25) & inside
+    k = 1.0 if saturation >= float(cfg["saturation_keep"]) else max(
+        saturation, float(cfg["min_saturation"]))
+    red = (c1 > k * float(cfg["red_chroma"])) & (c2 < k * 0.2) & (c2 > k * -0.25) & inside
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     n, labels, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
     cell = g.card.cell
@@ -424,13 +430,14 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
 
 def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance,
                config: dict[str, Any] | None = None, covered: np.ndarray | None = None,
-               tone: float = 1.0) -> dict[Seat, tuple[int, int]]:
+               tone: float = 1.0, saturation: float = 1.0) -> dict[Seat, tuple[int, int]]:
     """Every seat whose played stack is visible: seat -> (r, c) of its top card."""
     out: dict[Seat, tuple[int, int]] = {}
     if covered is not None:
         covered = covered.astype(np.uint8)  # once for the four seats
     for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
-        res = read_card(image, pose, g, seat, wb, config, covered=covered, tone=tone)
+        res = read_card(image, pose, g, seat, wb, config, covered=covered, tone=tone,
+                        saturation=saturation)
         if res is not None:
             out[seat] = res.cell
     return out

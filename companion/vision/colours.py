@@ -273,30 +273,40 @@ class ColourModel:
         return self.fit(feats, prior_weight=prior_weight)
 
 
-def toned_rgb(rgb: Sequence[float], exponent: float) -> list[float]:
+def toned_rgb(rgb: Sequence[float], exponent: float, lift: float = 0.0) -> list[float]:
     """A nominal colour as a photo whose tone curve is ``exponent`` steeper shows it.
 
     Cameras and renderers differ in their tone curve: relative to the marker
     paper, a colour of reflectance x comes out near x ** exponent. The white
     balance fixes the paper at 1.0 and the lamp's colour, not the curve.
+    ``lift``: flare or a raised black level, a share of the paper added to
+    everything (a hazy lens, a camera's low-contrast rendering).
     """
-    return [REFERENCE_WHITE * (max(float(c), 0.0) / REFERENCE_WHITE) ** exponent for c in rgb]
+    return [REFERENCE_WHITE * (lift + (1.0 - lift) * (max(float(c), 0.0) / REFERENCE_WHITE)
+                               ** exponent) for c in rgb]
 
 
 def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Sequence[float]],
-             cfg: Mapping[str, Any]) -> tuple[float, float, float]:
-    """The tone exponent under which the photo's surest tops fit their colours best.
+             cfg: Mapping[str, Any]) -> tuple[float, float, float, float]:
+    """The tone curve under which the photo's surest tops fit their colours best.
 
     ``samples``: (colour name, top feature) of the tops read surely. Returns
-    (exponent, its cost, the cost at 1). One exponent for all colours: the
-    few tops of one colour cannot drag it, as refitting each colour alone
-    would (and a steeper curve saturates blue and darkens black at once).
-    The cost is each top's distance to its colour, capped, plus a small pull
-    toward the colour's centre that settles ties inside the colours' wide
-    saturation bands.
+    (exponent, lift, its cost, the cost at the nominal curve). One curve for all
+    colours: the few tops of one colour cannot drag it, as refitting each
+    colour alone would (and a steeper curve saturates blue and darkens black
+    at once). The cost is each top's distance to its colour, capped, plus a
+    small pull toward the colour's centre that settles ties inside the
+    colours' wide saturation bands. The lift is searched only over
+    ``cfg["lifts"]`` (from, to, step; beside none), with exponents up to
+    ``cfg["lift_max_exponent"]``: flare flattens a photo, and a steeper curve
+    with a lift is a sheen on black plastic, not haze.
     """
     lo, hi, step = (float(x) for x in cfg["exponents"])
     grid = np.round(np.arange(lo, hi + step / 2, step), 6)
+    lifts = [0.0]
+    if cfg.get("lifts"):
+        a, b, st = (float(x) for x in cfg["lifts"])
+        lifts += [float(x) for x in np.round(np.arange(a, b + st / 2, st), 6) if x > 0]
     X = np.asarray([f for _, f in samples], np.float64).reshape(-1, 3)
     cap = float(cfg["cap_d2"])
     pull = float(cfg["centre_weight"])
@@ -305,32 +315,40 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     labels = np.array([n for n, _ in samples])
     groups = [(j, np.flatnonzero(labels == n)) for j, n in enumerate(colours)]
     groups = [(j, rows) for j, rows in groups if len(rows)]
-    costs = []
-    for p in grid:
-        classes = toned_model(colours, float(p)).classes
-        total = 0.0
-        for j, rows in groups:
-            x = X[rows]
-            d2 = classes[j].distance2(x)
-            e2 = np.sum(((x - classes[j].mean) / spread) ** 2, axis=1)
-            total += float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum())
-        costs.append(total)
-    k = int(np.argmin(costs))
-    at_one = costs[int(np.argmin(np.abs(grid - 1.0)))]
-    return float(grid[k]), costs[k], at_one
+    best = (np.inf, 1.0, 0.0)
+    at_one = np.inf
+    steepest = float(cfg.get("lift_max_exponent", np.inf))
+    for lift in lifts:
+        for p in grid:
+            if lift > 0 and p > steepest:
+                continue
+            classes = toned_model(colours, float(p), lift).classes
+            total = 0.0
+            for j, rows in groups:
+                x = X[rows]
+                d2 = classes[j].distance2(x)
+                e2 = np.sum(((x - classes[j].mean) / spread) ** 2, axis=1)
+                total += float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum())
+            if total < best[0]:
+                best = (total, float(p), lift)
+            if lift == 0.0 and abs(float(p) - 1.0) < step / 2:
+                at_one = total
+    return best[1], best[2], best[0], at_one
 
 
-def toned_model(colours: Mapping[str, Sequence[float]], exponent: float) -> ColourModel:
+def toned_model(colours: Mapping[str, Sequence[float]], exponent: float,
+                lift: float = 0.0) -> ColourModel:
     """The model of nominal ``colours`` (name -> sRGB) under a tone ``exponent``."""
     key = tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
-    return ColourModel(list(_toned_classes(key, exponent)))
+    return ColourModel(list(_toned_classes(key, exponent, lift)))
 
 
-@lru_cache(maxsize=512)
-def _toned_classes(colours: tuple[tuple[str, tuple[float, ...]], ...], exponent: float
-                   ) -> tuple[BlockColour, ...]:
-    """The colour classes at one exponent (the same few for every photo of a game)."""
-    return tuple(ColourModel.from_rgb({n: toned_rgb(c, exponent) for n, c in colours}).classes)
+@lru_cache(maxsize=4096)
+def _toned_classes(colours: tuple[tuple[str, tuple[float, ...]], ...], exponent: float,
+                   lift: float = 0.0) -> tuple[BlockColour, ...]:
+    """The colour classes at one curve (the same few for every photo of a game)."""
+    return tuple(ColourModel.from_rgb({n: toned_rgb(c, exponent, lift)
+                                       for n, c in colours}).classes)
 
 
 def resolve_colour(geometry: BoardGeometry, names: Sequence[str], name: str) -> str:

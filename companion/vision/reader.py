@@ -22,6 +22,7 @@ from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
 from companion.vision.colours import (
+    REFERENCE_WHITE,
     ColourModel,
     WhiteBalance,
     estimate_white_balance,
@@ -64,6 +65,8 @@ class Reading:
     wb: WhiteBalance | None = field(default=None, repr=False)
     #: the tone exponent the colours were read under (1.0: the nominal colours)
     tone: float = 1.0
+    #: the raised black taken off the photo, as a share of the marker paper (0: none)
+    lift: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
@@ -169,15 +172,17 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     if colors is None:
         model, names, results = _settle_colour_set(g, reader, work, wpose, wb, results,
                                                    model, strips, limits)
-    tone = 1.0
+    tone, lift = 1.0, 0.0
     if not isinstance(colors, ColourModel):  # a calibrated model has the camera's curve
-        model, results, tone = _fit_tone(g, reader, work, wpose, wb, results, model, strips,
-                                         limits, cfg.get("tone", {}))
+        model, results, tone, work, wb, lift = _fit_tone(g, reader, work, wpose, wb, results,
+                                                      model, strips, limits, cfg.get("tone", {}),
+                                                      pose.markers or None)
     timings["sites"] = time.perf_counter() - t
     t = time.perf_counter()
     covered = (reader.tower_mask(wpose, strips, results, work.shape[:2])
                if cfg.get("cards", {}).get("towers_hide", True) else None)
-    cards = read_cards(work, wpose, g, wb, cfg.get("cards"), covered, tone)
+    saturation = _saturation(results, model, cfg.get("tone", {}))
+    cards = read_cards(work, wpose, g, wb, cfg.get("cards"), covered, tone, saturation)
     timings["cards"] = time.perf_counter() - t
     sites: dict[Site, SiteView] = {}
     unseen: list[Site] = []
@@ -191,7 +196,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     doubtful = sorted(r.site for r in results if r.height is not None and r.margin < doubt)
     timings["total"] = time.perf_counter() - t0
     return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful,
-                   wb_raw, tone)
+                   wb_raw, tone, lift)
 
 
 def _greyscale(image_bgr: np.ndarray) -> bool:
@@ -286,36 +291,104 @@ def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
     return model, keys
 
 
-def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose, wb: Any,
-              results: list[SiteResult], model: ColourModel, strips: Any,
+def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose,
+              wb: WhiteBalance, results: list[SiteResult], model: ColourModel, strips: Any,
               limits: Mapping[int, tuple[int, int]] | None, cfg: Mapping[str, Any],
-              ) -> tuple[ColourModel, list[SiteResult], float]:
+              markers: Sequence[int] | None = None,
+              ) -> tuple[ColourModel, list[SiteResult], float, np.ndarray, WhiteBalance, float]:
     """Read the sites again under the photo's own tone curve when it is far from nominal.
 
     A steeper or flatter curve than the nominal colours assume (another camera,
     another renderer) moves every colour a little, and a top a little off its
     colour loses much of its score: blue towers read as empty sites. The tops
-    read surely despite that settle one exponent for all colours
-    (:func:`fit_tone`).
+    read surely despite that settle one curve for all colours
+    (:func:`fit_tone`). A lifted black (flare, a low-contrast rendering) is
+    taken off the photo itself, not only off the colours: it also flattens
+    every edge and makes black plastic look like a shadow.
+    Returns the model, the results, the exponent, the photo and its white
+    balance (the lift taken off), and the lift.
     """
+    unchanged = model, results, 1.0, image, wb, 0.0
     if not cfg.get("enabled", True):
-        return model, results, 1.0
+        return unchanged
     samples = [(r.color, r.top_feature) for r in results
                if r.height and r.color and r.top_feature is not None
                and r.margin >= float(cfg["min_margin"]) and r.uniform >= float(cfg["min_uniform"])]
     if len(samples) < int(cfg["min_samples"]):
-        return model, results, 1.0
+        return unchanged
     try:
         colours = {n: g.colours[resolve_colour(g, model.names, n)] for n in model.names}
     except ValueError:  # colours the profile does not know: nothing nominal to tone
-        return model, results, 1.0
-    exponent, _, _ = fit_tone(samples, colours, cfg)
+        return unchanged
+    exponent, _, cost, _ = fit_tone(samples, colours, {**cfg, "lifts": None})
     lo, hi = (float(x) for x in cfg["keep"])
-    if lo <= exponent <= hi:
-        return model, results, 1.0
+    lifts = _lift_range(colours, wb, cfg) if exponent < lo else None
+    lift = 0.0
+    if lifts is not None:
+        # a flatter photo: a raised black may explain it better than a curve, if
+        # clearly better (a sheen on black plastic fits a lift a little better too)
+        p, q, lifted, _ = fit_tone(samples, colours, {**cfg, "lifts": lifts})
+        if lifted <= float(cfg["lift_gain"]) * cost:
+            exponent, lift = p, q
+    if lift > 0:
+        image = _take_lift(image, wb, lift)
+        wb = estimate_white_balance(image, pose, g, markers)
+        if lo <= exponent <= hi:
+            exponent = 1.0
+    elif lo <= exponent <= hi:
+        return unchanged
     results, _, toned = reader.read(image, pose, wb, toned_model(colours, exponent), strips,
                                     limits)
-    return toned, results, exponent
+    return toned, results, exponent, image, wb, lift
+
+
+def _saturation(results: list[SiteResult], model: ColourModel, cfg: Mapping[str, Any]) -> float:
+    """How saturated the photo shows the block colours, against the colours' own
+    saturation: the median over the tops read surely (those of a coloured class).
+
+    A muted camera or renderer (or a photo desaturated after the fact) pales
+    every colour alike, the cards' red cells too.
+    """
+    sat = {c.name: c.sat for c in model.classes if not c.neutral}
+    tops = [r for r in results if r.height and r.color in sat and r.top_feature is not None
+            and r.uniform >= float(cfg.get("min_uniform", np.inf))]
+    sure = [r for r in tops if r.margin >= float(cfg.get("min_margin", np.inf))]
+    need = int(cfg.get("min_samples", 1))
+    # too few sure tops: every uniform top read votes (a pale photo has few sure ones)
+    pick = sure if len(sure) >= need else tops
+    if len(pick) < need:
+        return 1.0
+    return float(np.median([float(np.hypot(*r.top_feature[:2])) / sat[str(r.color)]
+                            for r in pick if r.top_feature is not None]))
+
+
+def _lift_range(colours: Mapping[str, Sequence[float]], wb: WhiteBalance,
+                cfg: Mapping[str, Any]) -> list[float] | None:
+    """The lifts worth trying (from, to, step), or None when none can be told.
+
+    A raised black shows on black plastic: without a dark colour in play a
+    flatter curve fits the colours as well, and taking off a lift that is not
+    there blackens the shadows. Flare lifts the markers' black ink too, so no
+    more than the ink shows over its own reflectance (``lift_ink``) is tried:
+    a washed-out, desaturated photo is not a hazy one.
+    """
+    if not cfg.get("lifts"):
+        return None
+    dark_max = float(cfg["lift_dark"]) * REFERENCE_WHITE
+    if not any(float(np.mean(c)) <= dark_max for c in colours.values()):
+        return None
+    ink = float(np.mean(np.asarray(wb.black) / np.maximum(np.asarray(wb.white), 8.0)))
+    a, b, step = (float(x) for x in cfg["lifts"])
+    most = min(b, float(np.floor((ink - float(cfg["lift_ink"])) / step + 1e-9) * step))
+    return [a, most, step] if most >= a - 1e-9 else None
+
+
+def _take_lift(image: np.ndarray, wb: WhiteBalance, lift: float) -> np.ndarray:
+    """The photo with a raised black of ``lift`` times the paper taken off."""
+    white = np.asarray(wb.white, np.float32)
+    x = (image.astype(np.float32) - np.float32(lift) * white) / np.float32(1.0 - lift)
+    out: np.ndarray = np.clip(np.round(x), 0, 255).astype(np.uint8)
+    return out
 
 
 def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose,

@@ -45,6 +45,7 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert tot["cards"] == 6 and tot["card_accuracy"] == 1.0
     # both frames fit the nominal colours: read under the nominal tone curve
     assert [float(r["tone"]) for r in rows] == [1.0, 1.0]
+    assert [float(r["lift"]) for r in rows] == [0.0, 0.0]
     for r in rows:
         t = {k: float(r[k]) for k in STAGES}
         assert all(v > 0 for v in t.values())

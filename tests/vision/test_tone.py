@@ -34,6 +34,44 @@ def _steeper(image: np.ndarray, exponent: float) -> np.ndarray:
 def test_a_toned_colour_is_the_nominal_one_raised_relative_to_the_paper() -> None:
     assert toned_rgb((245, 122.5, 0), 1.0) == [245.0, 122.5, 0.0]
     assert toned_rgb((245, 122.5, 0), 2.0) == [245.0, 61.25, 0.0]
+    # a lift adds a share of the paper to everything, the paper staying the paper
+    assert toned_rgb((245, 122.5, 0), 1.0, 0.1) == pytest.approx([245.0, 134.75, 24.5])
+
+
+def test_a_raised_black_the_tops_were_made_with_is_found() -> None:
+    samples = [(n, srgb_to_feature(toned_rgb(c, 1.0, 0.12))) for n, c in CLASSIC.items()
+               for _ in range(2)]
+    found, lift, cost, at_one = fit_tone(samples, CLASSIC, section("tone"))
+    assert (found, lift) == (1.0, 0.12)
+    assert cost < 0.05 < 1.0 < at_one
+    # without lifts to try, a flatter curve is the best it can say
+    found, lift, _, _ = fit_tone(samples, CLASSIC, {**section("tone"), "lifts": None})
+    assert lift == 0.0 and found < 0.85
+
+
+def test_a_steeper_curve_with_a_lift_is_not_taken_for_haze() -> None:
+    # black plastic with a sheen looks lifted in an otherwise contrasty photo
+    samples = [(n, srgb_to_feature(toned_rgb(c, 1.3, 0.1))) for n, c in CLASSIC.items()
+               for _ in range(2)]
+    found, lift, _, _ = fit_tone(samples, CLASSIC, section("tone"))
+    assert (found, lift) == (1.0, 0.0)
+
+
+@pytest.mark.parametrize(("ink", "colours", "expected"), [
+    (0.25, CLASSIC, [0.08, 0.18, 0.02]),  # the ink lifted 0.19 over its own 0.06
+    (0.10, CLASSIC, None),  # ink as dark as ink is: a washed-out photo, not a hazy one
+    (0.45, CLASSIC, [0.08, 0.2, 0.02]),
+    (0.25, {"orange": (235, 120, 30), "yellow": (240, 200, 40)}, None),  # nothing dark
+])
+def test_lifts_are_tried_only_as_far_as_the_markers_ink_is_lifted(
+        ink: float, colours: dict[str, tuple[int, int, int]], expected: list[float] | None
+        ) -> None:
+    from companion.vision.colours import WhiteBalance
+    from companion.vision.reader import _lift_range
+
+    wb = WhiteBalance(np.full(3, 200.0), np.full(3, 200.0 * ink))
+    got = _lift_range(colours, wb, section("tone"))
+    assert got == (pytest.approx(expected) if expected else None)
 
 
 @pytest.mark.parametrize("exponent", [0.7, 1.0, 1.4])
@@ -41,8 +79,8 @@ def test_the_exponent_the_tops_were_made_with_is_found(exponent: float) -> None:
     # every top exactly as its colour looks under the exponent
     samples = [(n, srgb_to_feature(toned_rgb(c, exponent))) for n, c in CLASSIC.items()
                for _ in range(2)]
-    found, cost, at_one = fit_tone(samples, CLASSIC, section("tone"))
-    assert found == exponent
+    found, lift, cost, at_one = fit_tone(samples, CLASSIC, section("tone"))
+    assert (found, lift) == (exponent, 0.0)
     assert cost < 0.05  # black's own faint tint, against a grey class
     assert (at_one > 1.0) == (exponent != 1.0)
 
@@ -51,8 +89,8 @@ def test_one_exponent_fits_all_colours_so_one_odd_top_cannot_drag_it() -> None:
     samples = [(n, srgb_to_feature(toned_rgb(c, 1.3))) for n, c in CLASSIC.items()]
     samples += [(n, srgb_to_feature(toned_rgb(c, 1.3))) for n, c in CLASSIC.items()]
     samples.append(("green", srgb_to_feature((200, 200, 60))))  # a sheened, yellowed green
-    found, _, _ = fit_tone(samples, CLASSIC, section("tone"))
-    assert found == 1.3
+    found, lift, _, _ = fit_tone(samples, CLASSIC, section("tone"))
+    assert (found, lift) == (1.3, 0.0)
 
 
 def test_the_toned_model_is_the_nominal_model_at_exponent_one() -> None:
@@ -100,6 +138,29 @@ def test_a_calibrated_colour_model_is_read_as_given(steep_photo) -> None:
     assert reading.tone == 1.0
 
 
+def _hazy(image: np.ndarray) -> np.ndarray:
+    """Flare: a fifth of the paper's level added to everything, the rest dimmed."""
+    return np.clip(0.8 * image.astype(np.float32) + 40, 0, 255).astype(np.uint8)
+
+
+def test_a_hazy_photo_has_its_raised_black_taken_off() -> None:
+    # sim frame of seed 13 (classic colours): the flattened blacks read as a flatter curve
+    # alone cost five towers; the lift taken off the photo reads it as the nominal one
+    r = sample_photo(13, "mounted")
+    cols = r.truth["expected"]["colors"]
+    assert "black" in cols
+    hazy = _hazy(r.image)
+    nominal = read_image(r.image, r.truth["camera"], cols)
+    lifted = read_image(hazy, r.truth["camera"], cols)
+    curve = read_image(hazy, r.truth["camera"], cols, {"tone": {"lifts": None}})
+    assert (nominal.lift, nominal.tone) == (0.0, 1.0)
+    assert (lifted.lift, lifted.tone) == (0.2, 1.0)
+    assert (curve.lift, curve.tone) == (0.0, 0.7)
+    got = [compare(x.to_json(), r.truth) for x in (nominal, lifted, curve)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 2), (0, 2), (6, 5)]
+    assert [c["cards_missed"] for c in got] == [0, 0, 0]
+
+
 def test_a_flat_cameras_cards_are_read_under_its_tone() -> None:
     # the sim frame of seed 4 under a curve half as steep: the red cells wash out
     # to pink below the cards' red threshold, unless taken back to the nominal curve
@@ -110,8 +171,37 @@ def test_a_flat_cameras_cards_are_read_under_its_tone() -> None:
     r = sample_photo(4, "mounted")
     flat = _steeper(r.image, 0.5)
     reading = read_image(flat, r.truth["camera"], r.truth["expected"]["colors"])
-    assert reading.tone == 0.5
+    assert (reading.tone, reading.lift) == (0.5, 0.0)
     expected = {Seat(s): tuple(c["cell"]) for s, c in r.truth["expected"]["cards"].items()}
     assert len(expected) == 4 and reading.cards == expected
     untoned = read_cards(flat, reading.pose, board_geometry(), reading.wb, tone=1.0)
     assert untoned == {}
+
+
+def _muted(image: np.ndarray, factor: float = 0.6) -> np.ndarray:
+    """A muted camera: every colour's saturation (HSV) times ``factor``."""
+    hsv = cv2.cvtColor(image, cv2.COLOR_BGR2HSV).astype(np.float32)
+    hsv[..., 1] *= factor
+    return cv2.cvtColor(np.clip(hsv, 0, 255).astype(np.uint8), cv2.COLOR_HSV2BGR)
+
+
+def test_a_muted_cameras_cards_are_read_at_its_saturation() -> None:
+    # the sim frame of seed 4 with every colour at 0.6 of its saturation: the red
+    # cells fall below the cards' red threshold unless it is lowered with the tops'
+    from companion.rules import Seat
+    from companion.vision.reader import _saturation
+    from companion.vision.settings import merged_config
+
+    r = sample_photo(4, "mounted")
+    cols = r.truth["expected"]["colors"]
+    expected = {Seat(s): tuple(c["cell"]) for s, c in r.truth["expected"]["cards"].items()}
+    tone = merged_config(None)["tone"]
+    nominal = read_image(r.image, r.truth["camera"], cols)
+    assert nominal.cards == expected and len(expected) == 4
+    assert 0.95 < _saturation(nominal.details, nominal.model, tone) < 1.05
+    muted = _muted(r.image)
+    reading = read_image(muted, r.truth["camera"], cols)
+    assert 0.6 < _saturation(reading.details, reading.model, tone) < 0.75
+    assert reading.cards == expected
+    fixed = read_image(muted, r.truth["camera"], cols, {"cards": {"saturation_keep": 0.0}})
+    assert fixed.cards == {}
