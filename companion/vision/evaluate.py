@@ -25,7 +25,7 @@ from companion.vision.reader import read_image
 COLUMNS = ("name", "kind", "visible_sites", "wrong", "unseen_visible", "hidden", "hidden_read",
            "cards_expected", "cards_wrong", "cards_missed", "cards_extra", "error", "t_markers",
            "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect", "tone",
-           "lift")
+           "lift", "blur")
 
 
 @dataclass
@@ -126,6 +126,7 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
         row.update(res)
         row["tone"] = reading.tone  # the tone exponent its colours were read under
         row["lift"] = reading.lift  # the raised black taken off the photo
+        row["blur"] = "" if reading.blur is None else reading.blur  # across the markers
         for k, v in reading.timings.items():
             row[f"t_{k}"] = v
             tot.times.setdefault(k, []).append(v)

@@ -43,6 +43,7 @@ from companion.vision.pose import (
     solve_pose,
 )
 from companion.vision.settings import merged_config
+from companion.vision.sharpness import deblur, estimate_blur, noise_to_signal_for
 from companion.vision.sites import SiteReader, SiteResult
 
 
@@ -67,6 +68,8 @@ class Reading:
     tone: float = 1.0
     #: the raised black taken off the photo, as a share of the marker paper (0: none)
     lift: float = 0.0
+    #: the photo's blur across the markers' edges (Gaussian sigma, working pixels)
+    blur: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
@@ -135,30 +138,27 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
         # read anyway it would show every tower as unseen or empty: say why instead
         raise ImageReadError(f"{source}: a greyscale photo (the block colours cannot be "
                              "told apart)")
-    intr = _intrinsics(camera, (w, h))
-    if intr is None:
-        if previous_pose is not None and previous_pose.intrinsics.size == (w, h):
-            intr = previous_pose.intrinsics
-        else:
-            intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
-    pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
+    pose = _solve(gray, markers, camera, g, cfg, previous_pose, source)
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
-    if pose is not previous_pose:  # solved afresh (not tracking a still camera)
-        px = 1.0 / work_scale((w, h), max_side)  # photo pixels per working-size pixel
-        mended = repair_bent_corner(markers, pose, g, intr.estimated and previous_pose is None,
-                                    cfg.get("intrinsics"), cfg.get("pose"), px)
-        if mended is not markers:
-            markers = mended
-            if intr.estimated and previous_pose is None:
-                intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
-            pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
-        # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
-        pose = _second_look(gray, markers, intr, pose, g, cfg, source,
-                            refit=intr.estimated and previous_pose is None, px=px)
     work, wpose = working_view(image_bgr, pose, max_side)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     wb_raw = wb  # the live table's new-block fit compares raw frames: their noise
-    if wb.noise > float(cfg.get("image", {}).get("denoise_noise", np.inf)):
+    grainy = wb.noise > float(cfg.get("image", {}).get("denoise_noise", np.inf))
+    blur = None
+    if cfg.get("sharpness", {}).get("enabled", False) and work is image_bgr:
+        blur = estimate_blur(gray, pose, g, pose.markers or None, cfg["sharpness"])
+        sharp = None if grainy else _sharpen(image_bgr, blur, cfg["sharpness"])
+        if sharp is not None:
+            # a blur bends the markers' corners as found, and the pose with them: it is
+            # found again on the sharpened photo. The sites and cards are read on the
+            # photo as taken: a deconvolution rings around dark plastic, and black
+            # tops lose their uniform look
+            sharp_gray = cv2.cvtColor(sharp, cv2.COLOR_BGR2GRAY)
+            found = detect_markers(sharp_gray, g, cfg.get("pose"))
+            if len(found) >= len(markers):
+                pose = _solve(sharp_gray, found, camera, g, cfg, previous_pose, source)
+                work, wpose = working_view(image_bgr, pose, max_side)
+    if grainy:
         # a grainy photo: each strip sample is one pixel, and noise that large makes
         # a top look mottled and off its colour (towers read as empty sites)
         work = cv2.GaussianBlur(work, (0, 0), float(cfg["image"]["denoise_sigma_px"]))
@@ -196,7 +196,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     doubtful = sorted(r.site for r in results if r.height is not None and r.margin < doubt)
     timings["total"] = time.perf_counter() - t0
     return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful,
-                   wb_raw, tone, lift)
+                   wb_raw, tone, lift, blur)
 
 
 def _greyscale(image_bgr: np.ndarray) -> bool:
@@ -289,6 +289,54 @@ def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
                 keys.append(key)
     model = ColourModel.from_rgb({k: g.colours[k] for k in keys})
     return model, keys
+
+
+def _solve(gray: np.ndarray, markers: Any, camera: Any, g: BoardGeometry,
+           cfg: Mapping[str, Any], previous_pose: Pose | None, source: str) -> Pose:
+    """The camera's pose (and intrinsics) from the markers found in ``gray``."""
+    h, w = gray.shape[:2]
+    intr = _intrinsics(camera, (w, h))
+    if intr is None:
+        if previous_pose is not None and previous_pose.intrinsics.size == (w, h):
+            intr = previous_pose.intrinsics
+        else:
+            intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
+    pose = solve_pose(markers, intr, g, previous_pose, cfg.get("pose"), source).pose
+    max_side = int(cfg.get("image", {}).get("max_side_px", 0))
+    if pose is not previous_pose:  # solved afresh (not tracking a still camera)
+        px = 1.0 / work_scale((w, h), max_side)  # photo pixels per working-size pixel
+        mended = repair_bent_corner(markers, pose, g, intr.estimated and previous_pose is None,
+                                    cfg.get("intrinsics"), cfg.get("pose"), px)
+        if mended is not markers:
+            markers = mended
+            if intr.estimated and previous_pose is None:
+                intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
+            pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
+        # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
+        pose = _second_look(gray, markers, intr, pose, g, cfg, source,
+                            refit=intr.estimated and previous_pose is None, px=px)
+    return pose
+
+
+def _sharpen(image: np.ndarray, blur: float | None, cfg: Mapping[str, Any]
+             ) -> np.ndarray | None:
+    """The photo with the blur beyond the usual taken out; None if it is not blurry.
+
+    The renderers the reader was fitted on blur 0.5-1.3 px (the markers' edges
+    say so); in a blurrier photo the markers' corners are found off their
+    place, the pose with them, and towers read one storey off. The excess over
+    ``reference_px`` is deconvolved when the photo is blurrier than
+    ``trigger_px``, the grain amplified at most ``max_noise_gain`` times. The
+    caller sees that a grainy photo is not sharpened (it is smoothed instead),
+    nor one larger than the working size (shrinking it takes most of the blur
+    away).
+    """
+    if blur is None or blur < float(cfg["trigger_px"]):
+        return None
+    excess = float(np.sqrt(min(blur, float(cfg["max_px"])) ** 2
+                           - float(cfg["reference_px"]) ** 2))
+    k = noise_to_signal_for(excess, float(cfg["max_noise_gain"]), float(cfg["noise_to_signal"]))
+    return deblur(image, excess, k)
 
 
 def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose,

@@ -1,0 +1,166 @@
+"""How blurred a photo is, measured on the markers, and taking a blur back out.
+
+The markers' black border against their white quiet zone is a printed step
+edge at a place the pose knows: across it the photo shows the camera's
+point spread. A photo blurrier than the ones the site scorer was fitted on
+loses its storey edges (one storey off at steep views); a mild Wiener
+deconvolution of the excess brings them back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.vision.colours import sample_bilinear
+from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+
+#: the four outer edges of a marker: (direction along the edge, outward normal)
+_SIDES = (((1.0, 0.0), (0.0, 1.0)), ((1.0, 0.0), (0.0, -1.0)),
+          ((0.0, 1.0), (1.0, 0.0)), ((0.0, 1.0), (-1.0, 0.0)))
+
+
+def estimate_blur(gray: np.ndarray, pose: Pose, g: BoardGeometry,
+                  markers: Sequence[int] | None, cfg: Mapping[str, Any]) -> float | None:
+    """The photo's blur (Gaussian sigma, pixels) across the markers' outer edges.
+
+    Each edge is sampled across at a few places along its middle, in board
+    millimetres projected into the photo (so perspective is exact), and a
+    blurred step is fitted to each profile (:func:`_fit_steps`). The median
+    over all profiles of all markers; None if too few were clean.
+    """
+    ids = list(markers) if markers is not None else list(g.marker_centres)
+    half = g.marker_size / 2
+    inward = float(cfg["inward_mm"])
+    outward = float(cfg["outward_mm"])
+    offs = np.arange(-inward, outward + 1e-9, float(cfg["step_mm"]))
+    along = np.linspace(-0.5, 0.5, int(cfg["profiles_per_edge"])) * half
+    h, w = gray.shape[:2]
+    ts: list[FloatArray] = []
+    vs: list[FloatArray] = []
+    img = gray.astype(np.float32)
+    for mid in ids:
+        cx, cy = g.marker_centres[mid]
+        for (ux, uy), (nx, ny) in _SIDES:
+            ex, ey = cx + nx * half, cy + ny * half  # the edge's midpoint
+            pts = np.zeros((len(along), len(offs), 3))
+            pts[..., 0] = ex + along[:, None] * ux + offs[None, :] * nx
+            pts[..., 1] = ey + along[:, None] * uy + offs[None, :] * ny
+            pix = pose.project(pts.reshape(-1, 3)).reshape(len(along), len(offs), 2)
+            if (pix[..., 0].min() < 1 or pix[..., 1].min() < 1 or pix[..., 0].max() > w - 2
+                    or pix[..., 1].max() > h - 2):
+                continue
+            vals = sample_bilinear(img, pix.reshape(-1, 2))[:, 0].reshape(len(along), len(offs))
+            # pixel distance along each profile, from its inner end
+            t = np.concatenate([np.zeros((len(along), 1)), np.cumsum(
+                np.hypot(*np.diff(pix, axis=1).transpose(2, 0, 1)), axis=1)], axis=1)
+            ts.append(t)
+            vs.append(vals)
+    if not ts:
+        return None
+    fitted = _fit_steps(np.concatenate(ts), np.concatenate(vs), float(cfg["min_contrast"]),
+                        np.arange(*(float(x) for x in cfg["sigmas"])))
+    sigmas = fitted[np.isfinite(fitted)]
+    if len(sigmas) < int(cfg["min_profiles"]):
+        return None
+    return round(float(np.median(sigmas)), 3)
+
+
+def _fit_steps(t: FloatArray, v: FloatArray, min_contrast: float, grid: FloatArray
+               ) -> FloatArray:
+    """Per profile (rows of ``t``, ``v``), the sigma of the blurred step that fits it best.
+
+    The step's place is the profile's half-way crossing; its two levels are
+    fitted by least squares at each sigma of ``grid``. A fit, not the
+    derivative's spread: a window a few sigmas wide cuts the spread short.
+    NaN where the profile has too little contrast.
+    """
+    n = max(2, v.shape[1] // 8)
+    lo = np.median(v[:, :n], axis=1)
+    hi = np.median(v[:, -n:], axis=1)
+    ok = hi - lo >= min_contrast
+    half = (lo + hi) / 2
+    # the first crossing of the half level, interpolated
+    above = v >= half[:, None]
+    k = np.clip(np.argmax(above, axis=1), 1, v.shape[1] - 1)
+    r = np.arange(len(v))
+    v0, v1 = v[r, k - 1], v[r, k]
+    f = np.clip((half - v0) / np.maximum(v1 - v0, 1e-6), 0.0, 1.0)
+    c = t[r, k - 1] + f * (t[r, k] - t[r, k - 1])
+    best = np.full(len(v), np.inf)
+    out = np.full(len(v), np.nan)
+    x = t - c[:, None]
+    for sg in grid:
+        b = 0.5 * (1.0 + _erf(x / (np.sqrt(2.0) * sg)))  # (P, T) the unit step, blurred
+        # levels by least squares: v ~ lo + (hi - lo) * b
+        bm = b.mean(axis=1, keepdims=True)
+        vm = v.mean(axis=1, keepdims=True)
+        cov = ((b - bm) * (v - vm)).sum(axis=1)
+        var = ((b - bm) ** 2).sum(axis=1)
+        amp = cov / np.maximum(var, 1e-9)
+        sse = (((v - vm) - amp[:, None] * (b - bm)) ** 2).sum(axis=1)
+        better = sse < best
+        best = np.where(better, sse, best)
+        out = np.where(better, sg, out)
+    out[~ok] = np.nan
+    return out
+
+
+def _erf(x: FloatArray) -> FloatArray:
+    """The error function (Abramowitz and Stegun 7.1.26, within 1.5e-7)."""
+    a = np.abs(x)
+    k = 1.0 / (1.0 + 0.3275911 * a)
+    y = 1.0 - k * (0.254829592 + k * (-0.284496736 + k * (1.421413741 + k * (
+        -1.453152027 + k * 1.061405429)))) * np.exp(-a * a)
+    out: FloatArray = np.sign(x) * y
+    return out
+
+
+def _otf(sigma: float, fy: FloatArray, fx: FloatArray) -> FloatArray:
+    out: FloatArray = np.exp(-2.0 * np.pi ** 2 * sigma ** 2 * (fx ** 2 + fy ** 2))
+    return out
+
+
+def noise_to_signal_for(sigma: float, max_noise_gain: float, least: float) -> float:
+    """The Wiener regularisation that amplifies white noise by at most ``max_noise_gain``.
+
+    A deconvolution sharp enough to undo a wide blur multiplies the photo's
+    grain several times over, and grainy tops read as no block's colour.
+    """
+    f = np.fft.fftfreq(256)
+    fy, fx = f[:, None], f[None, :]
+    otf = _otf(sigma, fy, fx)
+    lo, hi = np.log(least), np.log(1.0)
+    if np.sqrt(np.mean((otf / (otf ** 2 + least)) ** 2)) <= max_noise_gain:
+        return least
+    for _ in range(30):  # bisection on log k: the noise gain falls as k grows
+        mid = (lo + hi) / 2
+        gain = float(np.sqrt(np.mean((otf / (otf ** 2 + np.exp(mid))) ** 2)))
+        lo, hi = (mid, hi) if gain > max_noise_gain else (lo, mid)
+    return float(np.exp(hi))
+
+
+def deblur(image: np.ndarray, sigma: float, noise_to_signal: float) -> np.ndarray:
+    """Wiener deconvolution of a Gaussian blur of ``sigma`` pixels.
+
+    ``noise_to_signal`` keeps the frequencies the blur all but erased from
+    being amplified into ringing and noise.
+    """
+    h, w = image.shape[:2]
+    # mirrored margins all round: the transform's wrap-around joins two margins, far
+    # enough from the photo for its ringing to die out there
+    m = int(np.ceil(6 * sigma)) + 8
+    ph, pw = cv2.getOptimalDFTSize(h + 2 * m), cv2.getOptimalDFTSize(w + 2 * m)
+    otf = _otf(sigma, np.fft.fftfreq(ph)[:, None], np.fft.rfftfreq(pw)[None, :])
+    gain = (otf / (otf ** 2 + noise_to_signal)).astype(np.float32)
+    out = np.empty_like(image)
+    for c in range(image.shape[2]):
+        x = cv2.copyMakeBorder(image[..., c], m, ph - h - m, m, pw - w - m,
+                               cv2.BORDER_REFLECT)
+        f = np.fft.rfft2(x.astype(np.float32))
+        y = np.fft.irfft2(f * gain, s=(ph, pw))[m:m + h, m:m + w]
+        out[..., c] = np.clip(np.round(y), 0, 255).astype(np.uint8)
+    return out
