@@ -145,15 +145,15 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     wb_raw = wb  # the live table's new-block fit compares raw frames: their noise
     grainy = wb.noise > float(cfg.get("image", {}).get("denoise_noise", np.inf))
     blur = None
-    if cfg.get("sharpness", {}).get("enabled", False) and work is image_bgr:
+    if (cfg.get("sharpness", {}).get("enabled", False) and work is image_bgr
+            and pose is not previous_pose):  # a still camera's pose is kept as it was
         blur = estimate_blur(gray, pose, g, pose.markers or None, cfg["sharpness"])
-        sharp = None if grainy else _sharpen(image_bgr, blur, cfg["sharpness"])
-        if sharp is not None:
+        sharp_gray = None if grainy else _sharpen(gray, blur, cfg["sharpness"])
+        if sharp_gray is not None:
             # a blur bends the markers' corners as found, and the pose with them: it is
             # found again on the sharpened photo. The sites and cards are read on the
             # photo as taken: a deconvolution rings around dark plastic, and black
             # tops lose their uniform look
-            sharp_gray = cv2.cvtColor(sharp, cv2.COLOR_BGR2GRAY)
             found = detect_markers(sharp_gray, g, cfg.get("pose"))
             if len(found) >= len(markers):
                 pose = _solve(sharp_gray, found, camera, g, cfg, previous_pose, source)

@@ -144,7 +144,7 @@ def noise_to_signal_for(sigma: float, max_noise_gain: float, least: float) -> fl
 
 
 def deblur(image: np.ndarray, sigma: float, noise_to_signal: float) -> np.ndarray:
-    """Wiener deconvolution of a Gaussian blur of ``sigma`` pixels.
+    """Wiener deconvolution of a Gaussian blur of ``sigma`` pixels (grey or colour).
 
     ``noise_to_signal`` keeps the frequencies the blur all but erased from
     being amplified into ringing and noise.
@@ -156,11 +156,12 @@ def deblur(image: np.ndarray, sigma: float, noise_to_signal: float) -> np.ndarra
     ph, pw = cv2.getOptimalDFTSize(h + 2 * m), cv2.getOptimalDFTSize(w + 2 * m)
     otf = _otf(sigma, np.fft.fftfreq(ph)[:, None], np.fft.rfftfreq(pw)[None, :])
     gain = (otf / (otf ** 2 + noise_to_signal)).astype(np.float32)
-    out = np.empty_like(image)
-    for c in range(image.shape[2]):
-        x = cv2.copyMakeBorder(image[..., c], m, ph - h - m, m, pw - w - m,
+    planes = image[..., None] if image.ndim == 2 else image
+    out = np.empty_like(planes)
+    for c in range(planes.shape[2]):
+        x = cv2.copyMakeBorder(planes[..., c], m, ph - h - m, m, pw - w - m,
                                cv2.BORDER_REFLECT)
         f = np.fft.rfft2(x.astype(np.float32))
         y = np.fft.irfft2(f * gain, s=(ph, pw))[m:m + h, m:m + w]
         out[..., c] = np.clip(np.round(y), 0, 255).astype(np.uint8)
-    return out
+    return out.reshape(image.shape)
