@@ -39,29 +39,31 @@ def estimate_blur(gray: np.ndarray, pose: Pose, g: BoardGeometry,
     offs = np.arange(-inward, outward + 1e-9, float(cfg["step_mm"]))
     along = np.linspace(-0.5, 0.5, int(cfg["profiles_per_edge"])) * half
     h, w = gray.shape[:2]
-    ts: list[FloatArray] = []
-    vs: list[FloatArray] = []
-    img = gray.astype(np.float32)
-    for mid in ids:
-        cx, cy = g.marker_centres[mid]
-        for (ux, uy), (nx, ny) in _SIDES:
-            ex, ey = cx + nx * half, cy + ny * half  # the edge's midpoint
-            pts = np.zeros((len(along), len(offs), 3))
-            pts[..., 0] = ex + along[:, None] * ux + offs[None, :] * nx
-            pts[..., 1] = ey + along[:, None] * uy + offs[None, :] * ny
-            pix = pose.project(pts.reshape(-1, 3)).reshape(len(along), len(offs), 2)
-            if (pix[..., 0].min() < 1 or pix[..., 1].min() < 1 or pix[..., 0].max() > w - 2
-                    or pix[..., 1].max() > h - 2):
-                continue
-            vals = sample_bilinear(img, pix.reshape(-1, 2))[:, 0].reshape(len(along), len(offs))
-            # pixel distance along each profile, from its inner end
-            t = np.concatenate([np.zeros((len(along), 1)), np.cumsum(
-                np.hypot(*np.diff(pix, axis=1).transpose(2, 0, 1)), axis=1)], axis=1)
-            ts.append(t)
-            vs.append(vals)
-    if not ts:
+    edges = [(g.marker_centres[mid], u, nrm) for mid in ids for u, nrm in _SIDES]
+    if not edges:
         return None
-    fitted = _fit_steps(np.concatenate(ts), np.concatenate(vs), float(cfg["min_contrast"]),
+    pts = np.zeros((len(edges), len(along), len(offs), 3))
+    for e, ((cx, cy), (ux, uy), (nx, ny)) in enumerate(edges):
+        ex, ey = cx + nx * half, cy + ny * half  # the edge's midpoint
+        pts[e, ..., 0] = ex + along[:, None] * ux + offs[None, :] * nx
+        pts[e, ..., 1] = ey + along[:, None] * uy + offs[None, :] * ny
+    pix = pose.project(pts.reshape(-1, 3)).reshape(len(edges), len(along), len(offs), 2)
+    # whole edges only, inside the photo
+    keep = ((pix[..., 0].min(axis=(1, 2)) >= 1) & (pix[..., 1].min(axis=(1, 2)) >= 1)
+            & (pix[..., 0].max(axis=(1, 2)) <= w - 2) & (pix[..., 1].max(axis=(1, 2)) <= h - 2))
+    if not keep.any():
+        return None
+    pix = pix[keep].reshape(-1, len(offs), 2)
+    # sampled in float from the part of the photo the profiles span (cheaper than all)
+    x0, y0 = (int(v) - 1 for v in np.floor(pix.reshape(-1, 2).min(axis=0)))
+    x1, y1 = (int(v) + 2 for v in np.ceil(pix.reshape(-1, 2).max(axis=0)))
+    part = gray[y0:y1 + 1, x0:x1 + 1].astype(np.float32)
+    vals = sample_bilinear(part, pix.reshape(-1, 2) - (x0, y0))[:, 0].reshape(
+        len(pix), len(offs))
+    # pixel distance along each profile, from its inner end
+    t = np.concatenate([np.zeros((len(pix), 1)), np.cumsum(
+        np.hypot(*np.diff(pix, axis=1).transpose(2, 0, 1)), axis=1)], axis=1)
+    fitted = _fit_steps(t, vals, float(cfg["min_contrast"]),
                         np.arange(*(float(x) for x in cfg["sigmas"])))
     sigmas = fitted[np.isfinite(fitted)]
     if len(sigmas) < int(cfg["min_profiles"]):
@@ -90,21 +92,14 @@ def _fit_steps(t: FloatArray, v: FloatArray, min_contrast: float, grid: FloatArr
     v0, v1 = v[r, k - 1], v[r, k]
     f = np.clip((half - v0) / np.maximum(v1 - v0, 1e-6), 0.0, 1.0)
     c = t[r, k - 1] + f * (t[r, k] - t[r, k - 1])
-    best = np.full(len(v), np.inf)
-    out = np.full(len(v), np.nan)
-    x = t - c[:, None]
-    for sg in grid:
-        b = 0.5 * (1.0 + _erf(x / (np.sqrt(2.0) * sg)))  # (P, T) the unit step, blurred
-        # levels by least squares: v ~ lo + (hi - lo) * b
-        bm = b.mean(axis=1, keepdims=True)
-        vm = v.mean(axis=1, keepdims=True)
-        cov = ((b - bm) * (v - vm)).sum(axis=1)
-        var = ((b - bm) ** 2).sum(axis=1)
-        amp = cov / np.maximum(var, 1e-9)
-        sse = (((v - vm) - amp[:, None] * (b - bm)) ** 2).sum(axis=1)
-        better = sse < best
-        best = np.where(better, sse, best)
-        out = np.where(better, sg, out)
+    x = (t - c[:, None])[None] / (np.sqrt(2.0) * np.asarray(grid, np.float64)[:, None, None])
+    b = 0.5 * (1.0 + _erf(x))  # (S, P, T): the unit step, blurred by each sigma
+    # levels by least squares, each sigma and profile: v ~ lo + (hi - lo) * b
+    bc = b - b.mean(axis=2, keepdims=True)
+    vc = (v - v.mean(axis=1, keepdims=True))[None]
+    amp = (bc * vc).sum(axis=2) / np.maximum((bc ** 2).sum(axis=2), 1e-9)
+    sse = ((vc - amp[..., None] * bc) ** 2).sum(axis=2)  # (S, P)
+    out = np.asarray(grid, np.float64)[np.argmin(sse, axis=0)]
     out[~ok] = np.nan
     return out
 
