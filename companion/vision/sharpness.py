@@ -2,9 +2,10 @@
 
 The markers' black border against their white quiet zone is a printed step
 edge at a place the pose knows: across it the photo shows the camera's
-point spread. A photo blurrier than the ones the site scorer was fitted on
-loses its storey edges (one storey off at steep views); a mild Wiener
-deconvolution of the excess brings them back.
+point spread. In a photo blurrier than the renderers the reader was fitted
+on, the markers' corners are found off their place and the pose with them
+(towers one storey off at steep views); a mild Wiener deconvolution of the
+excess lets the markers be found where they are.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def noise_to_signal_for(sigma: float, max_noise_gain: float, least: float) -> fl
     """The Wiener regularisation that amplifies white noise by at most ``max_noise_gain``.
 
     A deconvolution sharp enough to undo a wide blur multiplies the photo's
-    grain several times over, and grainy tops read as no block's colour.
+    grain several times over, and the markers' corners are then found in it.
     """
     f = np.fft.fftfreq(256)
     fy, fx = f[:, None], f[None, :]
