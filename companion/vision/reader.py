@@ -360,8 +360,7 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     if not cfg.get("enabled", True):
         return unchanged
     samples = [(r.color, r.top_feature) for r in results
-               if r.height and r.color and r.top_feature is not None
-               and r.margin >= float(cfg["min_margin"]) and r.uniform >= float(cfg["min_uniform"])]
+               if r.color and r.top_feature is not None and _sure_top(r, cfg)]
     if len(samples) < int(cfg["min_samples"]):
         return unchanged
     try:
@@ -398,16 +397,22 @@ def _saturation(results: list[SiteResult], model: ColourModel, cfg: Mapping[str,
     every colour alike, the cards' red cells too.
     """
     sat = {c.name: c.sat for c in model.classes if not c.neutral}
-    tops = [r for r in results if r.height and r.color in sat and r.top_feature is not None
-            and r.uniform >= float(cfg.get("min_uniform", np.inf))]
-    sure = [r for r in tops if r.margin >= float(cfg.get("min_margin", np.inf))]
+    tops = [(r, r.top_feature) for r in results
+            if r.color in sat and r.top_feature is not None and _sure_top(r, cfg, margin=False)]
+    sure = [(r, f) for r, f in tops if _sure_top(r, cfg)]
     need = int(cfg.get("min_samples", 1))
     # too few sure tops: every uniform top read votes (a pale photo has few sure ones)
     pick = sure if len(sure) >= need else tops
     if len(pick) < need:
         return 1.0
-    return float(np.median([float(np.hypot(*r.top_feature[:2])) / sat[str(r.color)]
-                            for r in pick if r.top_feature is not None]))
+    return float(np.median([float(np.hypot(*f[:2])) / sat[str(r.color)] for r, f in pick]))
+
+
+def _sure_top(r: SiteResult, cfg: Mapping[str, Any], margin: bool = True) -> bool:
+    """A top read surely enough to say what the photo does to colours (``tone``
+    section): uniform, and (``margin``) won by a clear margin."""
+    return bool(r.height) and r.uniform >= float(cfg.get("min_uniform", np.inf)) and (
+        not margin or r.margin >= float(cfg.get("min_margin", np.inf)))
 
 
 def _lift_range(colours: Mapping[str, Sequence[float]], wb: WhiteBalance,
