@@ -127,7 +127,6 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     t0 = time.perf_counter()
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ImageReadError(f"{source}: not a colour image")
-    h, w = image_bgr.shape[:2]
     gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     markers = detect_markers(gray, g, cfg.get("pose"))
     timings["markers"] = time.perf_counter() - t0
@@ -138,11 +137,50 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
         # read anyway it would show every tower as unseen or empty: say why instead
         raise ImageReadError(f"{source}: a greyscale photo (the block colours cannot be "
                              "told apart)")
+    view = _locate(image_bgr, gray, markers, camera, g, cfg, previous_pose, source)
+    timings["pose"] = time.perf_counter() - t
+    t = time.perf_counter()
+    limits = {site.index: (int(lo), int(hi)) for site, (lo, hi) in (height_range or {}).items()}
+    sites = _read_sites(g, cfg, view, colors, limits)
+    timings["sites"] = time.perf_counter() - t
+    t = time.perf_counter()
+    covered = (sites.reader.tower_mask(view.wpose, sites.strips, sites.results,
+                                       sites.image.shape[:2])
+               if cfg.get("cards", {}).get("towers_hide", True) else None)
+    saturation = _saturation(sites.results, sites.model, cfg.get("tone", {}))
+    cards = read_cards(sites.image, view.wpose, g, sites.wb, cfg.get("cards"), covered,
+                       sites.tone, saturation)
+    timings["cards"] = time.perf_counter() - t
+    reading = _reading(sites, view, cards, cfg)
+    timings["total"] = time.perf_counter() - t0
+    reading.timings = timings
+    return reading
+
+
+@dataclass
+class _View:
+    """The photo located: its pose, and the image and pose the sites are read at."""
+
+    pose: Pose
+    work: np.ndarray
+    wpose: Pose
+    #: the white balance the sites are read with (after smoothing a grainy photo)
+    wb: WhiteBalance
+    #: the photo's own (the live table's new-block fit compares raw frames: their noise)
+    wb_raw: WhiteBalance
+    blur: float | None
+
+
+def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: Any,
+            g: BoardGeometry, cfg: Mapping[str, Any], previous_pose: Pose | None,
+            source: str) -> _View:
+    """The pose from the markers (found again on a sharpened copy of a blurry photo),
+    the working view, and its white balance (a grainy photo smoothed)."""
     pose = _solve(gray, markers, camera, g, cfg, previous_pose, source)
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     work, wpose = working_view(image_bgr, pose, max_side)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
-    wb_raw = wb  # the live table's new-block fit compares raw frames: their noise
+    wb_raw = wb
     grainy = wb.noise > float(cfg.get("image", {}).get("denoise_noise", np.inf))
     blur = None
     if (cfg.get("sharpness", {}).get("enabled", False) and work is image_bgr
@@ -163,11 +201,32 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
         # a top look mottled and off its colour (towers read as empty sites)
         work = cv2.GaussianBlur(work, (0, 0), float(cfg["image"]["denoise_sigma_px"]))
         wb = estimate_white_balance(work, wpose, g, pose.markers or None)
-    timings["pose"] = time.perf_counter() - t
-    t = time.perf_counter()
+    return _View(pose, work, wpose, wb, wb_raw, blur)
+
+
+@dataclass
+class _Sites:
+    """The sites read, and what they were read with and on."""
+
+    reader: SiteReader
+    results: list[SiteResult]
+    strips: Any
+    model: ColourModel
+    names: list[str]
+    #: the photo as read (a lift taken off) and its white balance
+    image: np.ndarray
+    wb: WhiteBalance
+    tone: float
+    lift: float
+
+
+def _read_sites(g: BoardGeometry, cfg: Mapping[str, Any], view: _View,
+                colors: Sequence[str] | ColourModel | None,
+                limits: Mapping[int, tuple[int, int]]) -> _Sites:
+    """Every site, read again when the colour set or the photo's tone needs it."""
     reader = SiteReader(g, cfg.get("sites"))
+    work, wpose, wb = view.work, view.wpose, view.wb
     model, names = _colour_model(g, colors)
-    limits = {site.index: (int(lo), int(hi)) for site, (lo, hi) in (height_range or {}).items()}
     results, strips, model = reader.read(work, wpose, wb, model, height_range=limits)
     if colors is None:
         model, names, results = _settle_colour_set(g, reader, work, wpose, wb, results,
@@ -176,27 +235,26 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     if not isinstance(colors, ColourModel):  # a calibrated model has the camera's curve
         model, results, tone, work, wb, lift = _fit_tone(g, reader, work, wpose, wb, results,
                                                       model, strips, limits, cfg.get("tone", {}),
-                                                      pose.markers or None)
-    timings["sites"] = time.perf_counter() - t
-    t = time.perf_counter()
-    covered = (reader.tower_mask(wpose, strips, results, work.shape[:2])
-               if cfg.get("cards", {}).get("towers_hide", True) else None)
-    saturation = _saturation(results, model, cfg.get("tone", {}))
-    cards = read_cards(work, wpose, g, wb, cfg.get("cards"), covered, tone, saturation)
-    timings["cards"] = time.perf_counter() - t
-    sites: dict[Site, SiteView] = {}
+                                                      view.pose.markers or None)
+    return _Sites(reader, results, strips, model, list(names), work, wb, tone, lift)
+
+
+def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
+             cfg: Mapping[str, Any]) -> Reading:
+    """The rules-engine values of the sites read (unseen and doubtful ones apart)."""
+    found: dict[Site, SiteView] = {}
     unseen: list[Site] = []
-    rename = dict(zip(model.names, names, strict=True))
-    for r in results:
+    rename = dict(zip(sites.model.names, sites.names, strict=True))
+    for r in sites.results:
         if r.height is None:
             unseen.append(r.site)
         elif r.height > 0 and r.color is not None:
-            sites[r.site] = SiteView(r.height, rename.get(r.color, r.color))
+            found[r.site] = SiteView(r.height, rename.get(r.color, r.color))
     doubt = float(cfg.get("sites", {}).get("doubt_margin", 0.0))
-    doubtful = sorted(r.site for r in results if r.height is not None and r.margin < doubt)
-    timings["total"] = time.perf_counter() - t0
-    return Reading(sites, unseen, cards, pose, list(names), timings, results, model, doubtful,
-                   wb_raw, tone, lift, blur)
+    doubtful = sorted(r.site for r in sites.results
+                      if r.height is not None and r.margin < doubt)
+    return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
+                   sites.model, doubtful, view.wb_raw, sites.tone, sites.lift, view.blur)
 
 
 def _greyscale(image_bgr: np.ndarray) -> bool:
