@@ -427,7 +427,7 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
         return unchanged
     exponent, _, cost, _ = fit_tone(samples, colours, {**cfg, "lifts": None})
     lo, hi = (float(x) for x in cfg["keep"])
-    lifts = _lift_range(colours, wb, cfg) if exponent < lo else None
+    lifts = _lift_range(colours, wb, cfg, _dark_floor(image, wb, cfg)) if exponent < lo else None
     lift = 0.0
     if lifts is not None:
         # a flatter photo: a raised black may explain it better than a curve, if
@@ -474,14 +474,17 @@ def _sure_top(r: SiteResult, cfg: Mapping[str, Any], margin: bool = True) -> boo
 
 
 def _lift_range(colours: Mapping[str, Sequence[float]], wb: WhiteBalance,
-                cfg: Mapping[str, Any]) -> list[float] | None:
+                cfg: Mapping[str, Any], floor: float = 1.0) -> list[float] | None:
     """The lifts worth trying (from, to, step), or None when none can be told.
 
     A raised black shows on black plastic: without a dark colour in play a
     flatter curve fits the colours as well, and taking off a lift that is not
     there blackens the shadows. Flare lifts the markers' black ink too, so no
     more than the ink shows over its own reflectance (``lift_ink``) is tried:
-    a washed-out, desaturated photo is not a hazy one.
+    a washed-out, desaturated photo is not a hazy one. Flare lifts every pixel,
+    so no more than the photo's darkest pixels show (``floor``, a share of the
+    paper) either: a camera whose tone curve lifts the dark plastic and the
+    ink but leaves its deep shadows black is not hazy.
     """
     if not cfg.get("lifts"):
         return None
@@ -490,8 +493,24 @@ def _lift_range(colours: Mapping[str, Sequence[float]], wb: WhiteBalance,
         return None
     ink = float(np.mean(np.asarray(wb.black) / np.maximum(np.asarray(wb.white), 8.0)))
     a, b, step = (float(x) for x in cfg["lifts"])
-    most = min(b, float(np.floor((ink - float(cfg["lift_ink"])) / step + 1e-9) * step))
+    most = min(b, float(np.floor((min(ink - float(cfg["lift_ink"]), floor)) / step + 1e-9)
+                        * step))
     return [a, most, step] if most >= a - 1e-9 else None
+
+
+def _dark_floor(image: np.ndarray, wb: WhiteBalance, cfg: Mapping[str, Any]) -> float:
+    """How bright the photo's darkest pixels are (the ``lift_floor_percent``
+    percentile of each channel, averaged), as a share of the marker paper."""
+    q = float(cfg.get("lift_floor_percent", 0.0)) / 100.0
+    if q <= 0:
+        return 1.0
+    white = np.maximum(np.asarray(wb.white, np.float64), 8.0)
+    out = []
+    for c in range(3):
+        hist = cv2.calcHist([image], [c], None, [256], [0, 256]).ravel()
+        cum = np.cumsum(hist)
+        out.append(float(np.searchsorted(cum, q * cum[-1])) / white[c])
+    return float(np.mean(out))
 
 
 def _take_lift(image: np.ndarray, wb: WhiteBalance, lift: float) -> np.ndarray:

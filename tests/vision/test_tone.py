@@ -205,3 +205,47 @@ def test_a_muted_cameras_cards_are_read_at_its_saturation() -> None:
     assert reading.cards == expected
     fixed = read_image(muted, r.truth["camera"], cols, {"cards": {"saturation_keep": 0.0}})
     assert fixed.cards == {}
+
+
+@pytest.mark.parametrize(("floor", "expected"), [
+    (1.0, [0.08, 0.18, 0.02]),  # only the ink bounds it
+    (0.11, [0.08, 0.1, 0.02]),  # no pixel darker than 0.11 of the paper: at most 0.1
+    (0.05, None),  # deep shadows nearly black: no flare lifts this photo
+])
+def test_lifts_are_tried_only_as_far_as_the_darkest_pixels_are_lifted(
+        floor: float, expected: list[float] | None) -> None:
+    from companion.vision.colours import WhiteBalance
+    from companion.vision.reader import _lift_range
+
+    wb = WhiteBalance(np.full(3, 200.0), np.full(3, 50.0))
+    got = _lift_range(CLASSIC, wb, section("tone"), floor)
+    assert got == (pytest.approx(expected) if expected else None)
+
+
+def test_the_dark_floor_is_the_darkest_half_percent_against_the_paper() -> None:
+    from companion.vision.colours import WhiteBalance
+    from companion.vision.reader import _dark_floor
+
+    wb = WhiteBalance(np.array([200.0, 200.0, 250.0]), np.full(3, 50.0))
+    rng = np.random.default_rng(3)
+    image = rng.integers(60, 256, (100, 200, 3)).astype(np.uint8)
+    assert _dark_floor(image, wb, section("tone")) == pytest.approx(
+        np.mean([60 / 200, 60 / 200, 60 / 250]), abs=0.01)
+    image[:2, :] = 0  # 2% of the photo black: a deep shadow
+    assert _dark_floor(image, wb, section("tone")) == 0.0
+    assert _dark_floor(image, wb, {**section("tone"), "lift_floor_percent": 0}) == 1.0
+
+
+def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> None:
+    # the ray-traced renderer's mounted frame 16: a tone curve and a glossy black plastic
+    # make the tops fit a lift of 0.16 of the paper, but its deep shadows are black;
+    # taking the lift off crushed them and left 23 visible sites unseen
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(16, "mounted")
+    cols = truth["expected"]["colors"]
+    read = read_image(image, None, cols)
+    old = read_image(image, None, cols, {"tone": {"lift_floor_percent": 0}})
+    assert (read.lift, old.lift) == (0.0, 0.16)
+    got = [compare(x.to_json(), truth) for x in (read, old)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 10), (0, 23)]
