@@ -21,6 +21,7 @@ import numpy as np
 
 from companion.vision.errors import BoardNotFoundError
 from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose
+from companion.vision.settings import section
 
 Markers = dict[int, FloatArray]
 
@@ -119,7 +120,7 @@ def estimate_intrinsics(markers: Markers, geometry: BoardGeometry, size: tuple[i
 def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, int],
                             n_markers: int, config: dict[str, Any] | None = None
                             ) -> Intrinsics:
-    cfg = config or {}
+    cfg = {**section("intrinsics"), **(config or {})}
     w, h = size
     prior = default_intrinsics(size, float(cfg.get("prior_hfov_deg", 65.0)))
     if n_markers < 2:
@@ -133,16 +134,20 @@ def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, i
     candidates.append(float(prior.K[0, 0]))
     best: tuple[float, Intrinsics] | None = None
     fit_k1 = n_markers >= int(cfg.get("k1_min_markers", 3))
+    gain = float(cfg.get("k1_gain", 1.0))
     for f in candidates:
-        intr = _calibrate_one_view(obj, img, size, f, fit_k1)
-        if intr is None:
-            continue
-        fx = float(intr.K[0, 0])
-        if not fmin <= fx <= fmax or abs(float(intr.dist[0])) > 1.0:
-            continue
-        err = _reprojection_error(obj, img, intr)
-        if best is None or err < best[0] - 1e-6:
-            best = (err, intr)
+        for k1 in ((True, False) if fit_k1 else (False,)):
+            intr = _calibrate_one_view(obj, img, size, f, k1)
+            if intr is None:
+                continue
+            fx = float(intr.K[0, 0])
+            if not fmin <= fx <= fmax or abs(float(intr.dist[0])) > 1.0:
+                continue
+            # a lens term must earn its place: the markers lie at much the same
+            # distance from the photo's centre, where k1 trades against f
+            err = _reprojection_error(obj, img, intr) / (gain if k1 else 1.0)
+            if best is None or err < best[0] - 1e-6:
+                best = (err, intr)
     return best[1] if best is not None else prior
 
 

@@ -50,11 +50,11 @@ BOUNDS: dict[str, tuple[int, int, int]] = {
     "S40-warm-classic-tall": (2, 7, 2),
     "W82-cold-2017": (9, 1, 0),
     "N60-warm-2017-tall": (0, 0, 0),
-    "E82-cold-classic-tall": (13, 2, 0),
+    "E82-cold-classic-tall": (14, 4, 0),  # (13, 2, 0) with its k1 fitted (-0.095)
     "S82-cold-2017-tall": (5, 0, 0),
     "W40-warm-classic-tall": (1, 4, 0),
     "N40-cold-classic": (0, 0, 0),
-    "E45-warm-2017-tall": (0, 1, 2),
+    "E45-warm-2017-tall": (1, 1, 2),  # (0, 1, 2) with its k1 fitted (-0.154)
 }
 
 #: measured card stacks the reader left out (a card is never misread)
@@ -148,15 +148,16 @@ def test_a_top_whose_foot_is_hidden_is_reported_when_it_fits_very_well(readings)
     # E45 behind tall towers: six tops whose feet nearer towers hide. Three fit
     # well enough (score 14 or more): two are right, one is a farther top seen
     # over a hidden empty site (the gate's known cost); the three that fit less
-    # stay unseen, as every one of them did before the gate
+    # stay unseen, as every one of them did before the gate. (Since the fitted k1 is
+    # left out, 4NW's foot shows and 4W's does not: it was measured with 4NW among them)
     rendered, reading = readings["E45-warm-2017-tall"]
     colours = rendered.truth["expected"]["colors"]
     before = read_image(rendered.image, None, colours, {"sites": {"foot_hidden_score": 1e9}})
     names = sorted(str(r.site) for r in before.details if r.reason == "foot hidden")
-    assert names == ["0SW", "3NE", "3S", "4NW", "5C", "5W"]
+    assert names == ["0SW", "3NE", "3S", "4W", "5C", "5W"]
     got = {str(s): (v.height, v.owner) for s, v in reading.sites.items()}
     assert (got["0SW"], got["4NW"], got["3S"]) == ((5, "blue"), (6, "purple"), (7, "yellow"))
-    assert sorted(str(s) for s in reading.unseen if str(s) in names) == ["3NE", "5C", "5W"]
+    assert sorted(str(s) for s in reading.unseen if str(s) in names) == ["3NE", "4W", "5C", "5W"]
     truth = {str(Site.from_json(e)): (e["height"], e["owner"])
              for e in rendered.truth["board"]["sites"]}
     assert (truth["0SW"], truth["4NW"], truth.get("3S")) == ((5, "blue"), (6, "purple"), None)

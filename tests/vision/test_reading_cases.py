@@ -285,6 +285,9 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
     # marker 0 by 4 px; fitted with f and k1 from twelve corners it set the camera
     # 293 mm off (f 712 px against 992) and the tall towers near the camera were
     # read as empty sites (19 visible sites wrong). Solved without it: 53 mm, 13.
+    # Since a k1 is kept only when it earns its place (intrinsics.k1_gain), the bent
+    # corner's k1 (-0.077) is not, and the camera is 139 mm off even unmended; mended,
+    # 15 mm (f 1003) but 16 sites wrong: readings at 77 degrees flip with any pose
     shot = shoot(5, kind="mounted", light=LAMPS[5 % 3], colour_set="classic")
 
     def off(reading):
@@ -294,11 +297,13 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
         out = compare(reading.to_json(), truth_json(shot))
         return out["wrong"], out["unseen_visible"]
 
-    bent = read_image(shot.image, None, shot.scene.colors, config={"pose": {"corner_px": 1e9}})
+    bent = read_image(shot.image, None, shot.scene.colors,
+                      config={"pose": {"corner_px": 1e9}, "intrinsics": {"k1_gain": 1.0}})
+    unmended = read_image(shot.image, None, shot.scene.colors, config={"pose": {"corner_px": 1e9}})
     mended = read_image(shot.image, None, shot.scene.colors)
     assert bent.pose.markers == mended.pose.markers == (0, 1, 2)
-    assert off(bent) > 250.0 and off(mended) < 60.0
-    assert wrong(bent) == (19, 3) and wrong(mended) == (13, 1)
+    assert off(bent) > 250.0 and 100.0 < off(unmended) < 150.0 and off(mended) < 20.0
+    assert wrong(bent) == (19, 3) and wrong(unmended) == (16, 1) and wrong(mended) == (16, 2)
 
 
 def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
@@ -320,8 +325,9 @@ def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
 
 
 def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
-    # seed 2, 78 degrees: 17 visible sites read wrong; 12 of them won by less than
-    # one point of score and are listed, with 4 right readings as narrow
+    # seed 2, 78 degrees: 16 visible sites read wrong; 9 of them won by less than
+    # one point of score and are listed, with 6 right readings as narrow (17, 12 and 4
+    # while a k1 the markers could not tell from f was kept)
     shot = _shot(2)
     reading = read_image(shot.image, None, shot.scene.colors)
     narrow = {d.site for d in reading.details if d.height is not None and d.margin < 1.0}
@@ -337,7 +343,7 @@ def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
         read = (view.height, view.owner) if view else (0, None)
         if read != ((height, owner) if height else (0, None)):
             wrong.add(site)
-    assert (len(wrong), len(reading.doubtful), len(wrong & set(reading.doubtful))) == (17, 16, 12)
+    assert (len(wrong), len(reading.doubtful), len(wrong & set(reading.doubtful))) == (16, 15, 9)
     assert reading.to_json()["doubtful"] == [
         {"city": s.city, "row": s.row, "col": s.col} for s in sorted(reading.doubtful)]
     assert read_image(shot.image, None, shot.scene.colors,
