@@ -483,8 +483,9 @@ def _lift_range(colours: Mapping[str, Sequence[float]], wb: WhiteBalance,
     more than the ink shows over its own reflectance (``lift_ink``) is tried:
     a washed-out, desaturated photo is not a hazy one. Flare lifts every pixel,
     so no more than the photo's darkest pixels show (``floor``, a share of the
-    paper) either: a camera whose tone curve lifts the dark plastic and the
-    ink but leaves its deep shadows black is not hazy.
+    paper) either, and it lifts them as much as the ink: a photo whose darkest
+    pixels lie far below the ink (under ``lift_floor_ink`` of it) is a camera
+    whose tone curve lifts dark print and plastic, not a hazy one.
     """
     if not cfg.get("lifts"):
         return None
@@ -492,6 +493,8 @@ def _lift_range(colours: Mapping[str, Sequence[float]], wb: WhiteBalance,
     if not any(float(np.mean(c)) <= dark_max for c in colours.values()):
         return None
     ink = float(np.mean(np.asarray(wb.black) / np.maximum(np.asarray(wb.white), 8.0)))
+    if floor < float(cfg.get("lift_floor_ink", 0.0)) * ink:
+        return None  # shadows far darker than the ink: the ink is dark print, not flare
     a, b, step = (float(x) for x in cfg["lifts"])
     most = min(b, float(np.floor((min(ink - float(cfg["lift_ink"]), floor)) / step + 1e-9)
                         * step))
