@@ -299,11 +299,13 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     colours' wide saturation bands. The lift is searched only over
     ``cfg["lifts"]`` (from, to, step; beside none), with exponents up to
     ``cfg["lift_max_exponent"]``: flare flattens a photo, and a steeper curve
-    with a lift is a sheen on black plastic, not haze.
+    with a lift is a sheen on black plastic, not haze. With
+    ``cfg["lifts_only"]`` the curves without a lift are not scored (a caller
+    that has just scored them; the cost at the nominal curve is then inf).
     """
     lo, hi, step = (float(x) for x in cfg["exponents"])
     grid = np.round(np.arange(lo, hi + step / 2, step), 6)
-    lifts = [0.0]
+    lifts = [] if cfg.get("lifts_only") and cfg.get("lifts") else [0.0]
     if cfg.get("lifts"):
         a, b, st = (float(x) for x in cfg["lifts"])
         lifts += [float(x) for x in np.round(np.arange(a, b + st / 2, st), 6) if x > 0]

@@ -432,7 +432,7 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     if lifts is not None:
         # a flatter photo: a raised black may explain it better than a curve, if
         # clearly better (a sheen on black plastic fits a lift a little better too)
-        p, q, lifted, _ = fit_tone(samples, colours, {**cfg, "lifts": lifts})
+        p, q, lifted, _ = fit_tone(samples, colours, {**cfg, "lifts": lifts, "lifts_only": True})
         if lifted <= float(cfg["lift_gain"]) * cost:
             exponent, lift = p, q
     if lift > 0:
