@@ -137,7 +137,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     the block built between them fitted to what changed (``companion.stills``)."""
     from companion.photos import ordered_photos
     from companion.replay import Observation
-    from companion.rules import Card, Seat, Site, parse_board_json
+    from companion.rules import Card, Seat, Site, SiteView, parse_board_json
     from companion.stills import PhotoPose, fit_fixed_camera
 
     photos, how = ordered_photos(folder)
@@ -167,8 +167,16 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
             continue
         reading = res["reading"]
         views, _towers, _colors, unseen = parse_board_json(reading)
-        cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
         doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
+        # a height the photo cannot tell for sure is still the replay's best evidence of
+        # the storeys of a build there (the rules and the next photos weigh it)
+        guesses = {Site.from_json(e): SiteView(int(e["height"]), str(e["owner"]))
+                   for e in reading.get("unresolved", [])}
+        if guesses:
+            views = {**views, **guesses}
+            unseen = [s for s in unseen if s not in guesses]
+            doubtful = doubtful | frozenset(guesses)
+        cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb")))
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),

@@ -26,8 +26,9 @@ from companion.vision.settings import section
 Markers = dict[int, FloatArray]
 
 
-@lru_cache(maxsize=4)
-def _detector(dictionary: str, refine_win: int) -> Any:
+@lru_cache(maxsize=8)
+def _detector(dictionary: str, refine_win: int,
+              extra: tuple[tuple[str, float], ...] = ()) -> Any:
     d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
     p = cv2.aruco.DetectorParameters()
     p.cornerRefinementMethod = cv2.aruco.CORNER_REFINE_SUBPIX
@@ -36,16 +37,35 @@ def _detector(dictionary: str, refine_win: int) -> Any:
     p.cornerRefinementMinAccuracy = 0.01
     # Markers are small (40 mm at up to a metre): allow small perimeters.
     p.minMarkerPerimeterRate = 0.01
+    for name, value in extra:
+        setattr(p, name, type(getattr(p, name))(value))
     return cv2.aruco.ArucoDetector(d, p)
 
 
 def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
                    config: dict[str, Any] | None = None) -> Markers:
-    """Board markers found in a grey image: id -> (4, 2) refined corners (TL, TR, BR, BL)."""
+    """Board markers found in a grey image: id -> (4, 2) refined corners (TL, TR, BR, BL).
+
+    When fewer than ``retry_below`` are found, the detector looks again with
+    each of the ``retry`` thresholds: a hard shadow across a marker's corner
+    joins its black border to the shadow under the default local threshold,
+    and a lower or a wider one keeps them apart. Each look adds only the
+    markers not found yet.
+    """
     cfg = config or {}
     if gray.ndim == 3:
         gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
-    det = _detector(geometry.marker_dictionary, int(cfg.get("refine_win", 4)))
+    refine = int(cfg.get("refine_win", 4))
+    out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine))
+    if len(out) < int(cfg.get("retry_below", 0)):
+        for extra in cfg.get("retry", ()):
+            key = tuple(sorted((str(k), float(v)) for k, v in dict(extra).items()))
+            more = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine, key))
+            out.update({k: v for k, v in more.items() if k not in out})
+    return out
+
+
+def _detect(gray: np.ndarray, geometry: BoardGeometry, det: Any) -> Markers:
     corners, ids, _ = det.detectMarkers(gray)
     out: Markers = {}
     if ids is None:
@@ -315,7 +335,7 @@ def find_missing(gray: np.ndarray, markers: Markers, pose: Pose, geometry: Board
         hi = np.minimum(np.ceil(pred.max(axis=0) + 0.5 * size), [w, h]).astype(int)
         crop = cv2.resize(gray[lo[1]:hi[1], lo[0]:hi[0]], None, fx=zoom, fy=zoom,
                           interpolation=cv2.INTER_CUBIC)
-        found = detect_markers(crop, geometry, config)
+        found = detect_markers(crop, geometry, {**(config or {}), "retry_below": 0})
         if mid not in found:
             continue
         corners = (found[mid] + 0.5) / zoom - 0.5 + lo

@@ -70,6 +70,11 @@ class Reading:
     lift: float = 0.0
     #: the photo's blur across the markers' edges (Gaussian sigma, working pixels)
     blur: float | None = None
+    #: towers this view cannot tell the height of (seen from nearly above, a storey
+    #: moves the top no more than a block may stand off its site): in ``unseen``,
+    #: with the reader's best guess here for tools that weigh it against other
+    #: evidence (the replay and the live table, which know a block went there)
+    unresolved: dict[Site, SiteView] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
@@ -84,7 +89,17 @@ class Reading:
                       for seat, rc in sorted(self.cards.items(), key=lambda kv: "SWNE".index(
                           kv[0].value))},
             "doubtful": [s.to_json() for s in sorted(self.doubtful)],
+            "unresolved": [{**s.to_json(), "height": v.height, "owner": v.owner}
+                           for s, v in sorted(self.unresolved.items())],
         }
+
+    def with_guesses(self) -> Reading:
+        """This reading with the unresolved heights' best guesses read as doubtful sites."""
+        if not self.unresolved:
+            return self
+        return replace(self, sites={**self.sites, **self.unresolved},
+                       unseen=[s for s in self.unseen if s not in self.unresolved],
+                       doubtful=sorted({*self.doubtful, *self.unresolved}), unresolved={})
 
 
 def _intrinsics(camera: Intrinsics | Mapping[str, Any] | str | Path | None,
@@ -244,17 +259,58 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
     """The rules-engine values of the sites read (unseen and doubtful ones apart)."""
     found: dict[Site, SiteView] = {}
     unseen: list[Site] = []
+    unresolved: dict[Site, SiteView] = {}
     rename = dict(zip(sites.model.names, sites.names, strict=True))
+    steep = _unresolved_heights(sites, view.pose, cfg.get("sites", {}))
     for r in sites.results:
         if r.height is None:
             unseen.append(r.site)
         elif r.height > 0 and r.color is not None:
             found[r.site] = SiteView(r.height, rename.get(r.color, r.color))
+            if r.site in steep:
+                r.reason = "steep"
+                unresolved[r.site] = found.pop(r.site)
+                unseen.append(r.site)
     doubt = float(cfg.get("sites", {}).get("doubt_margin", 0.0))
     doubtful = sorted(r.site for r in sites.results
-                      if r.height is not None and r.margin < doubt)
-    return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
-                   sites.model, doubtful, view.wb_raw, sites.tone, sites.lift, view.blur)
+                      if r.height is not None and r.margin < doubt and r.site not in steep)
+    return Reading(found, sorted(unseen), cards, view.pose, list(sites.names), {},
+                   sites.results, sites.model, doubtful, view.wb_raw, sites.tone, sites.lift,
+                   view.blur, unresolved)
+
+
+def _unresolved_heights(sites: _Sites, pose: Pose, cfg: Mapping[str, Any]) -> set[Site]:
+    """Towers whose height this view cannot tell: reported ``unseen`` (reason "steep").
+
+    Seen from nearly above, a storey moves a top in the image about as far as
+    the few millimetres a block may stand off its site: with ``c`` the top's
+    horizontal distance from the camera over the camera's height above it, one
+    storey shows as ``storey * c`` mm of placement. Where that is under
+    ``steep_storey_mm`` and a tower one storey taller or shorter scores within
+    ``steep_margin`` of the reading, the height is a guess, and a guess is not
+    reported.
+    """
+    out: set[Site] = set()
+    limit = float(cfg.get("steep_storey_mm", 0.0))
+    margin = float(cfg.get("steep_margin", 0.0))
+    if limit <= 0 or margin <= 0:
+        return out
+    g = sites.reader.g
+    C = pose.camera_centre
+    for r in sites.results:
+        if not r.height:
+            continue
+        above = float(C[2]) - r.height * g.storey
+        if above <= 0:
+            continue
+        xy = g.site_xy[r.site.index]
+        per_storey = g.storey * float(np.hypot(xy[0] - C[0], xy[1] - C[1])) / above
+        if per_storey >= limit:
+            continue
+        if any(abs(h - r.height) == 1 and r.score - score < margin
+               for h, _, score in r.rivals):
+            out.add(r.site)
+    return out
 
 
 def _greyscale(image_bgr: np.ndarray) -> bool:

@@ -6,7 +6,9 @@ Each frame is seeded. Where the reader is exact the test says so; elsewhere it p
 the error counts measured when the test was written (``BOUNDS``), so any regression
 fails. Known weaknesses, on this renderer:
 - at 82 deg the side faces are a few pixels tall: heights come out one or two
-  storeys short (cases W82, E82, S82);
+  storeys short (cases W82, E82, S82), and where a storey moves a top by under
+  2 mm of placement and a tower a storey off scores close, the site is reported
+  unseen (``sites.steep_storey_mm``): 19 of the 28 wrong sites, with 8 right ones;
 - at 40-45 deg behind tall towers a few hidden sites are still guessed
   (``hidden_read`` 2 in S40, 2 in E45; the goal is 0), and towers whose foot is
   hidden are reported unseen even when their top is in view (``unseen``) unless
@@ -48,10 +50,11 @@ CASES: dict[str, tuple[str, float, float, str, bool, int]] = {
 #: measured (wrong visible sites, visible sites reported unseen, hidden sites guessed)
 BOUNDS: dict[str, tuple[int, int, int]] = {
     "S40-warm-classic-tall": (2, 7, 2),
-    "W82-cold-2017": (9, 1, 0),
+    "W82-cold-2017": (3, 12, 0),  # (9, 1, 0) before sites.steep_storey_mm
     "N60-warm-2017-tall": (0, 0, 0),
-    "E82-cold-classic-tall": (14, 4, 0),  # (13, 2, 0) with its k1 fitted (-0.095)
-    "S82-cold-2017-tall": (5, 0, 0),
+    # (14, 4, 0) before sites.steep_storey_mm; (13, 2, 0) with its k1 fitted (-0.095)
+    "E82-cold-classic-tall": (6, 15, 0),
+    "S82-cold-2017-tall": (0, 5, 0),  # (5, 0, 0) before sites.steep_storey_mm
     "W40-warm-classic-tall": (1, 4, 0),
     "N40-cold-classic": (0, 0, 0),
     "E45-warm-2017-tall": (1, 1, 2),  # (0, 1, 2) with its k1 fitted (-0.154)

@@ -303,7 +303,9 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
     mended = read_image(shot.image, None, shot.scene.colors)
     assert bent.pose.markers == mended.pose.markers == (0, 1, 2)
     assert off(bent) > 250.0 and 100.0 < off(unmended) < 150.0 and off(mended) < 20.0
-    assert wrong(bent) == (19, 3) and wrong(unmended) == (16, 1) and wrong(mended) == (16, 2)
+    # (19, 3), (16, 1), (16, 2) before heights this steep a view cannot tell went to
+    # unseen (sites.steep_storey_mm): 8, 10 and 7 of them
+    assert wrong(bent) == (13, 11) and wrong(unmended) == (9, 11) and wrong(mended) == (11, 9)
 
 
 def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
@@ -325,12 +327,14 @@ def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
 
 
 def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
-    # seed 2, 78 degrees: 16 visible sites read wrong; 9 of them won by less than
-    # one point of score and are listed, with 6 right readings as narrow (17, 12 and 4
-    # while a k1 the markers could not tell from f was kept)
+    # seed 2, 78 degrees: 10 visible sites read wrong; 4 of them won by less than
+    # one point of score and are listed, with 3 right readings as narrow (16, 15 and 9
+    # before the heights this view cannot tell went to unseen, sites.steep_storey_mm;
+    # 17, 12 and 4 while a k1 the markers could not tell from f was kept)
     shot = _shot(2)
     reading = read_image(shot.image, None, shot.scene.colors)
-    narrow = {d.site for d in reading.details if d.height is not None and d.margin < 1.0}
+    narrow = {d.site for d in reading.details if d.height is not None and d.margin < 1.0
+              and d.site not in reading.unresolved}
     assert set(reading.doubtful) == narrow
     assert set(reading.doubtful).isdisjoint(reading.unseen)
     truth = shot.scene.heights()
@@ -343,11 +347,61 @@ def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
         read = (view.height, view.owner) if view else (0, None)
         if read != ((height, owner) if height else (0, None)):
             wrong.add(site)
-    assert (len(wrong), len(reading.doubtful), len(wrong & set(reading.doubtful))) == (16, 15, 9)
+    assert (len(wrong), len(reading.doubtful), len(wrong & set(reading.doubtful))) == (10, 7, 4)
     assert reading.to_json()["doubtful"] == [
         {"city": s.city, "row": s.row, "col": s.col} for s in sorted(reading.doubtful)]
     assert read_image(shot.image, None, shot.scene.colors,
                       config={"sites": {"doubt_margin": 0.0}}).doubtful == []
+
+
+def test_a_marker_a_hard_shadow_joins_to_its_border_is_found_on_a_second_look():
+    # synth.py mounted seed 1011: two markers behind towers, one cut by the frame's
+    # edge, and a tower's hard shadow across the fourth's corner, which joins its
+    # black border to the shadow under the detector's local threshold: no marker
+    # was found. With no marker the detector looks again with a lower and with a
+    # wider threshold (pose.retry); markers 0 and 2 are found
+    from companion.vision.errors import BoardNotFoundError
+
+    shot = shoot(1011, kind="mounted", light=LAMPS[1011 % 3], colour_set="classic")
+    reading = read_image(shot.image, None, shot.scene.colors)
+    assert reading.pose.markers == (0, 2)
+    out = compare(reading.to_json(), truth_json(shot))
+    assert (out["visible_sites"], out["wrong"], out["unseen_visible"]) == (42, 4, 1)
+    with pytest.raises(BoardNotFoundError, match="no board markers found"):
+        read_image(shot.image, None, shot.scene.colors, config={"pose": {"retry_below": 0}})
+
+
+def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart():
+    # seed 2, 78 degrees: a storey moves a top near the camera's foot by under 2 mm
+    # of placement. Ten towers whose reading beat a tower one storey taller or
+    # shorter by under 2 points go to unseen; 6 of the ten guesses were wrong
+    shot = _shot(2)
+    truth = shot.scene.heights()
+    reading = read_image(shot.image, None, shot.scene.colors)
+    plain = read_image(shot.image, None, shot.scene.colors,
+                       config={"sites": {"steep_storey_mm": 0.0}})
+    steep = reading.unresolved
+    assert len(steep) == 10 and plain.unresolved == {}
+    assert sum(truth.get(s) == (v.height, v.owner) for s, v in steep.items()) == 4
+    g = board_geometry()
+    C = reading.pose.camera_centre
+    by_site = {d.site: d for d in reading.details}
+    for site, view in steep.items():
+        assert site in reading.unseen and site not in reading.sites
+        assert plain.sites[site] == view and by_site[site].reason == "steep"
+        above = C[2] - view.height * g.storey
+        shift = g.storey * float(np.hypot(*(g.site_xy[site.index] - C[:2]))) / above
+        assert shift < 2.0
+        assert any(abs(h - view.height) == 1 and by_site[site].score - sc < 2.0
+                   for h, _, sc in by_site[site].rivals)
+    assert reading.to_json()["unresolved"] == [
+        {"city": s.city, "row": s.row, "col": s.col, "height": v.height, "owner": v.owner}
+        for s, v in sorted(steep.items())]
+    # the replay and the live table weigh the guesses: read back as doubtful sites
+    back = reading.with_guesses()
+    assert back.sites == plain.sites and back.unseen == plain.unseen
+    assert set(back.doubtful) == set(reading.doubtful) | set(steep)
+    assert back.unresolved == {}
 
 
 def test_sites_under_an_arm_are_not_read_empty_when_the_arm_blurs_the_print_template():
