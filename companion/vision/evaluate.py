@@ -1,7 +1,9 @@
 """Measure the reader on labelled photos (renders with ground truth): ``companion evaluate``.
 
 Per photo: visible sites read wrong, sites reported unseen while visible,
-sites guessed while hidden, card errors and the time of each stage; one CSV
+sites guessed while hidden, card errors and the time of each stage (and of the
+visible sites in ``unseen`` because the view cannot tell their height, how many
+the reader's guess had right: ``unresolved``, ``unresolved_right``); one CSV
 row per photo and totals over the set. A site counts as visible when the
 truth's ``expected`` board lists it (or lists it empty) rather than as unseen.
 """
@@ -25,7 +27,7 @@ from companion.vision.reader import read_image
 COLUMNS = ("name", "kind", "visible_sites", "wrong", "unseen_visible", "hidden", "hidden_read",
            "cards_expected", "cards_wrong", "cards_missed", "cards_extra", "error", "t_markers",
            "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect", "tone",
-           "lift", "blur")
+           "lift", "blur", "unresolved", "unresolved_right")
 
 
 @dataclass
@@ -41,6 +43,8 @@ class Totals:
     cards_wrong: int = 0
     cards_missed: int = 0
     cards_extra: int = 0
+    unresolved: int = 0
+    unresolved_right: int = 0
     times: dict[str, list[float]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -51,6 +55,7 @@ class Totals:
             "wrong_rate": self.wrong / max(1, self.visible),
             "unseen_rate": self.unseen_visible / max(1, self.visible),
             "hidden": self.hidden, "hidden_read": self.hidden_read,
+            "unresolved": self.unresolved, "unresolved_right": self.unresolved_right,
             "cards": self.cards, "cards_wrong": self.cards_wrong,
             "cards_missed": self.cards_missed, "cards_extra": self.cards_extra,
             "card_accuracy": (self.cards - self.cards_wrong - self.cards_missed)
@@ -66,7 +71,10 @@ def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[s
     hidden = {Site.from_json(e) for e in expected.get("unseen", [])}
     got = {Site.from_json(e): (e["height"], e["owner"]) for e in reading_json.get("sites", [])}
     unseen = {Site.from_json(e) for e in reading_json.get("unseen", [])}
-    out = dict(visible_sites=0, wrong=0, unseen_visible=0, hidden=0, hidden_read=0)
+    guessed = {Site.from_json(e): (e["height"], e["owner"])
+               for e in reading_json.get("unresolved", [])}
+    out = dict(visible_sites=0, wrong=0, unseen_visible=0, hidden=0, hidden_read=0,
+               unresolved=0, unresolved_right=0)
     full = {Site.from_json(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
     for i in range(54):
         site = Site.from_index(i)
@@ -78,6 +86,9 @@ def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[s
         out["visible_sites"] += 1
         if site in unseen:
             out["unseen_visible"] += 1
+            if site in guessed:
+                out["unresolved"] += 1
+                out["unresolved_right"] += int(guessed[site] == exp_sites.get(site))
         elif got.get(site) != exp_sites.get(site):
             out["wrong"] += 1
     exp_cards = {k: tuple(v["cell"]) for k, v in expected.get("cards", {}).items()}
@@ -136,6 +147,8 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
         tot.unseen_visible += res["unseen_visible"]
         tot.hidden += res["hidden"]
         tot.hidden_read += res["hidden_read"]
+        tot.unresolved += res["unresolved"]
+        tot.unresolved_right += res["unresolved_right"]
         tot.cards += res["cards_expected"]
         tot.cards_wrong += res["cards_wrong"]
         tot.cards_missed += res["cards_missed"]

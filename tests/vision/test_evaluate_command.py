@@ -37,7 +37,8 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     for key, col in (("visible_sites", "visible_sites"), ("wrong", "wrong"),
                      ("unseen_visible", "unseen_visible"), ("hidden", "hidden"),
                      ("hidden_read", "hidden_read"), ("cards", "cards_expected"),
-                     ("cards_wrong", "cards_wrong"), ("cards_missed", "cards_missed")):
+                     ("cards_wrong", "cards_wrong"), ("cards_missed", "cards_missed"),
+                     ("unresolved", "unresolved"), ("unresolved_right", "unresolved_right")):
         assert tot[key] == sum(int(r[col]) for r in rows), key
     assert tot["photos"] == 2 and tot["failed"] == 0
     # measured on these renders (wrong 1, unseen 4, cards 6 of 6); a worse reader fails
@@ -54,6 +55,28 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert t["t_total"] >= t["t_sites"] + t["t_cards"]
     assert set(tot["median_ms"]) == {"markers", "pose", "sites", "cards", "total",
                                      "decode_detect"}
+
+
+def test_unresolved_heights_count_as_unseen_and_their_guesses_are_scored() -> None:
+    from companion.vision.evaluate import compare
+
+    def site(city: int, row: int, col: int, **kw: object) -> dict:
+        return {"city": city, "row": row, "col": col, **kw}
+
+    truth = {"board": {"sites": [site(0, 0, 0, height=3, owner="red"),
+                                 site(0, 0, 1, height=2, owner="blue"),
+                                 site(0, 0, 2, height=5, owner="red")]},
+             "expected": {"sites": [site(0, 0, 0, height=3, owner="red"),
+                                    site(0, 0, 1, height=2, owner="blue")],
+                          "unseen": [site(0, 0, 2)]}}
+    reading = {"sites": [], "unseen": [site(0, 0, 0), site(0, 0, 1), site(0, 0, 2)],
+               "unresolved": [site(0, 0, 0, height=3, owner="red"),
+                              site(0, 0, 1, height=3, owner="blue"),
+                              site(0, 0, 2, height=4, owner="red")]}
+    out = compare(reading, truth)
+    # the hidden site's guess is not counted: only visible sites are
+    assert (out["unseen_visible"], out["unresolved"], out["unresolved_right"]) == (2, 2, 1)
+    assert out["wrong"] == 0 and out["hidden_read"] == 0
 
 
 def test_block_jitter_renders_each_block_at_its_own_pose(
