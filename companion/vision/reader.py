@@ -266,17 +266,19 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
         if r.height is None:
             unseen.append(r.site)
         elif r.height > 0 and r.color is not None:
-            found[r.site] = SiteView(r.height, rename.get(r.color, r.color))
-            if r.site in steep:
+            view_ = SiteView(r.height, rename.get(r.color, r.color))
+            if r.site in steep:  # the guess kept apart; the details keep the reading
                 r.reason = "steep"
-                unresolved[r.site] = found.pop(r.site)
+                unresolved[r.site] = view_
                 unseen.append(r.site)
+            else:
+                found[r.site] = view_
     doubt = float(cfg.get("sites", {}).get("doubt_margin", 0.0))
     doubtful = sorted(r.site for r in sites.results
                       if r.height is not None and r.margin < doubt and r.site not in steep)
-    return Reading(found, sorted(unseen), cards, view.pose, list(sites.names), {},
-                   sites.results, sites.model, doubtful, view.wb_raw, sites.tone, sites.lift,
-                   view.blur, unresolved)
+    return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
+                   sites.model, doubtful, view.wb_raw, sites.tone, sites.lift, view.blur,
+                   unresolved)
 
 
 def _unresolved_heights(sites: _Sites, pose: Pose, cfg: Mapping[str, Any]) -> set[Site]:
@@ -286,9 +288,9 @@ def _unresolved_heights(sites: _Sites, pose: Pose, cfg: Mapping[str, Any]) -> se
     the few millimetres a block may stand off its site: with ``c`` the top's
     horizontal distance from the camera over the camera's height above it, one
     storey shows as ``storey * c`` mm of placement. Where that is under
-    ``steep_storey_mm`` and a tower one storey taller or shorter scores within
-    ``steep_margin`` of the reading, the height is a guess, and a guess is not
-    reported.
+    ``steep_storey_mm`` and a tower one storey taller or shorter (among the
+    reading's three best rivals) scores within ``steep_margin`` of it, the
+    height is a guess, and a guess is not reported.
     """
     out: set[Site] = set()
     limit = float(cfg.get("steep_storey_mm", 0.0))
