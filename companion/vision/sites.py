@@ -450,7 +450,10 @@ class SiteReader:
         empty sites (when that is flat, of the ones that agree with each other:
         :func:`_agreeing_group`), over the part no nearer tower hides. A hand,
         an arm or a tower the scorer missed does not show the print's pattern:
-        the site goes to ``unseen`` rather than being reported empty. A tower stands on
+        the site goes to ``unseen`` rather than being reported empty (a print
+        under a soft shadow, under a hard shadow's edge or in a hue pattern
+        passes: :meth:`_shaded_print`, :meth:`_split_shadow_ncc`,
+        :class:`_PrintHue`). A tower stands on
         its footprint and covers it in every view, so a site read as a tower
         whose footprint shows the print very clearly (a phantom explained by
         towers farther back) is empty.
@@ -524,11 +527,46 @@ class SiteReader:
             if ncc < float(cfg["print_min_ncc"]) and not (
                     m.mean() >= float(cfg["print_shaded_visible"])
                     and self._shaded_print(pn[i], tmpl, n, half)) and not (
-                    hue.ncc(i, m) >= float(cfg["print_chroma_ncc"])):
+                    hue.ncc(i, m) >= float(cfg["print_chroma_ncc"])) and not (
+                    self._split_shadow_ncc(pn[i][m], tmpl[m])
+                    >= float(cfg["print_split_ncc"])):
                 # not the print: a hand or its shadow, or a tower the scorer missed (a
                 # dark shadow looks like a black top, so no tower is guessed either)
                 r = results[i]
                 r.height, r.color, r.reason = None, None, "covered"
+
+    def _split_shadow_ncc(self, x: FloatArray, tmpl: FloatArray) -> float:
+        """The print's correlation with a hard shadow's edge taken out (-1: no such edge).
+
+        A tower's shadow with a sharp edge darkens part of a site by one
+        factor: the brightness splits into two levels (the best split of the
+        sorted samples, the darker at most ``print_split_ratio`` of the
+        brighter, each at least 15% of the samples), and with each part
+        scaled to its own median the print's pattern shows again. Plastic
+        or an arm shows no print on either side. A print whose own lines are
+        that much darker than its paper is split at its lines instead and
+        gains nothing (the plain correlation still decides those).
+        """
+        if len(x) < 20:
+            return -1.0
+        v = np.sort(x)
+        # Otsu on the brightness: the split that best separates two levels
+        c = np.cumsum(v)
+        k = np.arange(1, len(v))
+        m0 = c[:-1] / k
+        m1 = (c[-1] - c[:-1]) / (len(v) - k)
+        between = k * (len(v) - k) * (m1 - m0) ** 2
+        j = int(np.argmax(between))
+        lo, hi = m0[j], m1[j]
+        frac = (j + 1) / len(v)
+        if hi <= 0 or lo / hi > float(self.cfg["print_split_ratio"]) or not (
+                0.15 <= frac <= 0.85):
+            return -1.0
+        thr = 0.5 * (v[j] + v[j + 1])
+        dark = x <= thr
+        y = np.where(dark, x / max(float(np.median(x[dark])), 1e-6),
+                     x / max(float(np.median(x[~dark])), 1e-6))
+        return _ncc(y, tmpl / max(float(np.median(tmpl)), 1e-6))
 
     def _shaded_print(self, x: FloatArray, tmpl: FloatArray, n: int, half: float) -> bool:
         """A site in full view that is the print under a tower's soft shadow.

@@ -249,4 +249,6 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     old = read_image(image, None, cols, {"tone": {"lift_floor_percent": 0}})
     assert (read.lift, old.lift) == (0.0, 0.16)
     got = [compare(x.to_json(), truth) for x in (read, old)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 10), (0, 23)]
+    # (0, 23) for the dehazed read before an empty site across a shadow's edge could
+    # pass the print check (sites.print_split_ncc)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 10), (0, 22)]
