@@ -47,7 +47,8 @@ class VisionReader:
         r = read_image(image, camera=self.camera, colors=self.colors, config=self.config,
                        previous_pose=previous_pose, height_range=height_range)
         # the live table knows a block went where the scene changed: a height this view
-        # cannot tell for sure is still the best evidence of its storeys
+        # cannot tell for sure is still the best evidence of its storeys (and a narrow
+        # one stays doubtful, as before the reader told it apart)
         if getattr(r, "unresolved", None):
             r = r.with_guesses()
         cards = {Seat(s) if not isinstance(s, Seat) else s: _card(c) for s, c in r.cards.items()}

@@ -59,8 +59,9 @@ class Reading:
     timings: dict[str, float] = field(default_factory=dict)
     details: list[SiteResult] = field(default_factory=list, repr=False)
     model: ColourModel | None = field(default=None, repr=False)
-    #: sites read (not unseen) whose reading won by less than ``sites.doubt_margin``:
-    #: about half the wrong readings are among them, so they are worth a look
+    #: sites read whose reading won by less than ``sites.doubt_margin``: about half
+    #: the wrong readings are among them, so they are worth a look (an unresolved
+    #: height's guess among them too: the JSON flags it there, not in ``doubtful``)
     doubtful: list[Site] = field(default_factory=list)
     #: the white balance the photo was read with (the live table's new-block fit reuses it)
     wb: WhiteBalance | None = field(default=None, repr=False)
@@ -88,18 +89,21 @@ class Reading:
             "cards": {seat.value: {"cell": [rc[0], rc[1]]}
                       for seat, rc in sorted(self.cards.items(), key=lambda kv: "SWNE".index(
                           kv[0].value))},
-            "doubtful": [s.to_json() for s in sorted(self.doubtful)],
-            "unresolved": [{**s.to_json(), "height": v.height, "owner": v.owner}
+            "doubtful": [s.to_json() for s in sorted(self.doubtful)
+                         if s not in self.unresolved],
+            "unresolved": [{**s.to_json(), "height": v.height, "owner": v.owner,
+                            "doubtful": s in self.doubtful}
                            for s, v in sorted(self.unresolved.items())],
         }
 
     def with_guesses(self) -> Reading:
-        """This reading with the unresolved heights' best guesses read as doubtful sites."""
+        """This reading with the unresolved heights' best guesses read as sites (as the
+        reader had them before it told them apart: the narrow ones doubtful)."""
         if not self.unresolved:
             return self
         return replace(self, sites={**self.sites, **self.unresolved},
                        unseen=[s for s in self.unseen if s not in self.unresolved],
-                       doubtful=sorted({*self.doubtful, *self.unresolved}), unresolved={})
+                       unresolved={})
 
 
 def _intrinsics(camera: Intrinsics | Mapping[str, Any] | str | Path | None,
@@ -275,7 +279,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
                 found[r.site] = view_
     doubt = float(cfg.get("sites", {}).get("doubt_margin", 0.0))
     doubtful = sorted(r.site for r in sites.results
-                      if r.height is not None and r.margin < doubt and r.site not in steep)
+                      if r.height is not None and r.margin < doubt)
     return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
                    sites.model, doubtful, view.wb_raw, sites.tone, sites.lift, view.blur,
                    unresolved)
