@@ -171,13 +171,12 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         # a height the photo cannot tell for sure is still the replay's best evidence of
         # the storeys of a build there (the rules and the next photos weigh it), read
         # as it was before the reader told it apart
-        guesses = {Site.from_json(e): SiteView(int(e["height"]), str(e["owner"]))
-                   for e in reading.get("unresolved", [])}
-        if guesses:
-            views = {**views, **guesses}
-            unseen = [s for s in unseen if s not in guesses]
-            doubtful = doubtful | frozenset(Site.from_json(e) for e in reading["unresolved"]
-                                            if e.get("doubtful"))
+        entries = [(Site.from_json(e), e) for e in reading.get("unresolved", [])]
+        if entries:
+            views = {**views, **{s: SiteView(int(e["height"]), str(e["owner"]))
+                                 for s, e in entries}}
+            unseen = [s for s in unseen if s not in dict(entries)]
+            doubtful = doubtful | {s for s, e in entries if e.get("doubtful")}
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb")))
