@@ -510,6 +510,7 @@ class SiteReader:
                 return  # a plain print: nothing to compare
         hue = _PrintHue(bgr.reshape(nsites, -1, 3), clean, float(cfg["print_chroma_contrast"]))
         self.debug["print_ncc"] = {}
+        covered: list[int] = []
         for i in range(nsites):
             m = vis[i]
             if m.mean() < float(cfg["print_min_visible"]):
@@ -534,6 +535,41 @@ class SiteReader:
                 # dark shadow looks like a black top, so no tower is guessed either)
                 r = results[i]
                 r.height, r.color, r.reason = None, None, "covered"
+                covered.append(i)
+        self._covered_towers(results, covered)
+
+    def _covered_towers(self, results: list[SiteResult], covered: list[int]) -> None:
+        """A lone site whose print check fails and whose best tower nearly won is that tower.
+
+        The print check is evidence the scorer does not have: no print there. A
+        tower the empty hypothesis beat by a hair (``covered_tower_empty_margin``),
+        clearly better than any other tower (``covered_tower_margin``), explains
+        it; a glossy top washed out by a lamp's mirror image looks like the board
+        behind it and loses to the empty site narrowly. An arm or its shadow
+        covers several neighbouring sites: a covered site with another within
+        ``covered_tower_radius_mm`` stays unseen.
+        """
+        cfg = self.cfg
+        need = float(cfg["covered_tower_margin"])
+        if need <= 0 or not covered:
+            return
+        xy = self.g.site_xy
+        near = float(cfg["covered_tower_radius_mm"])
+        for i in covered:
+            r = results[i]
+            tw = r.tower
+            if tw is None or len(r.rivals) < 2 or r.margin >= float(
+                    cfg["covered_tower_empty_margin"]):
+                continue
+            lead = r.rivals[0][2] - r.rivals[1][2]
+            if lead < need or tw[3] < float(cfg["min_visible"]) or (
+                    r.foot_visible < float(cfg["min_foot_visible"])):
+                continue
+            if any(j != i and float(np.hypot(*(xy[j] - xy[i]))) < near for j in covered):
+                continue
+            r.height, r.color, r.reason = tw[0], tw[1], ""
+            r.score, r.margin = float(r.rivals[0][2]), float(lead)
+            r.depth, r.visible, r.uniform, r.top_feature = tw[2], tw[3], tw[4], tw[6]
 
     def _split_shadow_ncc(self, x: FloatArray, tmpl: FloatArray) -> float:
         """The print's correlation with a hard shadow's edge taken out (-1: no such edge).

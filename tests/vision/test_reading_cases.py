@@ -404,7 +404,8 @@ def test_the_print_under_a_hard_shadow_edge_is_still_the_print():
     before = read_image(shot.image, None, shot.scene.colors,
                         config={"sites": {"print_split_ncc": 9.0}})
     assert site in before.unseen and site not in reading.unseen and site not in reading.sites
-    assert compare(reading.to_json(), truth_json(shot))["unseen_visible"] == 6
+    # 6 before a lone tower the print check refutes the empty site for was read
+    assert compare(reading.to_json(), truth_json(shot))["unseen_visible"] == 5
 
 
 def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart():

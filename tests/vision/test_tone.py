@@ -155,9 +155,11 @@ def test_a_hazy_photo_has_its_raised_black_taken_off() -> None:
     curve = read_image(hazy, r.truth["camera"], cols, {"tone": {"lifts": None}})
     assert (nominal.lift, nominal.tone) == (0.0, 1.0)
     assert (lifted.lift, lifted.tone) == (0.2, 1.0)
-    assert (curve.lift, curve.tone) == (0.0, 0.7)
+    # (0, 2) lifted and a curve of 0.7 before a lone tower the print check refutes
+    # the empty site for was read (sites.covered_tower_margin): one more top to fit
+    assert (curve.lift, curve.tone) == (0.0, 0.65)
     got = [compare(x.to_json(), r.truth) for x in (nominal, lifted, curve)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 2), (0, 2), (6, 5)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 2), (0, 1), (6, 5)]
     assert [c["cards_missed"] for c in got] == [0, 0, 0]
 
 
@@ -250,5 +252,7 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     assert (read.lift, old.lift) == (0.0, 0.16)
     got = [compare(x.to_json(), truth) for x in (read, old)]
     # (0, 23) for the dehazed read before an empty site across a shadow's edge could
-    # pass the print check (sites.print_split_ncc)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 10), (0, 22)]
+    # pass the print check (sites.print_split_ncc); (1, 10), (0, 22) before a lone
+    # tower the print check refutes the empty site for was read
+    # (sites.covered_tower_margin)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 9), (0, 20)]
