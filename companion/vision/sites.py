@@ -456,7 +456,8 @@ class SiteReader:
         :class:`_PrintHue`). A tower stands on
         its footprint and covers it in every view, so a site read as a tower
         whose footprint shows the print very clearly (a phantom explained by
-        towers farther back) is empty.
+        towers farther back) is empty; and a lone site without the print whose
+        best tower nearly won is that tower (:meth:`_covered_towers`).
         """
         cfg = self.cfg
         g = self.g
