@@ -314,6 +314,42 @@ class _PrintHue:
                     (b - b.mean(axis=1, keepdims=True)).ravel())
 
 
+def _print_colour_offset(bgr: np.ndarray, vis: np.ndarray, members: Sequence[int],
+                         cities: Sequence[int]) -> FloatArray:
+    """How far each site's colour lies from the print's (chromaticity, 0 = the same).
+
+    ``bgr``: (sites, samples, 3); ``vis``: the samples in view; ``members``: the
+    sites showing the print. Each site's median chromaticity against the median
+    of the members, and against the members of its own city (a print may tint
+    each city) when there are two or more: the nearer counts. Seen from above, a
+    block's top lines up with the printed square under it and passes for its
+    pattern; its colour does not.
+    """
+    x = bgr.astype(np.float32)
+    total = x.sum(axis=2) + 3.0
+    planes = np.stack([(x[..., 2] - x[..., 1]) / total, (x[..., 1] - x[..., 0]) / total],
+                      axis=-1)
+    n = len(planes)
+    med = np.full((n, 2), np.nan)
+    for i in range(n):
+        if vis[i].any():
+            med[i] = np.median(planes[i][vis[i]], axis=0)
+    out = np.zeros(n)
+    ref = [i for i in members if np.isfinite(med[i, 0])]
+    if not ref:
+        return out
+    everyone = np.median(med[ref], axis=0)
+    for i in range(n):
+        if not np.isfinite(med[i, 0]):
+            continue
+        d = float(np.hypot(*(med[i] - everyone)))
+        own = [j for j in ref if cities[j] == cities[i] and j != i]
+        if len(own) >= 2:
+            d = min(d, float(np.hypot(*(med[i] - np.median(med[own], axis=0)))))
+        out[i] = d
+    return out
+
+
 def _agreeing_group(x: FloatArray, min_sites: int, agree: float) -> np.ndarray:
     """The largest group of rows that correlate at ``agree`` with one (a mask).
 
@@ -510,7 +546,10 @@ class SiteReader:
             if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
                 return  # a plain print: nothing to compare
         hue = _PrintHue(bgr.reshape(nsites, -1, 3), clean, float(cfg["print_chroma_contrast"]))
+        off_colour = _print_colour_offset(bgr.reshape(nsites, -1, 3), vis, clean,
+                                          [site.city for site in g.sites])
         self.debug["print_ncc"] = {}
+        self.debug["print_colour"] = off_colour
         covered: list[int] = []
         for i in range(nsites):
             m = vis[i]
@@ -526,14 +565,18 @@ class SiteReader:
                         and self._range.get(i, (0, 0))[0] == 0):
                     results[i].height, results[i].color = 0, None
                 continue
-            if ncc < float(cfg["print_min_ncc"]) and not (
+            if (ncc < float(cfg["print_min_ncc"]) and not (
                     m.mean() >= float(cfg["print_shaded_visible"])
                     and self._shaded_print(pn[i], tmpl, n, half)) and not (
                     hue.ncc(i, m) >= float(cfg["print_chroma_ncc"])) and not (
                     self._split_shadow_ncc(pn[i][m], tmpl[m])
-                    >= float(cfg["print_split_ncc"])):
+                    >= float(cfg["print_split_ncc"]))) or (
+                    off_colour[i] > float(cfg["print_colour_offset"])):
                 # not the print: a hand or its shadow, or a tower the scorer missed (a
-                # dark shadow looks like a black top, so no tower is guessed either)
+                # dark shadow looks like a black top, so no tower is guessed either);
+                # or the print's pattern in another colour than the print's: a top
+                # outlined like the site below it (seen from above, a block's top
+                # lines up with the printed square)
                 r = results[i]
                 r.height, r.color, r.reason = None, None, "covered"
                 covered.append(i)

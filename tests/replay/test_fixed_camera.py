@@ -1,8 +1,11 @@
 """Replay from a camera that stayed put: each new block fitted to what changed.
 
-SimTable seed 5 (four players, the mounted camera), one still photo after each of
-its first eight moves. Read photo by photo, the replay goes wrong at the seventh
-move; with each build fitted to the change between two photos it is exact.
+SimTable seed 2 (the mounted camera), one still photo after each of its first
+eight moves. Read photo by photo, the replay goes wrong at the second move; with
+each build fitted to the change between two photos it is exact. (Seed 5 went
+wrong at the seventh move until an empty reading of another colour than the
+print was sent to unseen, ``sites.print_colour_offset``; read photo by photo
+it is now exact too.)
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def _stills(root: Path, seed: int, moves: int) -> list[str]:
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     root = tmp_path_factory.mktemp("stand")
-    return root, _stills(root, 5, MOVES)
+    return root, _stills(root, 2, MOVES)
 
 
 def _replayed(root: Path, fixed_camera: bool) -> list[str]:
@@ -58,9 +61,9 @@ def _replayed(root: Path, fixed_camera: bool) -> list[str]:
 def test_builds_between_photos_from_a_stand_are_fitted(folder):
     root, truth = folder
     assert _replayed(root, fixed_camera=True) == truth
-    # read photo by photo, the replay goes wrong from the seventh build on
+    # read photo by photo, the replay goes wrong from the second build on
     alone = _replayed(root, fixed_camera=False)
-    assert alone[:6] == truth[:6] and alone[6:] != truth[6:]
+    assert alone[:1] == truth[:1] and alone[1] != truth[1]
 
 
 def test_a_camera_that_moved_leaves_the_photos_as_read():

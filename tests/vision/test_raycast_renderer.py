@@ -30,7 +30,9 @@ CASES: dict[str, tuple[str, int]] = {
 
 #: measured (wrong, visible reported unseen, hidden sites read other than they are)
 MEASURED: dict[str, tuple[int, int, int]] = {
-    "mounted-14": (14, 10, 1),
+    # (14, 10, 1) before an empty reading of another colour than the print went to
+    # unseen (sites.print_colour_offset): tests/vision/test_covered_towers.py
+    "mounted-14": (11, 12, 1),
     "mounted-11": (0, 3, 0),
     "phone-18": (0, 0, 0),
     "phone-13": (3, 9, 0),  # (4, 8, 0) before sites.steep_storey_mm

@@ -43,4 +43,6 @@ def test_bounded_at_110_degrees_it_falls_back_to_the_prior(wide) -> None:
     reading = read_image(frame, None, shot.scene.colors, {"intrinsics": {"max_hfov_deg": 110}})
     assert _hfov(reading, frame.shape[1]) == pytest.approx(65.0, abs=0.01)
     res = compare(reading.to_json(), truth_json(shot))
-    assert (res["wrong"], res["unseen_visible"]) == (13, 9)
+    # (13, 9) before an empty reading of another colour than the print went to
+    # unseen (sites.print_colour_offset)
+    assert (res["wrong"], res["unseen_visible"]) == (11, 13)
