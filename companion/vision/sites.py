@@ -326,27 +326,33 @@ def _print_colour_offset(bgr: np.ndarray, vis: np.ndarray, members: Sequence[int
     pattern; its colour does not.
     """
     x = bgr.astype(np.float32)
-    total = x.sum(axis=2) + 3.0
-    planes = np.stack([(x[..., 2] - x[..., 1]) / total, (x[..., 1] - x[..., 0]) / total],
-                      axis=-1)
-    n = len(planes)
-    med = np.full((n, 2), np.nan)
-    for i in range(n):
-        if vis[i].any():
-            med[i] = np.median(planes[i][vis[i]], axis=0)
-    out = np.zeros(n)
-    ref = [i for i in members if np.isfinite(med[i, 0])]
-    if not ref:
+    b, g, r = x[..., 0], x[..., 1], x[..., 2]
+    total = b + g + r + 3.0  # not x.sum(axis=2): a strided sum of three, slower
+    seen = vis.any(axis=1)
+    med = np.stack([_masked_row_median((r - g) / total, vis, np.nan),
+                    _masked_row_median((g - b) / total, vis, np.nan)], axis=1)
+    out = np.zeros(len(med))
+    ref = np.array([i for i in members if seen[i]], np.int64)
+    if len(ref) == 0:
         return out
-    everyone = np.median(med[ref], axis=0)
-    for i in range(n):
-        if not np.isfinite(med[i, 0]):
+    out = np.where(seen, np.hypot(*(med - np.median(med[ref], axis=0)).T), 0.0)
+    city = np.asarray(cities)
+    for c in np.unique(city):
+        own = ref[city[ref] == c]
+        if len(own) < 2:
             continue
-        d = float(np.hypot(*(med[i] - everyone)))
-        own = [j for j in ref if cities[j] == cities[i] and j != i]
-        if len(own) >= 2:
-            d = min(d, float(np.hypot(*(med[i] - np.median(med[own], axis=0)))))
-        out[i] = d
+        here = np.flatnonzero((city == c) & seen)
+        # each site against the others of its city: a member leaves itself out
+        others = np.broadcast_to(own, (len(here), len(own)))
+        keep = others != here[:, None]
+        enough = keep.sum(axis=1) >= 2
+        if not enough.any():
+            continue
+        here, others, keep = here[enough], others[enough], keep[enough]
+        pts = med[others]  # (sites, members, 2)
+        centre = np.stack([_masked_row_median(pts[..., k], keep, np.nan) for k in (0, 1)],
+                          axis=1)
+        out[here] = np.minimum(out[here], np.hypot(*(med[here] - centre).T))
     return out
 
 
