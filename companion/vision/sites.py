@@ -279,58 +279,61 @@ def _ncc(x: FloatArray, y: FloatArray) -> float:
     return float(a @ b / np.sqrt(max(float((a @ a) * (b @ b)), 1e-12)))
 
 
+def _chromaticity(bgr: np.ndarray) -> FloatArray:
+    """(2, ...) planes (r - g) / sum and (g - b) / sum of raw BGR samples (..., 3):
+    what a shadow leaves of a colour (shade scales the sum, hardly the ratios)."""
+    x = bgr.astype(np.float32)
+    b, g, r = x[..., 0], x[..., 1], x[..., 2]
+    total = b + g + r + 3.0  # not x.sum(axis=-1): the same sums, a slower strided loop
+    out: FloatArray = np.stack([(r - g) / total, (g - b) / total])
+    return out
+
+
 class _PrintHue:
     """The empty sites' print as a chromaticity pattern, made on first use.
 
     What a shadow leaves of the print when its hard edge runs across a site:
-    shade scales the brightness, hardly the hue. ``bgr``: (sites, samples, 3);
-    ``members``: the sites the template is the median of. A print of one hue
-    (spread under ``contrast``) has no pattern: every site then correlates -1.
+    shade scales the brightness, hardly the hue. ``planes``: (2, sites,
+    samples), :func:`_chromaticity`; ``members``: the sites the template is the
+    median of. A print of one hue (spread under ``contrast``) has no pattern:
+    every site then correlates -1.
     """
 
-    def __init__(self, bgr: np.ndarray, members: Sequence[int], contrast: float) -> None:
-        self.bgr = bgr
+    def __init__(self, planes: FloatArray, members: Sequence[int], contrast: float) -> None:
+        self.planes = planes
         self.members = list(members)
         self.contrast = contrast
-        self.made: tuple[FloatArray, FloatArray] | None = None  # planes, template
+        self.tmpl: FloatArray | None = None
         self.flat = False
 
     def ncc(self, site: int, mask: np.ndarray) -> float:
         """Correlation of a site's samples ``mask`` with the template, each channel
         about its own mean (the channels' levels differ and must not pass for a pattern)."""
-        if self.made is None:
-            x = self.bgr.astype(np.float32)
-            s = x.sum(axis=2) + 3.0
-            planes = np.stack([(x[..., 2] - x[..., 1]) / s, (x[..., 1] - x[..., 0]) / s])
-            tmpl = np.median(planes[:, self.members], axis=1)
-            self.flat = float(np.sqrt(tmpl.var(axis=1).sum())) < self.contrast
-            self.made = (planes, tmpl)
+        if self.tmpl is None:
+            self.tmpl = np.median(self.planes[:, self.members], axis=1)
+            self.flat = float(np.sqrt(self.tmpl.var(axis=1).sum())) < self.contrast
         if self.flat:
             return -1.0
-        planes, tmpl = self.made
-        a = planes[:, site, mask]
-        b = tmpl[:, mask]
+        a = self.planes[:, site, mask]
+        b = self.tmpl[:, mask]
         return _ncc((a - a.mean(axis=1, keepdims=True)).ravel(),
                     (b - b.mean(axis=1, keepdims=True)).ravel())
 
 
-def _print_colour_offset(bgr: np.ndarray, vis: np.ndarray, members: Sequence[int],
+def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[int],
                          cities: Sequence[int]) -> FloatArray:
     """How far each site's colour lies from the print's (chromaticity, 0 = the same).
 
-    ``bgr``: (sites, samples, 3); ``vis``: the samples in view; ``members``: the
-    sites showing the print. Each site's median chromaticity against the median
-    of the members, and against the members of its own city (a print may tint
-    each city) when there are two or more: the nearer counts. Seen from above, a
-    block's top lines up with the printed square under it and passes for its
-    pattern; its colour does not.
+    ``planes``: (2, sites, samples), :func:`_chromaticity`; ``vis``: the samples
+    in view; ``members``: the sites showing the print. Each site's median
+    chromaticity against the median of the members, and against the members of
+    its own city (a print may tint each city) when there are two or more: the
+    nearer counts. Seen from above, a block's top lines up with the printed
+    square under it and passes for its pattern; its colour does not.
     """
-    x = bgr.astype(np.float32)
-    b, g, r = x[..., 0], x[..., 1], x[..., 2]
-    total = b + g + r + 3.0  # not x.sum(axis=2): a strided sum of three, slower
     seen = vis.any(axis=1)
-    med = np.stack([_masked_row_median((r - g) / total, vis, np.nan),
-                    _masked_row_median((g - b) / total, vis, np.nan)], axis=1)
+    med = np.stack([_masked_row_median(planes[0], vis, np.nan),
+                    _masked_row_median(planes[1], vis, np.nan)], axis=1)
     out = np.zeros(len(med))
     ref = np.array([i for i in members if seen[i]], np.int64)
     if len(ref) == 0:
@@ -551,9 +554,9 @@ class SiteReader:
             clean, tmpl = group, agreed
             if float(np.std(tmpl)) < float(cfg["print_min_contrast"]):
                 return  # a plain print: nothing to compare
-        hue = _PrintHue(bgr.reshape(nsites, -1, 3), clean, float(cfg["print_chroma_contrast"]))
-        off_colour = _print_colour_offset(bgr.reshape(nsites, -1, 3), vis, clean,
-                                          [site.city for site in g.sites])
+        planes = _chromaticity(bgr.reshape(nsites, -1, 3))
+        hue = _PrintHue(planes, clean, float(cfg["print_chroma_contrast"]))
+        off_colour = _print_colour_offset(planes, vis, clean, [site.city for site in g.sites])
         self.debug["print_ncc"] = {}
         self.debug["print_colour"] = off_colour
         covered: list[int] = []

@@ -70,7 +70,7 @@ def test_sites_an_arm_covers_together_are_not_read_as_towers():
 
 
 def test_the_print_colour_offset_is_taken_against_the_print_and_its_own_city():
-    from companion.vision.sites import _print_colour_offset
+    from companion.vision.sites import _chromaticity, _print_colour_offset
 
     rng = np.random.default_rng(3)
     beige = np.array([150.0, 190.0, 210.0])  # BGR
@@ -82,15 +82,15 @@ def test_the_print_colour_offset_is_taken_against_the_print_and_its_own_city():
     bgr = np.stack([np.clip(c + rng.normal(0, 3, (50, 3)), 0, 255) for c in base])
     vis = np.ones(bgr.shape[:2], bool)
     vis[2, :40] = False  # a site mostly hidden: its visible samples count
-    off = _print_colour_offset(bgr, vis, [0, 1, 2, 4, 5, 6, 7], cities)
+    off = _print_colour_offset(_chromaticity(bgr), vis, [0, 1, 2, 4, 5, 6, 7], cities)
     assert off[3] > 0.15  # blue against beige
     assert off[[0, 1, 2]].max() < 0.02
     # the tinted city is far from the median print, but not from its own sites
     assert off[[4, 5, 6, 7]].max() < 0.02
     # with under two other sites of its own city, only the median print counts
-    solo = _print_colour_offset(bgr, vis, [0, 1, 2, 4], cities)
+    solo = _print_colour_offset(_chromaticity(bgr), vis, [0, 1, 2, 4], cities)
     assert solo[5] > 0.05
-    assert _print_colour_offset(bgr, vis, [], cities).tolist() == [0.0] * 8
+    assert _print_colour_offset(_chromaticity(bgr), vis, [], cities).tolist() == [0.0] * 8
 
 
 def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
