@@ -494,8 +494,10 @@ class SiteReader:
         line up) and compared by normalised correlation with the median of all
         empty sites (when that is flat, of the ones that agree with each other:
         :func:`_agreeing_group`), over the part no nearer tower hides. A hand,
-        an arm or a tower the scorer missed does not show the print's pattern:
-        the site goes to ``unseen`` rather than being reported empty (a print
+        an arm or a tower the scorer missed does not show the print's pattern,
+        or shows it in another colour (:func:`_print_colour_offset`: a top over
+        its printed square): the site goes to ``unseen`` rather than being
+        reported empty (a print
         under a soft shadow, under a hard shadow's edge or in a hue pattern
         passes: :meth:`_shaded_print`, :meth:`_split_shadow_ncc`,
         :class:`_PrintHue`). A tower stands on
