@@ -46,22 +46,31 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
                    config: dict[str, Any] | None = None) -> Markers:
     """Board markers found in a grey image: id -> (4, 2) refined corners (TL, TR, BR, BL).
 
-    When fewer than ``retry_below`` are found, the detector looks again with
-    each of the ``retry`` thresholds: a hard shadow across a marker's corner
-    joins its black border to the shadow under the default local threshold,
-    and a lower or a wider one keeps them apart. Each look adds only the
-    markers not found yet.
+    When the first look finds fewer than ``retry_below`` (or an entry's own
+    ``below``), the detector looks again with each ``retry`` entry's parameters: a hard
+    shadow across a marker's corner joins its black border to the shadow under
+    the default local threshold, and a lower or a wider one keeps them apart;
+    a small marker whose cells are a few pixels wide has its bits misread, and
+    sampling each cell finer reads them (its corners are the same contour's).
+    Each look adds only the markers not found yet; ``retry_below`` 0 turns
+    every entry off.
     """
     cfg = config or {}
     if gray.ndim == 3:
         gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
     refine = int(cfg.get("refine_win", 4))
     out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine))
-    if len(out) < int(cfg.get("retry_below", 0)):
-        for extra in cfg.get("retry", ()):
-            key = tuple(sorted((str(k), float(v)) for k, v in dict(extra).items()))
-            more = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine, key))
-            out.update({k: v for k, v in more.items() if k not in out})
+    below = int(cfg.get("retry_below", 0))
+    if below <= 0:
+        return out
+    first = len(out)  # each entry looks again by what the first look found
+    for entry in cfg.get("retry", ()):
+        params = dict(entry)
+        if first >= int(params.pop("below", below)):
+            continue
+        key = tuple(sorted((str(k), float(v)) for k, v in params.items()))
+        more = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine, key))
+        out.update({k: v for k, v in more.items() if k not in out})
     return out
 
 

@@ -373,6 +373,36 @@ def test_a_marker_a_hard_shadow_joins_to_its_border_is_found_on_a_second_look():
         read_image(shot.image, None, shot.scene.colors, config={"pose": {"retry_below": 0}})
 
 
+def test_a_small_marker_whose_bits_are_misread_is_read_on_a_finer_look():
+    # the ray-traced renderer's mounted frame 214: the board far off, its markers'
+    # cells about five pixels wide. The first look decodes marker 3 alone (the
+    # others' outlines are found, their bits misread), and a pose from one marker
+    # with a guessed focal length left 34 visible sites unseen and both cards out.
+    # With under two markers the detector samples each cell at 8 pixels
+    # (pose.retry's first entry, "below" 2): marker 2 too, from the same outline
+    import cv2
+
+    from companion.vision.pose import detect_markers
+    from companion.vision.settings import section
+    from tests.vision.raycast import shoot as raycast_shoot
+
+    image, truth = raycast_shoot(214, "mounted")
+    g = board_geometry()
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    pose_cfg = section("pose")
+    coarse = {**pose_cfg, "retry": pose_cfg["retry"][1:]}
+    assert sorted(detect_markers(gray, g, coarse)) == [3]
+    assert sorted(detect_markers(gray, g, pose_cfg)) == [2, 3]
+    cols = truth["expected"]["colors"]
+    tally = []
+    for config in (None, {"pose": coarse}):
+        reading = read_image(image, None, cols, config)
+        out = compare(reading.to_json(), truth)
+        tally.append((reading.pose.markers, out["wrong"], out["unseen_visible"],
+                      out["cards_expected"] - out["cards_missed"]))
+    assert tally == [((2, 3), 4, 26, 2), ((3,), 4, 34, 0)]
+
+
 def test_the_print_under_a_hard_shadow_edge_is_still_the_print():
     from companion.rules.board import Site
     from companion.vision.sites import SiteReader
