@@ -137,10 +137,15 @@ def labelled_set(n: int, seed: int, kind: str = "mounted",
                  ) -> Iterator[tuple[str, Rendered]]:
     """``n`` named photos (both colour sets, some tall towers, some hands), reproducible."""
     for i in range(int(n)):
-        pick = np.random.default_rng([seed, i, 99])
-        colors = "2017" if pick.random() < 0.4 else "classic"
-        tall = bool(pick.random() < 0.3)
-        hands = int(pick.choice([0, 0, 0, 1, 1, 2]))
-        name = f"{kind}-{seed}-{i:04d}"
-        yield name, sample_photo([seed, i], kind, colors=colors, tall=tall, hands=hands,
-                                 block_jitter=block_jitter)
+        yield labelled_photo(seed, i, kind, block_jitter)
+
+
+def labelled_photo(seed: int, i: int, kind: str = "mounted",
+                   block_jitter: tuple[float, float] = (0.0, 0.0)) -> tuple[str, Rendered]:
+    """Photo ``i`` of :func:`labelled_set` (``seed``, ``kind``) alone, with its name."""
+    pick = np.random.default_rng([seed, i, 99])
+    colors = "2017" if pick.random() < 0.4 else "classic"
+    tall = bool(pick.random() < 0.3)
+    hands = int(pick.choice([0, 0, 0, 1, 1, 2]))
+    return f"{kind}-{seed}-{i:04d}", sample_photo([seed, i], kind, colors=colors, tall=tall,
+                                                  hands=hands, block_jitter=block_jitter)

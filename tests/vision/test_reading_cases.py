@@ -485,14 +485,10 @@ def test_sites_under_an_arm_are_not_read_empty_when_the_arm_blurs_the_print_temp
     # (after a plane through each, so the arm's shading ramps do not) give the
     # template, whenever it has twice the median's contrast: the towers read
     # empty fail it and go to unseen as "covered".
-    from companion.sim import sample_photo
+    from companion.sim.scenes import labelled_photo
 
-    pick = np.random.default_rng([21, 7, 99])  # as labelled_set(…, 21, "phone") picks
-    colors = "2017" if pick.random() < 0.4 else "classic"
-    tall = bool(pick.random() < 0.3)
-    hands = int(pick.choice([0, 0, 0, 1, 1, 2]))
-    assert hands == 1
-    photo = sample_photo([21, 7], "phone", colors=colors, tall=tall, hands=hands)
+    _, photo = labelled_photo(21, 7, "phone")
+    assert len(photo.truth["hands"]) == 1
 
     def tally(config):
         # under the nominal colours: the tone fit (tests/vision/test_tone.py) reads
