@@ -137,8 +137,9 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     the block built between them fitted to what changed (``companion.stills``)."""
     from companion.photos import ordered_photos
     from companion.replay import Observation
-    from companion.rules import Card, Seat, Site, SiteView, parse_board_json
+    from companion.rules import Card, Seat, Site, parse_board_json
     from companion.stills import PhotoPose, fit_fixed_camera
+    from companion.vision.reader import json_with_guesses
 
     photos, how = ordered_photos(folder)
     if not photos:
@@ -165,18 +166,12 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
             msg = msg[len(prefix):] if msg.startswith(prefix) else msg
             skipped.append((name, msg.replace(res["path"], name)))
             continue
-        reading = res["reading"]
-        views, _towers, _colors, unseen = parse_board_json(reading)
-        doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
         # a height the photo cannot tell for sure is still the replay's best evidence of
         # the storeys of a build there (the rules and the next photos weigh it), read
         # as it was before the reader told it apart
-        entries = [(Site.from_json(e), e) for e in reading.get("unresolved", [])]
-        if entries:
-            views = {**views, **{s: SiteView(int(e["height"]), str(e["owner"]))
-                                 for s, e in entries}}
-            unseen = [s for s in unseen if s not in dict(entries)]
-            doubtful = doubtful | {s for s, e in entries if e.get("doubtful")}
+        reading = json_with_guesses(res["reading"])
+        views, _towers, _colors, unseen = parse_board_json(reading)
+        doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb")))

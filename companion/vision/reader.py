@@ -106,6 +106,25 @@ class Reading:
                        unresolved={})
 
 
+def json_with_guesses(reading: Mapping[str, Any]) -> dict[str, Any]:
+    """:meth:`Reading.with_guesses` on a ``companion read`` object (the replay gets
+    its readings as JSON from worker processes): each ``unresolved`` guess read as
+    a site, out of ``unseen``, in ``doubtful`` when it won narrowly."""
+    entries = reading.get("unresolved", [])
+    if not entries:
+        return dict(reading)
+    where = ("city", "row", "col")
+    keys = {tuple(e[k] for k in where) for e in entries}
+    return {**reading,
+            "sites": [*reading.get("sites", []),
+                      *({k: e[k] for k in (*where, "height", "owner")} for e in entries)],
+            "unseen": [u for u in reading.get("unseen", [])
+                       if tuple(u[k] for k in where) not in keys],
+            "doubtful": [*reading.get("doubtful", []),
+                         *({k: e[k] for k in where} for e in entries if e.get("doubtful"))],
+            "unresolved": []}
+
+
 def _intrinsics(camera: Intrinsics | Mapping[str, Any] | str | Path | None,
                 size: tuple[int, int]) -> Intrinsics | None:
     if camera is None:
