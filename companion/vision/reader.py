@@ -32,6 +32,7 @@ from companion.vision.colours import (
 )
 from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
 from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
+from companion.vision.outline import refine_pose
 from companion.vision.pose import (
     Markers,
     detect_markers,
@@ -214,7 +215,8 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             source: str) -> _View:
     """The pose from the markers (found again on a sharpened copy of a blurry photo),
     the working view, and its white balance (a grainy photo smoothed)."""
-    pose = _solve(gray, markers, camera, g, cfg, previous_pose, source)
+    pose = _outline(image_bgr, _solve(gray, markers, camera, g, cfg, previous_pose, source),
+                    markers, previous_pose, g, cfg)
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     work, wpose = working_view(image_bgr, pose, max_side)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
@@ -232,7 +234,9 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             # tops lose their uniform look
             found = detect_markers(sharp_gray, g, cfg.get("pose"))
             if len(found) >= len(markers):
-                pose = _solve(sharp_gray, found, camera, g, cfg, previous_pose, source)
+                pose = _outline(image_bgr, _solve(sharp_gray, found, camera, g, cfg,
+                                                  previous_pose, source),
+                                found, previous_pose, g, cfg)
                 work, wpose = working_view(image_bgr, pose, max_side)
     if grainy:
         # a grainy photo: each strip sample is one pixel, and noise that large makes
@@ -240,6 +244,40 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
         work = cv2.GaussianBlur(work, (0, 0), float(cfg["image"]["denoise_sigma_px"]))
         wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     return _View(pose, work, wpose, wb, wb_raw, blur)
+
+
+def _outline(image: np.ndarray, pose: Pose, markers: Markers, previous_pose: Pose | None,
+             g: BoardGeometry, cfg: Mapping[str, Any]) -> Pose:
+    """The pose refined with the board's outline when few markers fixed it."""
+    ocfg = dict(cfg.get("outline", {}))
+    # a camera file's intrinsics and three markers fix the pose to a fraction of a
+    # pixel; estimated ones leave the focal length loose with as many
+    below = int(ocfg.get("below_markers_estimated" if pose.intrinsics.estimated
+                         else "below_markers", 3))
+    if (pose is previous_pose or not ocfg.get("enabled", False)
+            or len(pose.markers) >= below):
+        return pose
+    used = {k: markers[k] for k in pose.markers if k in markers}
+    # looked for at the working size: the thresholds are in its pixels, and a
+    # 12-megapixel photo smoothed whole would cost more than the read
+    work, wpose = working_view(image, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
+    if work is image:
+        return refine_pose(image, pose, used, g, ocfg)
+    sx = work.shape[1] / image.shape[1]
+    sy = work.shape[0] / image.shape[0]
+    scale = np.array([sx, sy])
+    small = {k: (c + 0.5) * scale - 0.5 for k, c in used.items()}
+    found = refine_pose(work, wpose, small, g, ocfg)
+    if found is wpose:
+        return pose
+    K = found.intrinsics.K.copy()  # back to the photo's pixels (working_view's inverse)
+    K[0, :2] /= sx
+    K[0, 2] = (found.intrinsics.K[0, 2] + 0.5) / sx - 0.5
+    K[1, 1] /= sy
+    K[1, 2] = (found.intrinsics.K[1, 2] + 0.5) / sy - 0.5
+    intr = Intrinsics(K, found.intrinsics.dist.copy(), pose.intrinsics.size,
+                      pose.intrinsics.estimated)
+    return replace(found, intrinsics=intr)
 
 
 @dataclass

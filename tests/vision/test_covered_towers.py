@@ -20,7 +20,12 @@ from companion.rules.board import Site
 from companion.vision.evaluate import compare
 from companion.vision.reader import read_image
 
-OFF = {"sites": {"covered_tower_margin": 0.0}}
+#: as measured before the board's outline refined poses from few markers
+#: (companion/vision/outline.py): it moves both photos' poses, and the sites
+#: these rules were shown on read otherwise (raycast 23: 0SE is then read right
+#: without the rule)
+NO_OUTLINE = {"outline": {"enabled": False}}
+OFF = {"sites": {"covered_tower_margin": 0.0}, **NO_OUTLINE}
 
 
 def test_a_washed_out_top_the_print_check_refutes_the_empty_site_for_is_read():
@@ -28,7 +33,7 @@ def test_a_washed_out_top_the_print_check_refutes_the_empty_site_for_is_read():
 
     image, truth = shoot(23, "mounted")
     cols = truth["expected"]["colors"]
-    reading = read_image(image, None, cols)
+    reading = read_image(image, None, cols, NO_OUTLINE)
     before = read_image(image, None, cols, OFF)
     site = Site(0, 2, 2)  # 0SE: a 3-storey blue tower
     was = {d.site: d for d in before.details}[site]
@@ -58,7 +63,8 @@ def test_sites_an_arm_covers_together_are_not_read_as_towers():
     cols = photo.truth["expected"]["colors"]
 
     def tally(config):
-        c = compare(read_image(photo.image, None, cols, config).to_json(), photo.truth)
+        c = compare(read_image(photo.image, None, cols, {**(config or {}), **NO_OUTLINE}
+                               ).to_json(), photo.truth)
         return c["wrong"], c["unseen_visible"], c["hidden_read"]
 
     assert tally(None) == (3, 14, 0) == tally(OFF)

@@ -10,7 +10,7 @@ fails. Known weaknesses, on this renderer:
   2 mm of placement and a tower a storey off scores close, the site is reported
   unseen (``sites.steep_storey_mm``): 19 of the 28 wrong sites, with 8 right ones;
 - at 40-45 deg behind tall towers a few hidden sites are still guessed
-  (``hidden_read`` 2 in S40, 2 in E45; the goal is 0), and towers whose foot is
+  (``hidden_read`` 2 in E45; the goal is 0), and towers whose foot is
   hidden are reported unseen even when their top is in view (``unseen``) unless
   that top fits very well (``sites.foot_hidden_score``: E45 1 unseen, 2 guessed,
   against 2 and 1 without it).
@@ -49,7 +49,8 @@ CASES: dict[str, tuple[str, float, float, str, bool, int]] = {
 
 #: measured (wrong visible sites, visible sites reported unseen, hidden sites guessed)
 BOUNDS: dict[str, tuple[int, int, int]] = {
-    "S40-warm-classic-tall": (2, 7, 2),
+    # (2, 7, 2) before the board's outline refined the pose of its two markers
+    "S40-warm-classic-tall": (3, 2, 0),
     "W82-cold-2017": (3, 12, 0),  # (9, 1, 0) before sites.steep_storey_mm
     "N60-warm-2017-tall": (0, 0, 0),
     # (14, 4, 0) before sites.steep_storey_mm; (13, 2, 0) with its k1 fitted (-0.095)

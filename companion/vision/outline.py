@@ -1,0 +1,219 @@
+"""The board's outer edge as evidence for the pose.
+
+Markers are small: two on one side of the board fix where that side lies but
+hardly how the board tilts away from it, and a few pixels of error there move
+every tower top the reader projects. The board's outline is four long
+straight edges whose places the profile knows; found in the photo they pin
+the plane the markers only hint at. Each edge is looked for along its
+normal, near where the pose puts it, as a straight line (an offset and a
+slope along the edge) through the strongest colour step. The pose (with an
+estimated focal length and lens term) is then fitted to the markers' corners
+and to the edge points, each of those by its distance across its edge only:
+a point was matched to where the pose put it along the edge, and that part
+is the pose's error, not evidence. Kept only when the markers still fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose
+from companion.vision.pose import _correspondences, marker_residuals
+
+
+@dataclass
+class EdgeFit:
+    """One board edge found: its samples' board points and image points."""
+
+    obj: FloatArray  # (K, 3) board mm
+    img: FloatArray  # (K, 2) image pixels
+    support: float  # share of the edge's samples on the line
+    strength: float  # median colour step on the line (grey levels per pixel)
+    edge: int = 0  # 0 south, 1 east, 2 north, 3 west (from the board's south-west corner)
+
+
+def _edges(g: BoardGeometry, inset_mm: float, step_mm: float
+           ) -> list[tuple[FloatArray, FloatArray]]:
+    """Sample points along each board edge (ends left out) and the outward normal."""
+    w, h = g.board_size
+    corners = [(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]
+    out = []
+    for k in range(4):
+        a = np.array(corners[k])
+        b = np.array(corners[(k + 1) % 4])
+        length = float(np.linalg.norm(b - a))
+        t = np.arange(inset_mm, length - inset_mm + 1e-9, step_mm) / length
+        pts = a[None] + t[:, None] * (b - a)[None]
+        d = (b - a) / length
+        normal = np.array([d[1], -d[0]])  # outward for a counter-clockwise outline
+        out.append((np.column_stack([pts, np.zeros(len(pts))]), normal))
+    return out
+
+
+def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
+               cfg: Mapping[str, Any]) -> list[EdgeFit]:
+    """The board edges found near where ``pose`` puts them."""
+    search = float(cfg.get("search_px", 16.0))
+    step = float(cfg.get("sample_px", 0.5))
+    slope_step = float(cfg.get("slope_step_px", 1.0))
+    min_support = float(cfg.get("min_support", 0.6))
+    min_strength = float(cfg.get("min_strength", 4.0))
+    min_samples = int(cfg.get("min_samples", 12))
+    img = cv2.GaussianBlur(image, (0, 0), float(cfg.get("smooth_px", 1.0))).astype(np.float32)
+    H, W = img.shape[:2]
+    offs = np.arange(-search - 2, search + 2 + 1e-9, step)
+    fits = []
+    for edge, (obj, normal) in enumerate(_edges(g, float(cfg.get("inset_mm", 15.0)),
+                                                float(cfg.get("step_mm", 6.0)))):
+        p = pose.project(obj)
+        q = pose.project(obj + np.array([normal[0], normal[1], 0.0]))
+        n = q - p
+        n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-9)
+        xs = p[:, None, 0] + offs[None, :] * n[:, None, 0]
+        ys = p[:, None, 1] + offs[None, :] * n[:, None, 1]
+        inside = ((xs.min(1) >= 1) & (xs.max(1) <= W - 2) & (ys.min(1) >= 1)
+                  & (ys.max(1) <= H - 2))
+        if inside.sum() < min_samples:
+            continue
+        obj, xs, ys, p, n = obj[inside], xs[inside], ys[inside], p[inside], n[inside]
+        prof = cv2.remap(img, xs.astype(np.float32), ys.astype(np.float32), cv2.INTER_LINEAR)
+        # colour step per pixel across the edge, all channels (board and table may
+        # differ in hue more than in brightness)
+        k = max(1, int(round(1.0 / step)))
+        grad = np.zeros(prof.shape[:2], np.float32)
+        grad[:, k:-k] = np.abs(prof[:, 2 * k:] - prof[:, :-2 * k]).sum(axis=2) / (2 * k * step)
+        m = len(obj)
+        t = np.linspace(-1.0, 1.0, m)
+        idx0 = (search + 2) / step  # index of offset 0
+        rows = np.arange(m)
+        avals = np.arange(-search, search + 1e-9, step)
+        bvals = np.arange(-search / 2, search / 2 + 1e-9, slope_step)
+        score = np.full((len(bvals), len(avals)), -1.0)
+        for ib, b in enumerate(bvals):
+            o = avals[:, None] + b * t[None, :]
+            ok = np.abs(o).max(axis=1) <= search
+            j = np.clip(np.round(idx0 + o / step).astype(int), 0, grad.shape[1] - 1)
+            # the median: a card's white edge a centimetre outside, along a fifth of
+            # the board's, is far stronger there but no line along the whole edge
+            score[ib] = np.where(ok, np.median(grad[rows[None, :], j], axis=1), -1.0)
+        # the board's own border art runs parallel to its edge, just inside it: of
+        # the lines nearly as strong as the strongest, the outline is the outermost
+        # that its samples bear out (a sloped line grazing the strongest is a
+        # shoulder of that peak, not another line)
+        sa = score.max(axis=0)
+        pad = np.pad(sa, 1, constant_values=-1.0)
+        peaks = np.flatnonzero((sa >= pad[:-2]) & (sa >= pad[2:])
+                               & (sa >= float(cfg.get("outer_ratio", 0.5)) * float(sa.max())))
+        r = max(1, int(round(1.5 / step)))
+        for ia in sorted(peaks, reverse=True):
+            strength = float(sa[ia])
+            a = float(avals[ia])
+            b = float(bvals[int(score[:, ia].argmax())])
+            j = np.round(idx0 + (a + b * t) / step).astype(int)
+            # each sample's own peak within a pixel and a half of the line
+            win = np.stack([grad[rows, np.clip(j + d, 0, grad.shape[1] - 1)]
+                            for d in range(-r, r + 1)], axis=1)
+            peak = win.argmax(axis=1) - r
+            pv = win.max(axis=1)
+            # a peak at the window's end is a stronger edge beside the line, not on it
+            on = (np.abs(peak) < r) & (pv >= 0.5 * np.median(pv))
+            support = float(on.mean())
+            if support >= min_support and strength >= min_strength and on.sum() >= min_samples:
+                break
+        else:
+            continue
+        # sub-pixel: a parabola through the peak and its neighbours
+        jj = j[on] + peak[on]
+        g0 = grad[rows[on], jj - 1]
+        g1 = grad[rows[on], jj]
+        g2 = grad[rows[on], jj + 1]
+        den = g0 - 2 * g1 + g2
+        frac = np.where(np.abs(den) > 1e-6, 0.5 * (g0 - g2) / np.where(den == 0, 1, den), 0.0)
+        off = (jj - idx0 + np.clip(frac, -0.5, 0.5)) * step
+        fits.append(EdgeFit(obj[on], p[on] + off[:, None] * n[on], support, strength, edge))
+    return fits
+
+
+def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: float,
+                   fits: list[EdgeFit], fit_focal: bool, fit_k1: bool,
+                   iterations: int = 6) -> Pose:
+    """Pose (and focal length, k1) minimising the markers' corner distances and each
+    edge point's distance across its edge (along the edge it is free)."""
+    obj_e = np.vstack([f.obj for f in fits])
+    img_e = np.vstack([f.img for f in fits])
+    tang = np.vstack([np.repeat(((f.obj[-1] - f.obj[0])
+                                 / np.linalg.norm(f.obj[-1] - f.obj[0]))[None], len(f.obj), 0)
+                      for f in fits])
+    K0 = pose.intrinsics.K
+    x = np.concatenate([pose.rvec.ravel(), pose.tvec.ravel(), [K0[0, 0], pose.intrinsics.dist[0]]])
+
+    def unpack(v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        K = K0.copy()
+        K[0, 0] = K[1, 1] = v[6]
+        d = pose.intrinsics.dist.copy()
+        d[0] = v[7]
+        return v[:3], v[3:6], K, d
+
+    def residuals(v: FloatArray) -> FloatArray:
+        r, t, K, d = unpack(v)
+        pm, _ = cv2.projectPoints(obj_m, r, t, K, d)
+        pe, _ = cv2.projectPoints(obj_e, r, t, K, d)
+        pt, _ = cv2.projectPoints(obj_e + tang, r, t, K, d)
+        pe = pe.reshape(-1, 2)
+        u = pt.reshape(-1, 2) - pe
+        u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-9)
+        nrm = np.column_stack([-u[:, 1], u[:, 0]])
+        across = np.sum((img_e - pe) * nrm, axis=1)
+        return np.concatenate([np.sqrt(weight) * (pm.reshape(-1, 2) - img_m).ravel(), across])
+
+    free = [0, 1, 2, 3, 4, 5] + ([6] if fit_focal else []) + ([7] if fit_k1 else [])
+    steps = np.array([1e-4] * 3 + [1e-2] * 3 + [0.5, 1e-4])
+    for _ in range(iterations):
+        r0 = residuals(x)
+        J = np.empty((len(r0), len(free)))
+        for c, i in enumerate(free):
+            xp = x.copy()
+            xp[i] += steps[i]
+            J[:, c] = (residuals(xp) - r0) / steps[i]
+        try:
+            delta = np.linalg.lstsq(J, -r0, rcond=None)[0]
+        except np.linalg.LinAlgError:
+            break
+        x[free] += delta
+        if np.abs(delta[:3]).max() < 1e-7:
+            break
+    r, t, K, d = unpack(x)
+    intr = Intrinsics(K, d, pose.intrinsics.size, pose.intrinsics.estimated)
+    return Pose(np.asarray(r, np.float64).reshape(3, 1), np.asarray(t, np.float64).reshape(3, 1),
+                intr, pose.markers, pose.error_px)
+
+
+def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray],
+                g: BoardGeometry, cfg: Mapping[str, Any]) -> Pose:
+    """The pose solved again with the board outline beside the markers, when it fits."""
+    if not cfg.get("enabled", False) or not markers:
+        return pose
+    found = dict(markers)
+    rounds = int(cfg.get("rounds", 2))
+    min_edges = int(cfg.get("min_edges", 2))
+    weight = int(cfg.get("marker_weight", 4))
+    marker_px = float(cfg.get("marker_px", 2.0))
+    before = max(marker_residuals(found, pose, g).values())
+    obj_m, img_m = _correspondences(found, g)
+    cur = pose
+    est = pose.intrinsics.estimated and bool(cfg.get("refit_focal", True))
+    for _ in range(rounds):
+        fits = find_edges(image, cur, g, cfg)
+        if len(fits) < min_edges:
+            break
+        cur = _point_to_line(cur, obj_m, img_m, float(weight), fits, est,
+                             est and bool(cur.intrinsics.dist[0] != 0))
+    if cur is pose:
+        return pose
+    after = max(marker_residuals(found, cur, g).values())
+    return cur if after <= max(marker_px, 2 * before) else pose

@@ -1,0 +1,104 @@
+"""The board's outline fixes a pose that markers on one side of the board left loose.
+
+Ray-traced frame 214 (mounted, 52 degrees): towers hide both far markers, the
+two near ones fix where the near edge lies but hardly how the board tilts
+(nor, without a camera file, the focal length: 17% long), and the sites the
+reader projects were 7-17 px off. The outline's four edges,
+found near where that pose puts them, pin the plane.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.vision.evaluate import compare
+from companion.vision.geometry import Intrinsics, Pose, board_geometry
+from companion.vision.outline import find_edges, refine_pose
+from companion.vision.reader import read_image
+from companion.vision.settings import section
+
+OFF = {"outline": {"enabled": False}}
+
+
+@pytest.fixture(scope="module")
+def frame():
+    from tests.vision.raycast import shoot
+
+    return shoot(214, "mounted")
+
+
+def _true_pose(truth) -> Pose:
+    cam, meta = truth["camera"], truth["meta"]
+    intr = Intrinsics(np.array(cam["camera_matrix"], float), np.array(cam["dist_coeffs"], float),
+                      tuple(cam["image_size"]))
+    return Pose(np.array(meta["rvec"], float).reshape(3, 1),
+                np.array(meta["tvec"], float).reshape(3, 1), intr, (), 0.0)
+
+
+def _site_error(pose: Pose, truth_pose: Pose, scale: float = 1.0) -> float:
+    """Median distance (px of the truth's image size) between the two poses' site
+    centres on the board and 60 mm above it."""
+    g = board_geometry()
+    pts = np.array([[x, y, z] for x, y in g.site_xy for z in (0.0, 60.0)])
+    return float(np.median(np.linalg.norm(pose.project(pts) / scale - truth_pose.project(pts),
+                                          axis=1)))
+
+
+def test_two_near_markers_and_the_outline_read_the_board(frame):
+    image, truth = frame
+    cols = truth["expected"]["colors"]
+    now = read_image(image, None, cols)
+    was = read_image(image, None, cols, OFF)
+    assert now.pose.markers == was.pose.markers == (2, 3)
+    true = _true_pose(truth)
+    assert _site_error(was.pose, true) > 7.0
+    assert _site_error(now.pose, true) < 0.5
+    # the focal length too: 17% long from the two markers, within 1% with the outline
+    f_true = float(true.intrinsics.K[0, 0])
+    assert abs(was.pose.intrinsics.K[0, 0] / f_true - 1) > 0.15
+    assert abs(now.pose.intrinsics.K[0, 0] / f_true - 1) < 0.01
+    tally = [compare(r.to_json(), truth) for r in (now, was)]
+    # wrong, unseen while visible, hidden sites read (of 42 visible)
+    assert [(c["wrong"], c["unseen_visible"], c["hidden_read"]) for c in tally] == [
+        (5, 6, 4), (4, 26, 0)]
+
+
+def test_each_edge_is_found_outside_the_border_art(frame):
+    image, truth = frame
+    true = _true_pose(truth)
+    # the pose two markers gave with the camera file: 10 px off at the far corners
+    pose = read_image(image, truth["camera"], truth["expected"]["colors"], OFF).pose
+    fits = find_edges(image, pose, board_geometry(), section("outline"))
+    assert len(fits) == 4
+    # the near edge within a pixel (the far one 22 px from where the pose put it)
+    near = [f for f in fits if np.allclose(f.obj[:, 1], -190.0)]
+    assert len(near) == 1
+    assert np.median(np.linalg.norm(near[0].img - true.project(near[0].obj), axis=1)) < 1.0
+    markers = {k: true.project(board_geometry().marker_corners(k)) for k in (2, 3)}
+    refined = refine_pose(image, pose, markers, board_geometry(), section("outline"))
+    assert refined is not pose
+    assert _site_error(pose, true) > 7.0
+    assert _site_error(refined, true) < 0.5
+
+
+def test_no_outline_in_view_keeps_the_pose(frame):
+    image, truth = frame
+    true = _true_pose(truth)
+    markers = {k: true.project(board_geometry().marker_corners(k)) for k in (2, 3)}
+    blank = np.full_like(image, 128)
+    assert find_edges(blank, true, board_geometry(), section("outline")) == []
+    assert refine_pose(blank, true, markers, board_geometry(), section("outline")) is true
+    off = {**section("outline"), "enabled": False}
+    assert refine_pose(image, true, markers, board_geometry(), off) is true
+
+
+def test_a_large_photo_is_refined_at_the_working_size(frame):
+    image, truth = frame
+    big = cv2.resize(image, None, fx=2.5, fy=2.5, interpolation=cv2.INTER_CUBIC)
+    reading = read_image(big, None, truth["expected"]["colors"])
+    assert reading.pose.intrinsics.size == (3200, 1800)
+    assert _site_error(reading.pose, _true_pose(truth), scale=2.5) < 1.0
+    off = read_image(big, None, truth["expected"]["colors"], OFF)
+    assert _site_error(off.pose, _true_pose(truth), scale=2.5) > 7.0
