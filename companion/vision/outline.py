@@ -211,8 +211,13 @@ def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray]
         fits = find_edges(image, cur, g, cfg)
         if len(fits) < min_edges:
             break
-        cur = _point_to_line(cur, obj_m, img_m, float(weight), fits, est,
+        nxt = _point_to_line(cur, obj_m, img_m, float(weight), fits, est,
                              est and bool(cur.intrinsics.dist[0] != 0))
+        f = float(nxt.intrinsics.K[0, 0])
+        if (not np.all(np.isfinite(nxt.tvec)) or not np.all(np.isfinite(nxt.rvec))
+                or not np.isfinite(f) or f <= 0 or nxt.camera_centre[2] <= 0):
+            break  # a fit gone astray (an edge taken from the table, say)
+        cur = nxt
     if cur is pose:
         return pose
     after = max(marker_residuals(found, cur, g).values())
