@@ -55,16 +55,24 @@ def _edges(g: BoardGeometry, inset_mm: float, step_mm: float
     return out
 
 
+def _smooth(image: np.ndarray, cfg: Mapping[str, Any]) -> np.ndarray:
+    # smoothed in 8 bits (a third of the time of floats; a level is far below the
+    # steps looked for)
+    out: np.ndarray = cv2.GaussianBlur(image, (0, 0), float(cfg.get("smooth_px", 1.0)))
+    return out.astype(np.float32)
+
+
 def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
-               cfg: Mapping[str, Any]) -> list[EdgeFit]:
-    """The board edges found near where ``pose`` puts them."""
+               cfg: Mapping[str, Any], smoothed: np.ndarray | None = None) -> list[EdgeFit]:
+    """The board edges found near where ``pose`` puts them (``smoothed``: the photo
+    already smoothed by ``smooth_px``, as float32)."""
     search = float(cfg.get("search_px", 16.0))
     step = float(cfg.get("sample_px", 0.5))
     slope_step = float(cfg.get("slope_step_px", 1.0))
     min_support = float(cfg.get("min_support", 0.6))
     min_strength = float(cfg.get("min_strength", 4.0))
     min_samples = int(cfg.get("min_samples", 12))
-    img = cv2.GaussianBlur(image, (0, 0), float(cfg.get("smooth_px", 1.0))).astype(np.float32)
+    img = smoothed if smoothed is not None else _smooth(image, cfg)
     H, W = img.shape[:2]
     offs = np.arange(-search - 2, search + 2 + 1e-9, step)
     fits = []
@@ -159,13 +167,15 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
         d[0] = v[7]
         return v[:3], v[3:6], K, d
 
+    allobj = np.vstack([obj_m, obj_e, obj_e + tang])
+    nm, ne = len(obj_m), len(obj_e)
+
     def residuals(v: FloatArray) -> FloatArray:
         r, t, K, d = unpack(v)
-        pm, _ = cv2.projectPoints(obj_m, r, t, K, d)
-        pe, _ = cv2.projectPoints(obj_e, r, t, K, d)
-        pt, _ = cv2.projectPoints(obj_e + tang, r, t, K, d)
-        pe = pe.reshape(-1, 2)
-        u = pt.reshape(-1, 2) - pe
+        proj, _ = cv2.projectPoints(allobj, r, t, K, d)
+        proj = proj.reshape(-1, 2)
+        pm, pe, pt = proj[:nm], proj[nm:nm + ne], proj[nm + ne:]
+        u = pt - pe
         u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-9)
         nrm = np.column_stack([-u[:, 1], u[:, 0]])
         across = np.sum((img_e - pe) * nrm, axis=1)
@@ -207,8 +217,15 @@ def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray]
     obj_m, img_m = _correspondences(found, g)
     cur = pose
     est = pose.intrinsics.estimated and bool(cfg.get("refit_focal", True))
-    for _ in range(rounds):
-        fits = find_edges(image, cur, g, cfg)
+    smoothed = _smooth(image, cfg)
+    w, h = g.board_size
+    outline = np.array([[-w / 2, -h / 2, 0.0], [w / 2, -h / 2, 0.0], [w / 2, h / 2, 0.0],
+                        [-w / 2, h / 2, 0.0]])
+    narrow = {**cfg, "search_px": min(float(cfg.get("search_px", 16.0)),
+                                      float(cfg.get("narrow_search_px", 6.0)))}
+    for k in range(rounds):
+        # after the first fit the edges lie within a few pixels of the pose's
+        fits = find_edges(image, cur, g, narrow if k else cfg, smoothed)
         if len(fits) < min_edges:
             break
         nxt = _point_to_line(cur, obj_m, img_m, float(weight), fits, est,
@@ -217,7 +234,10 @@ def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray]
         if (not np.all(np.isfinite(nxt.tvec)) or not np.all(np.isfinite(nxt.rvec))
                 or not np.isfinite(f) or f <= 0 or nxt.camera_centre[2] <= 0):
             break  # a fit gone astray (an edge taken from the table, say)
+        moved = float(np.abs(nxt.project(outline) - cur.project(outline)).max())
         cur = nxt
+        if moved < float(cfg.get("settled_px", 0.0)):
+            break  # the edges would be found where they were
     if cur is pose:
         return pose
     after = max(marker_residuals(found, cur, g).values())

@@ -104,8 +104,8 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
 
     image, truth = shoot(14, "mounted")
     cols = truth["expected"]["colors"]
-    reading = read_image(image, None, cols)
-    before = read_image(image, None, cols, {"sites": {"print_colour_offset": 9.0}})
+    reading = read_image(image, None, cols, NO_OUTLINE)
+    before = read_image(image, None, cols, {"sites": {"print_colour_offset": 9.0}, **NO_OUTLINE})
     by = {d.site: d for d in reading.details}
     was = {d.site: d for d in before.details}
     assert (reading.sites[Site(4, 0, 2)].height, reading.sites[Site(4, 0, 2)].owner) == (
