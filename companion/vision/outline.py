@@ -179,7 +179,7 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
         u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-9)
         nrm = np.column_stack([-u[:, 1], u[:, 0]])
         across = np.sum((img_e - pe) * nrm, axis=1)
-        return np.concatenate([np.sqrt(weight) * (pm.reshape(-1, 2) - img_m).ravel(), across])
+        return np.concatenate([np.sqrt(weight) * (pm - img_m).ravel(), across])
 
     free = [0, 1, 2, 3, 4, 5] + ([6] if fit_focal else []) + ([7] if fit_k1 else [])
     steps = np.array([1e-4] * 3 + [1e-2] * 3 + [0.5, 1e-4])
@@ -209,10 +209,10 @@ def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray]
     if not cfg.get("enabled", False) or not markers:
         return pose
     found = dict(markers)
-    rounds = int(cfg.get("rounds", 2))
+    rounds = int(cfg.get("rounds", 4))
     min_edges = int(cfg.get("min_edges", 2))
     weight = int(cfg.get("marker_weight", 4))
-    marker_px = float(cfg.get("marker_px", 2.0))
+    marker_px = float(cfg.get("marker_px", 3.0))
     before = max(marker_residuals(found, pose, g).values())
     obj_m, img_m = _correspondences(found, g)
     cur = pose

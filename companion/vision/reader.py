@@ -31,7 +31,7 @@ from companion.vision.colours import (
     toned_model,
 )
 from companion.vision.errors import BoardNotFoundError, CameraFileError, ImageReadError
-from companion.vision.geometry import BoardGeometry, Intrinsics, Pose, board_geometry
+from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose, board_geometry
 from companion.vision.outline import refine_pose
 from companion.vision.pose import (
     Markers,
@@ -270,12 +270,9 @@ def _outline(image: np.ndarray, pose: Pose, markers: Markers, previous_pose: Pos
     found = refine_pose(work, wpose, small, g, ocfg)
     if found is wpose:
         return pose
-    K = found.intrinsics.K.copy()  # back to the photo's pixels (working_view's inverse)
-    K[0, :2] /= sx
-    K[0, 2] = (found.intrinsics.K[0, 2] + 0.5) / sx - 0.5
-    K[1, 1] /= sy
-    K[1, 2] = (found.intrinsics.K[1, 2] + 0.5) / sy - 0.5
-    intr = Intrinsics(K, found.intrinsics.dist.copy(), pose.intrinsics.size,
+    # back to the photo's pixels (working_view's scaling, inverted)
+    intr = Intrinsics(_rescaled(found.intrinsics.K, 1.0 / sx, 1.0 / sy),
+                      found.intrinsics.dist.copy(), pose.intrinsics.size,
                       pose.intrinsics.estimated)
     return replace(found, intrinsics=intr)
 
@@ -425,6 +422,17 @@ def work_scale(size: tuple[int, int], max_side: int) -> float:
     return max_side / longest if 0 < max_side < longest else 1.0
 
 
+def _rescaled(K: FloatArray, sx: float, sy: float) -> FloatArray:
+    """A camera matrix for the photo resized by ``sx``, ``sy`` (pixel centres:
+    x' + 0.5 = (x + 0.5) * s, as cv2.resize maps them)."""
+    out = K.copy()
+    out[0, :2] *= sx
+    out[0, 2] = (K[0, 2] + 0.5) * sx - 0.5
+    out[1, 1] *= sy
+    out[1, 2] = (K[1, 2] + 0.5) * sy - 0.5
+    return out
+
+
 def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarray, Pose]:
     """The photo and pose that sites and cards are read at.
 
@@ -438,13 +446,7 @@ def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarr
     if s >= 1.0:
         return image, pose
     size = (max(1, round(w * s)), max(1, round(h * s)))
-    sx, sy = size[0] / w, size[1] / h
-    K = pose.intrinsics.K.copy()
-    # pixel centres: x' + 0.5 = (x + 0.5) * s, as cv2.resize maps them
-    K[0, :2] *= sx
-    K[0, 2] = (K[0, 2] + 0.5) * sx - 0.5
-    K[1, 1] *= sy
-    K[1, 2] = (K[1, 2] + 0.5) * sy - 0.5
+    K = _rescaled(pose.intrinsics.K, size[0] / w, size[1] / h)
     intr = Intrinsics(K, pose.intrinsics.dist.copy(), size, pose.intrinsics.estimated)
     small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
     return small, replace(pose, intrinsics=intr)
