@@ -215,10 +215,10 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             source: str) -> _View:
     """The pose from the markers (found again on a sharpened copy of a blurry photo),
     the working view, and its white balance (a grainy photo smoothed)."""
-    pose = _outline(image_bgr, _solve(gray, markers, camera, g, cfg, previous_pose, source),
-                    markers, previous_pose, g, cfg)
+    pose, small = _outline(image_bgr, _solve(gray, markers, camera, g, cfg, previous_pose,
+                                             source), markers, previous_pose, g, cfg)
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
-    work, wpose = working_view(image_bgr, pose, max_side)
+    work, wpose = working_view(image_bgr, pose, max_side, small)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
     wb_raw = wb
     grainy = wb.noise > float(cfg.get("image", {}).get("denoise_noise", np.inf))
@@ -234,10 +234,10 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             # tops lose their uniform look
             found = detect_markers(sharp_gray, g, cfg.get("pose"))
             if len(found) >= len(markers):
-                pose = _outline(image_bgr, _solve(sharp_gray, found, camera, g, cfg,
-                                                  previous_pose, source),
-                                found, previous_pose, g, cfg)
-                work, wpose = working_view(image_bgr, pose, max_side)
+                pose, small = _outline(image_bgr, _solve(sharp_gray, found, camera, g, cfg,
+                                                         previous_pose, source),
+                                       found, previous_pose, g, cfg)
+                work, wpose = working_view(image_bgr, pose, max_side, small)
     if grainy:
         # a grainy photo: each strip sample is one pixel, and noise that large makes
         # a top look mottled and off its colour (towers read as empty sites)
@@ -247,8 +247,9 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
 
 
 def _outline(image: np.ndarray, pose: Pose, markers: Markers, previous_pose: Pose | None,
-             g: BoardGeometry, cfg: Mapping[str, Any]) -> Pose:
-    """The pose refined with the board's outline when few markers fixed it."""
+             g: BoardGeometry, cfg: Mapping[str, Any]) -> tuple[Pose, np.ndarray | None]:
+    """The pose refined with the board's outline when few markers fixed it, and the
+    photo shrunk to the working size when that was needed for it (or None)."""
     ocfg = dict(cfg.get("outline", {}))
     # a camera file's intrinsics and three markers fix the pose to a fraction of a
     # pixel; estimated ones leave the focal length loose with as many
@@ -256,25 +257,25 @@ def _outline(image: np.ndarray, pose: Pose, markers: Markers, previous_pose: Pos
                          else "below_markers", 3))
     if (pose is previous_pose or not ocfg.get("enabled", False)
             or len(pose.markers) >= below):
-        return pose
+        return pose, None
     used = {k: markers[k] for k in pose.markers if k in markers}
     # looked for at the working size: the thresholds are in its pixels, and a
     # 12-megapixel photo smoothed whole would cost more than the read
     work, wpose = working_view(image, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
     if work is image:
-        return refine_pose(image, pose, used, g, ocfg)
+        return refine_pose(image, pose, used, g, ocfg), None
     sx = work.shape[1] / image.shape[1]
     sy = work.shape[0] / image.shape[0]
     scale = np.array([sx, sy])
     small = {k: (c + 0.5) * scale - 0.5 for k, c in used.items()}
     found = refine_pose(work, wpose, small, g, ocfg)
     if found is wpose:
-        return pose
+        return pose, work
     # back to the photo's pixels (working_view's scaling, inverted)
     intr = Intrinsics(_rescaled(found.intrinsics.K, 1.0 / sx, 1.0 / sy),
                       found.intrinsics.dist.copy(), pose.intrinsics.size,
                       pose.intrinsics.estimated)
-    return replace(found, intrinsics=intr)
+    return replace(found, intrinsics=intr), work
 
 
 @dataclass
@@ -433,13 +434,15 @@ def _rescaled(K: FloatArray, sx: float, sy: float) -> FloatArray:
     return out
 
 
-def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarray, Pose]:
+def working_view(image: np.ndarray, pose: Pose, max_side: int,
+                 small: np.ndarray | None = None) -> tuple[np.ndarray, Pose]:
     """The photo and pose that sites and cards are read at.
 
     A photo whose longest side exceeds ``max_side`` is shrunk with area
     averaging (the anti-aliasing a sparse sampling needs), and the pose's
     camera matrix follows it; the board-to-camera transform and the lens
-    distortion are unchanged.
+    distortion are unchanged. ``small``: the photo already shrunk (by an earlier
+    call: the shrinking does not depend on the pose).
     """
     h, w = image.shape[:2]
     s = work_scale((w, h), max_side)
@@ -448,7 +451,8 @@ def working_view(image: np.ndarray, pose: Pose, max_side: int) -> tuple[np.ndarr
     size = (max(1, round(w * s)), max(1, round(h * s)))
     K = _rescaled(pose.intrinsics.K, size[0] / w, size[1] / h)
     intr = Intrinsics(K, pose.intrinsics.dist.copy(), size, pose.intrinsics.estimated)
-    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    if small is None or small.shape[1::-1] != size:
+        small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
     return small, replace(pose, intrinsics=intr)
 
 

@@ -44,6 +44,22 @@ def test_the_camera_follows_the_shrunk_pixels() -> None:
     assert np.abs(wpose.project(pts) - ((pose.project(pts) + 0.5) * s - 0.5)).max() < 1e-6
 
 
+def test_a_photo_shrunk_once_is_not_shrunk_again() -> None:
+    # the board's outline refines a pose at the working size; the sites are then read
+    # on that same shrunk photo under the refined pose
+    rng = np.random.default_rng(4)
+    image = rng.integers(0, 256, (3024, 4032, 3), np.uint8)
+    pose = _pose((4032, 3024))
+    work, _ = working_view(image, pose, 1600)
+    moved = Pose(pose.rvec + 0.01, pose.tvec, pose.intrinsics)
+    again, wmoved = working_view(image, moved, 1600, work)
+    assert again is work
+    assert np.array_equal(wmoved.intrinsics.K, working_view(image, moved, 1600)[1].intrinsics.K)
+    # a copy of another size is no such photo: shrunk afresh
+    other, _ = working_view(image, pose, 1600, work[:-1])
+    assert other.shape == work.shape and np.array_equal(other, work)
+
+
 @pytest.fixture(scope="module")
 def big_photo():
     rendered = sample_photo(21, "phone")
