@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose
-from companion.vision.pose import _correspondences, marker_residuals
+from companion.vision.pose import marker_correspondences, marker_residuals
 
 
 @dataclass
@@ -214,7 +214,7 @@ def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray]
     weight = int(cfg.get("marker_weight", 4))
     marker_px = float(cfg.get("marker_px", 3.0))
     before = max(marker_residuals(found, pose, g).values())
-    obj_m, img_m = _correspondences(found, g)
+    obj_m, img_m = marker_correspondences(found, g)
     cur = pose
     est = pose.intrinsics.estimated and bool(cfg.get("refit_focal", True))
     smoothed = _smooth(image, cfg)

@@ -93,7 +93,9 @@ def _detect(gray: np.ndarray, geometry: BoardGeometry, det: Any) -> Markers:
     return out
 
 
-def _correspondences(markers: Markers, geometry: BoardGeometry) -> tuple[FloatArray, FloatArray]:
+def marker_correspondences(markers: Markers, geometry: BoardGeometry
+                           ) -> tuple[FloatArray, FloatArray]:
+    """The markers' corners in board mm (N, 3) and as found (N, 2), by marker id."""
     ids = sorted(markers)
     obj = np.vstack([geometry.marker_corners(i) for i in ids]) if ids else np.zeros((0, 3))
     img = np.vstack([markers[i] for i in ids]) if ids else np.zeros((0, 2))
@@ -142,7 +144,7 @@ def estimate_intrinsics(markers: Markers, geometry: BoardGeometry, size: tuple[i
     refines f, k1 and the pose together; a frontal view (f undetermined) or
     a single marker falls back to a typical field of view.
     """
-    obj, img = _correspondences(markers, geometry)
+    obj, img = marker_correspondences(markers, geometry)
     return _intrinsics_from_points(obj, img, size, len(markers), config)
 
 
@@ -280,7 +282,7 @@ def solve_pose(markers: Markers, intrinsics: Intrinsics, geometry: BoardGeometry
         bumped = True
     else:
         bumped = previous is not None
-    obj, img = _correspondences(markers, geometry)
+    obj, img = marker_correspondences(markers, geometry)
     ids = tuple(sorted(markers))
     if len(markers) >= 2:
         res = _pnp(obj, img, intrinsics)
@@ -394,7 +396,7 @@ def repair_bent_corner(markers: Markers, pose: Pose, geometry: BoardGeometry,
     cfg = config or {}
     if len(markers) < 2:
         return markers
-    obj, img = _correspondences(markers, geometry)
+    obj, img = marker_correspondences(markers, geometry)
     resid = np.linalg.norm(pose.project(obj) - img, axis=1)
     j = int(np.argmax(resid))
     if resid[j] < float(cfg.get("corner_gate_px", 1.2)) * px:

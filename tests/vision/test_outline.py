@@ -30,9 +30,8 @@ def frame():
 
 
 def _true_pose(truth) -> Pose:
-    cam, meta = truth["camera"], truth["meta"]
-    intr = Intrinsics(np.array(cam["camera_matrix"], float), np.array(cam["dist_coeffs"], float),
-                      tuple(cam["image_size"]))
+    meta = truth["meta"]
+    intr = Intrinsics.from_json(truth["camera"])
     return Pose(np.array(meta["rvec"], float).reshape(3, 1),
                 np.array(meta["tvec"], float).reshape(3, 1), intr, (), 0.0)
 
