@@ -101,14 +101,13 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
         rows = np.arange(m)
         avals = np.arange(-search, search + 1e-9, step)
         bvals = np.arange(-search / 2, search / 2 + 1e-9, slope_step)
-        score = np.full((len(bvals), len(avals)), -1.0)
-        for ib, b in enumerate(bvals):
-            o = avals[:, None] + b * t[None, :]
-            ok = np.abs(o).max(axis=1) <= search
-            j = np.clip(np.round(idx0 + o / step).astype(int), 0, grad.shape[1] - 1)
-            # the median: a card's white edge a centimetre outside, along a fifth of
-            # the board's, is far stronger there but no line along the whole edge
-            score[ib] = np.where(ok, np.median(grad[rows[None, :], j], axis=1), -1.0)
+        # every line (slope b, offset a) at once: (B, A, m) samples
+        o = avals[None, :, None] + bvals[:, None, None] * t[None, None, :]
+        ok = np.abs(o).max(axis=2) <= search
+        j = np.clip(np.round(idx0 + o / step).astype(np.intp), 0, grad.shape[1] - 1)
+        # the median: a card's white edge a centimetre outside, along a fifth of
+        # the board's, is far stronger there but no line along the whole edge
+        score = np.where(ok, np.median(grad[rows[None, None, :], j], axis=2), -1.0)
         # the board's own border art runs parallel to its edge, just inside it: of
         # the lines nearly as strong as the strongest, the outline is the outermost
         # that its samples bear out (a sloped line grazing the strongest is a
@@ -170,26 +169,37 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
     allobj = np.vstack([obj_m, obj_e, obj_e + tang])
     nm, ne = len(obj_m), len(obj_e)
 
-    def residuals(v: FloatArray) -> FloatArray:
+    def residuals(v: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Residuals and their derivatives in ``free`` (projectPoints' own Jacobian:
+        one projection a step instead of one a parameter)."""
         r, t, K, d = unpack(v)
-        proj, _ = cv2.projectPoints(allobj, r, t, K, d)
+        proj, jac = cv2.projectPoints(allobj, r, t, K, d)
         proj = proj.reshape(-1, 2)
+        # columns: rvec 3, tvec 3, fx, fy, cx, cy, the distortion terms; f is fx = fy
+        jac = jac.reshape(-1, 2, jac.shape[1])
+        dp = np.concatenate([jac[:, :, :6], (jac[:, :, 6] + jac[:, :, 7])[:, :, None],
+                             jac[:, :, 10:11]], axis=2)[:, :, free]
         pm, pe, pt = proj[:nm], proj[nm:nm + ne], proj[nm + ne:]
-        u = pt - pe
-        u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-9)
+        dm, de, dt = dp[:nm], dp[nm:nm + ne], dp[nm + ne:]
+        w = pt - pe
+        length = np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-9)
+        u = w / length
         nrm = np.column_stack([-u[:, 1], u[:, 0]])
-        across = np.sum((img_e - pe) * nrm, axis=1)
-        return np.concatenate([np.sqrt(weight) * (pm - img_m).ravel(), across])
+        gap = img_e - pe
+        across = np.sum(gap * nrm, axis=1)
+        # d(across) = -nrm . d(pe) + gap . d(nrm); nrm is u turned a quarter, and
+        # d(u) = (I - u u^T) d(w) / |w|
+        dw = dt - de
+        du = (dw - u[:, :, None] * np.einsum("nk,nkp->np", u, dw)[:, None, :]) / length[:, :, None]
+        dn = np.stack([-du[:, 1], du[:, 0]], axis=1)
+        jacross = -np.einsum("nk,nkp->np", nrm, de) + np.einsum("nk,nkp->np", gap, dn)
+        sw = np.sqrt(weight)
+        res = np.concatenate([sw * (pm - img_m).ravel(), across])
+        return res, np.vstack([sw * dm.reshape(-1, len(free)), jacross])
 
     free = [0, 1, 2, 3, 4, 5] + ([6] if fit_focal else []) + ([7] if fit_k1 else [])
-    steps = np.array([1e-4] * 3 + [1e-2] * 3 + [0.5, 1e-4])
     for _ in range(iterations):
-        r0 = residuals(x)
-        J = np.empty((len(r0), len(free)))
-        for c, i in enumerate(free):
-            xp = x.copy()
-            xp[i] += steps[i]
-            J[:, c] = (residuals(xp) - r0) / steps[i]
+        r0, J = residuals(x)
         try:
             delta = np.linalg.lstsq(J, -r0, rcond=None)[0]
         except np.linalg.LinAlgError:
