@@ -104,10 +104,11 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
         # every line (slope b, offset a) at once: (B, A, m) samples
         o = avals[None, :, None] + bvals[:, None, None] * t[None, None, :]
         ok = np.abs(o).max(axis=2) <= search
-        j = np.clip(np.round(idx0 + o / step).astype(np.intp), 0, grad.shape[1] - 1)
+        j = np.clip(np.round(idx0 + o[ok] / step).astype(np.intp), 0, grad.shape[1] - 1)
         # the median: a card's white edge a centimetre outside, along a fifth of
         # the board's, is far stronger there but no line along the whole edge
-        score = np.where(ok, np.median(grad[rows[None, None, :], j], axis=2), -1.0)
+        score = np.full(ok.shape, -1.0)
+        score[ok] = np.median(grad[rows[None, :], j], axis=1)
         # the board's own border art runs parallel to its edge, just inside it: of
         # the lines nearly as strong as the strongest, the outline is the outermost
         # that its samples bear out (a sloped line grazing the strongest is a
