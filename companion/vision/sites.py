@@ -195,7 +195,8 @@ def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -
 
 def fit_site_print(feats: FloatArray, model: ColourModel, min_sites: int = 3,
                    min_block_d2: float = 4.0, near_block_d2: float | None = None,
-                   near_min_sites: int = 6) -> ColourClass | None:
+                   near_min_sites: int = 6, brighter_log: float | None = None
+                   ) -> ColourClass | None:
     """The empty-site print, from the footprint colours of all 54 sites.
 
     Empty sites share one print, so their footprints form the largest tight
@@ -207,31 +208,50 @@ def fit_site_print(feats: FloatArray, model: ColourModel, min_sites: int = 3,
     the print is looked for again among footprints nearer the block colours,
     and must be shared by ``near_min_sites`` sites: a few tops of one colour
     shaded alike must not pass for it.
+
+    Tower faces the camera sees in shadow are far from every block colour too,
+    and towers of one colour in one lamp's shadow are shaded alike: on a
+    crowded board they can outnumber the empty sites. With ``brighter_log``,
+    the densest cluster of the rest is the print instead when it has
+    ``min_sites`` and lies that much brighter (log intensity): printed paper
+    under the lamp, where the faces turned from it are dark.
     """
     x = np.asarray(feats, np.float64).reshape(-1, 3)
     ok = np.all(np.isfinite(x), axis=1)
     d_block = np.full(len(x), np.inf)
     d_block[ok] = model.distance2(x[ok]).min(axis=1)
-    found = _print_cluster(x[ok & (d_block > min_block_d2)], min_sites)
+    found = _print_cluster(x[ok & (d_block > min_block_d2)], min_sites, brighter_log)
     if found is None and near_block_d2 is not None and near_block_d2 < min_block_d2:
         found = _print_cluster(x[ok & (d_block > near_block_d2)],
-                               max(min_sites, near_min_sites))
+                               max(min_sites, near_min_sites), brighter_log)
     return found
 
 
-def _print_cluster(cand: FloatArray, min_sites: int) -> ColourClass | None:
-    """The densest tight cluster of ``cand`` as a Gaussian, if it has ``min_sites``."""
+def _print_cluster(cand: FloatArray, min_sites: int,
+                   brighter_log: float | None = None) -> ColourClass | None:
+    """The densest tight cluster of ``cand`` as a Gaussian, if it has ``min_sites``
+    (or the brighter one :func:`fit_site_print` prefers)."""
     if len(cand) < min_sites:
         return None
     scale = np.array([0.05, 0.05, 0.35])
     z = cand / scale
     # the densest point: most neighbours within 2 sigma
     d = np.sqrt(np.sum((z[:, None, :] - z[None, :, :]) ** 2, axis=-1))
-    counts = (d < 2.0).sum(axis=1)
+    near = d < 2.0
+    counts = near.sum(axis=1)
     k = int(np.argmax(counts))
     members = cand[d[k] < 2.5]
     if len(members) < min_sites:
         return None
+    if brighter_log is not None:
+        rest = d[k] >= 2.5
+        if rest.sum() >= min_sites:
+            c2 = (near & rest[None, :]).sum(axis=1) * rest
+            k2 = int(np.argmax(c2))
+            other = cand[rest & (d[k2] < 2.5)]
+            if (len(other) >= min_sites and float(np.median(other[:, 2]))
+                    >= float(np.median(members[:, 2])) + brighter_log):
+                members = other
     mu = np.median(members, axis=0)
     cov = np.cov(members.T) if len(members) > 3 else np.diag(scale ** 2)
     cov = cov + np.diag([0.02 ** 2, 0.02 ** 2, 0.12 ** 2])
@@ -696,7 +716,8 @@ class SiteReader:
         med[~inside] = np.nan
         return fit_site_print(med, model, min_block_d2=float(self.cfg["print_block_d2"]),
                               near_block_d2=float(self.cfg["print_near_block_d2"]),
-                              near_min_sites=int(self.cfg["print_near_min_sites"]))
+                              near_min_sites=int(self.cfg["print_near_min_sites"]),
+                              brighter_log=float(self.cfg["print_brighter_log"]))
 
     def board_model(self, image: np.ndarray, pose: Pose, wb: WhiteBalance) -> BoardModel:
         """What board and table look like in this photo, from places no tower can cover.
