@@ -68,19 +68,24 @@ def test_the_deconvolution_amplifies_the_grain_no_more_than_allowed() -> None:
     assert noise_to_signal_for(2.0, 3.0, 0.005) == 0.005
 
 
-def test_a_blurred_photo_is_read_with_the_pose_of_its_sharpened_markers(frame) -> None:
+def test_a_blurred_photo_is_read_with_the_pose_of_its_sharpened_markers() -> None:
+    # the sim mounted frame of seed 28 blurred: marker 0 is no longer found, and
+    # the pose from the other three puts the camera 16 mm off; on the sharpened photo
+    # all four are found again (2 mm). With the camera file three markers are enough
+    # for the board's outline not to run (outline.below_markers), on either read.
+    # (Seed 3, the frame above, was this test's photo: blurred it keeps two markers
+    # and the board's outline mends that pose too, sharpened or not: 2 and 3 wrong,
+    # against 1 and 9 from the markers alone)
+    frame = sample_photo(28, "mounted")
     blurred = cv2.GaussianBlur(frame.image, (0, 0), 2.0)
-    # the markers alone (the blurred photo keeps two): the board's outline refines
-    # such a pose as well, and is measured below
-    off = {"outline": {"enabled": False}}
-    nominal = _reading(frame, frame.image, off)
-    sharpened = _reading(frame, blurred, off)
-    plain = _reading(frame, blurred, {"sharpness": {"enabled": False}, **off})
-    assert (nominal.blur, sharpened.blur, plain.blur) == (1.0, 1.7, None)
+    nominal = _reading(frame, frame.image)
+    sharpened = _reading(frame, blurred)
+    plain = _reading(frame, blurred, {"sharpness": {"enabled": False}})
+    assert (nominal.blur, sharpened.blur, plain.blur) == (1.0, 1.8, None)
+    assert [r.pose.markers for r in (nominal, sharpened, plain)] == [
+        (0, 1, 2, 3), (0, 1, 2, 3), (1, 2, 3)]
+    truth = np.asarray(frame.truth["pose"]["centre_mm"], float)
+    off = [float(np.linalg.norm(r.pose.camera_centre - truth)) for r in (sharpened, plain)]
+    assert off[0] < 3.0 and off[1] > 15.0
     got = [compare(r.to_json(), frame.truth) for r in (nominal, sharpened, plain)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(0, 3), (1, 5), (9, 5)]
-    # with the outline (as shipped) the blurred markers' pose is mended by the
-    # board's edges too: sharpened 2 wrong, plain 3
-    both = [_reading(frame, blurred), _reading(frame, blurred, {"sharpness": {"enabled": False}})]
-    assert [(c["wrong"], c["unseen_visible"])
-            for c in (compare(r.to_json(), frame.truth) for r in both)] == [(2, 5), (3, 5)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 5), (3, 7), (13, 6)]
