@@ -215,8 +215,8 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             source: str) -> _View:
     """The pose from the markers (found again on a sharpened copy of a blurry photo),
     the working view, and its white balance (a grainy photo smoothed)."""
-    pose, small = _outline(image_bgr, _solve(gray, markers, camera, g, cfg, previous_pose,
-                                             source), markers, previous_pose, g, cfg)
+    pose, used = _solve(gray, markers, camera, g, cfg, previous_pose, source)
+    pose, small = _outline(image_bgr, pose, used, previous_pose, g, cfg)
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     work, wpose = working_view(image_bgr, pose, max_side, small)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
@@ -234,9 +234,8 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             # tops lose their uniform look
             found = detect_markers(sharp_gray, g, cfg.get("pose"))
             if len(found) >= len(markers):
-                pose, small = _outline(image_bgr, _solve(sharp_gray, found, camera, g, cfg,
-                                                         previous_pose, source),
-                                       found, previous_pose, g, cfg)
+                pose, used = _solve(sharp_gray, found, camera, g, cfg, previous_pose, source)
+                pose, small = _outline(image_bgr, pose, used, previous_pose, g, cfg)
                 work, wpose = working_view(image_bgr, pose, max_side, small)
     if grainy:
         # a grainy photo: each strip sample is one pixel, and noise that large makes
@@ -384,8 +383,9 @@ def _greyscale(image_bgr: np.ndarray) -> bool:
 
 def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pose,
                  g: BoardGeometry, cfg: Mapping[str, Any], source: str, refit: bool,
-                 px: float = 1.0) -> Pose:
-    """The pose again after looking for missed markers and dropping a bent one.
+                 px: float = 1.0) -> tuple[Pose, Markers]:
+    """The pose again after looking for missed markers and dropping a bent one, and
+    the markers it rests on.
 
     A marker found on the second look is kept only if the pose solved with it
     still fits every marker (within ``find_px``, or twice the first fit's worst):
@@ -413,8 +413,9 @@ def _second_look(gray: np.ndarray, markers: Markers, intr: Intrinsics, pose: Pos
     bad = gross_outlier(markers, pose, g, float(pcfg.get("outlier_px", 3.0)) * px,
                         float(pcfg.get("outlier_ratio", 2.5)))
     if bad is not None:  # solve again without the marker a tower or shadow bent
-        _, pose = solve({k: v for k, v in markers.items() if k != bad})
-    return pose
+        markers = {k: v for k, v in markers.items() if k != bad}
+        _, pose = solve(markers)
+    return pose, markers
 
 
 def work_scale(size: tuple[int, int], max_side: int) -> float:
@@ -474,9 +475,12 @@ def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
     return model, keys
 
 
-def _solve(gray: np.ndarray, markers: Any, camera: Any, g: BoardGeometry,
-           cfg: Mapping[str, Any], previous_pose: Pose | None, source: str) -> Pose:
-    """The camera's pose (and intrinsics) from the markers found in ``gray``."""
+def _solve(gray: np.ndarray, markers: Markers, camera: Any, g: BoardGeometry,
+           cfg: Mapping[str, Any], previous_pose: Pose | None, source: str
+           ) -> tuple[Pose, Markers]:
+    """The camera's pose (and intrinsics) from the markers found in ``gray``, and the
+    markers' corners as it used them (a bent corner mended, a missed marker found):
+    the outline's fit must start from those, not from the corners as first found."""
     h, w = gray.shape[:2]
     intr = _intrinsics(camera, (w, h))
     if intr is None:
@@ -496,9 +500,9 @@ def _solve(gray: np.ndarray, markers: Any, camera: Any, g: BoardGeometry,
                 intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"))
             pose = solve_pose(markers, intr, g, None, cfg.get("pose"), source).pose
         # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
-        pose = _second_look(gray, markers, intr, pose, g, cfg, source,
-                            refit=intr.estimated and previous_pose is None, px=px)
-    return pose
+        pose, markers = _second_look(gray, markers, intr, pose, g, cfg, source,
+                                     refit=intr.estimated and previous_pose is None, px=px)
+    return pose, markers
 
 
 def _sharpen(image: np.ndarray, blur: float | None, cfg: Mapping[str, Any]
