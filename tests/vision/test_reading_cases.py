@@ -347,16 +347,17 @@ def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
         return float(((pose.camera_centre - shot.pose.camera_centre) ** 2).sum() ** 0.5)
 
     # Both poses are then refined with the board's outline (outline.*): the two
-    # markers' to 59 mm off (35 from the markers alone), the bent three's to over a
-    # metre (92 mm), and 4 visible sites wrong and 12 unseen against 16 and 17 (9, 10
-    # and 15, 15 from the markers alone)
+    # markers' to 59 mm off (35 from the markers alone), the bent three's to 945 mm
+    # (999 unrefined; over a metre while the outline was fitted to the corners as
+    # first found), and 4 visible sites wrong and 12 unseen against 12 and 19 (9, 10
+    # and 15, 15 from the markers alone; 16 and 17 with the corners as first found)
     reading = read_image(shot.image, None, shot.scene.colors)
     assert reading.pose.markers == (0, 2) and off(reading.pose) < 60.0
     assert reading.cards[Seat.E] == shot.scene.cards[Seat.E] == (1, 2)
     found = read_image(shot.image, None, shot.scene.colors, config={"pose": {"find_px": 9.0}})
-    assert found.pose.markers == (0, 1, 2) and off(found.pose) > 1000.0
+    assert found.pose.markers == (0, 1, 2) and 900.0 < off(found.pose) < 1000.0
     tally = [compare(r.to_json(), truth_json(shot)) for r in (reading, found)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(4, 12), (16, 17)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(4, 12), (12, 19)]
 
 
 def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
