@@ -379,6 +379,23 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
     return out
 
 
+def _clusters(xy: FloatArray, radius: float) -> np.ndarray:
+    """Each point's cluster label, points closer than ``radius`` linked (single linkage)."""
+    n = len(xy)
+    label = np.arange(n)
+    if n < 2:
+        return label
+    d = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
+    linked = d < radius
+    for _ in range(n):  # propagate the smallest label through links to a fixed point
+        new = np.where(linked, label[None, :], n).min(axis=1)
+        new = np.minimum(new, label)
+        if np.array_equal(new, label):
+            break
+        label = new
+    return np.unique(label, return_inverse=True)[1].reshape(-1)
+
+
 def _agreeing_group(x: FloatArray, min_sites: int, agree: float) -> np.ndarray:
     """The largest group of rows that correlate at ``agree`` with one (a mask).
 
@@ -621,8 +638,11 @@ class SiteReader:
         clearly better than any other tower (``covered_tower_margin``), explains
         it; a glossy top washed out by a lamp's mirror image looks like the board
         behind it and loses to the empty site narrowly. An arm or its shadow
-        covers several neighbouring sites: a covered site with another within
-        ``covered_tower_radius_mm`` stays unseen.
+        covers several neighbouring sites: a covered site in a chain of
+        ``covered_tower_cluster`` or more covered sites, each within
+        ``covered_tower_radius_mm`` of the next, stays unseen. Two covered
+        neighbours alone are as often two towers the scorer missed (or a tall
+        tower and the phantom its top makes at the site behind it).
         """
         cfg = self.cfg
         need = float(cfg["covered_tower_margin"])
@@ -630,6 +650,10 @@ class SiteReader:
             return
         xy = self.g.site_xy
         near = float(cfg["covered_tower_radius_mm"])
+        group = _clusters(xy[covered], near)
+        size = np.bincount(group)
+        arm = {i for i, k in zip(covered, group, strict=True)
+               if size[k] >= int(cfg["covered_tower_cluster"])}
         for i in covered:
             r = results[i]
             tw = r.tower
@@ -640,7 +664,7 @@ class SiteReader:
             if lead < need or tw[3] < float(cfg["min_visible"]) or (
                     r.foot_visible < float(cfg["min_foot_visible"])):
                 continue
-            if any(j != i and float(np.hypot(*(xy[j] - xy[i]))) < near for j in covered):
+            if i in arm:
                 continue
             r.height, r.color, r.reason = tw[0], tw[1], ""
             r.score, r.margin = float(r.rivals[0][2]), float(lead)

@@ -46,9 +46,16 @@ def test_a_washed_out_top_the_print_check_refutes_the_empty_site_for_is_read():
     assert now.reason == "" and round(now.margin, 2) == round(
         was.rivals[0][2] - was.rivals[1][2], 2)
     assert site not in reading.doubtful
+    # 0SW, a 6-storey black, is read too: its one covered neighbour, 0W (an empty
+    # site), makes a pair, and a pair is no arm (sites.covered_tower_cluster; (1, 6, 0)
+    # while any covered neighbour kept a site unseen)
     tally = [compare(x.to_json(), truth) for x in (reading, before)]
     assert [(c["wrong"], c["unseen_visible"], c["hidden_read"]) for c in tally] == [
-        (1, 6, 0), (1, 7, 0)]
+        (1, 5, 0), (1, 7, 0)]
+    assert (reading.sites[Site(0, 2, 0)].height, reading.sites[Site(0, 2, 0)].owner) == (
+        6, "black")
+    pair = read_image(image, None, cols, {"sites": {"covered_tower_cluster": 2}})
+    assert Site(0, 2, 0) in pair.unseen and Site(0, 1, 0) in pair.unseen
 
 
 def test_sites_an_arm_covers_together_are_not_read_as_towers():
@@ -119,3 +126,18 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     assert was[Site(4, 2, 2)].height == 0 and by[Site(4, 2, 2)].reason == "covered"
     tally = [compare(x.to_json(), truth) for x in (reading, before)]
     assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(4, 11), (14, 10)]
+
+
+def test_covered_sites_are_chained_by_the_radius():
+    from companion.vision.sites import _clusters
+
+    # four sites in a row 34 mm apart chain into one (an arm across a city); a lone
+    # site stays alone; two diagonal neighbours (48 mm) are linked only through the
+    # site next to both; two sites 68 mm apart are not linked
+    xy = np.array([[0.0, 0.0], [34.0, 0.0], [68.0, 0.0], [102.0, 0.0],
+                   [300.0, 0.0], [0.0, 200.0], [34.0, 234.0], [34.0, 200.0]])
+    labels = _clusters(xy, 40.0)
+    groups = sorted(sorted(np.flatnonzero(labels == k).tolist()) for k in set(labels))
+    assert groups == [[0, 1, 2, 3], [4], [5, 6, 7]]
+    assert _clusters(xy[[0, 2]], 40.0).tolist() == [0, 1]
+    assert _clusters(xy[:1], 40.0).tolist() == [0]

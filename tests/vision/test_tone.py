@@ -156,10 +156,12 @@ def test_a_hazy_photo_has_its_raised_black_taken_off() -> None:
     assert (nominal.lift, nominal.tone) == (0.0, 1.0)
     assert (lifted.lift, lifted.tone) == (0.2, 1.0)
     # (0, 2) lifted and a curve of 0.7 before a lone tower the print check refutes
-    # the empty site for was read (sites.covered_tower_margin): one more top to fit
+    # the empty site for was read (sites.covered_tower_margin): one more top to fit.
+    # A pair of covered neighbours is read as towers too (sites.covered_tower_cluster:
+    # (1, 2) and (6, 5) while any covered neighbour kept a site unseen)
     assert (curve.lift, curve.tone) == (0.0, 0.65)
     got = [compare(x.to_json(), r.truth) for x in (nominal, lifted, curve)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 2), (0, 1), (6, 5)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 1), (0, 1), (6, 3)]
     assert [c["cards_missed"] for c in got] == [0, 0, 0]
 
 
