@@ -1143,6 +1143,12 @@ class SiteReader:
         cls = np.argmin(d2, axis=-1)
         d2min = np.take_along_axis(d2, cls[..., None], axis=-1)[..., 0]
         colour = 1.0 - np.minimum(d2min, 16.0) / 8.0
+        ta, tb = geo["ta"][sel], geo["tb"][sel]
+        n_sd = band(cw, ta, tb)
+        m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
+        if float(cfg.get("glare_log", 0.0)) > 0:
+            colour, cls = self._glare_colour(top_feat, m_sd * sig, n_sd, uniform, colour,
+                                             cls, model)
         # --- edges on the centre line, found exactly where predicted
         fc = fl[:, :, c, :]
         wc = w[:, :, c]
@@ -1246,9 +1252,6 @@ class SiteReader:
         # side of another colour is most often a farther tower's face seen past this
         # one. Chroma distance in the top band's units, widened by the pixel noise of
         # the darker of the two (``sc`` for the top, as for ``uniform``)
-        ta, tb = geo["ta"][sel], geo["tb"][sel]
-        n_sd = band(cw, ta, tb)
-        m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
         lum_sd = np.maximum(np.exp(m_sd[..., 2] * sig[2]) - LOG_EPS, 0.0)
         d_sd = np.sum((m_sd[..., :2] - mean_f[..., :2]) ** 2, axis=-1) / np.maximum(
             sc, chroma_spread(lum_sd)) ** 2
@@ -1260,6 +1263,38 @@ class SiteReader:
                "vis": vis_top, "cls": cls, "top_feat": top_feat, "depths": depths,
                "heights": heights, "side_colour": side_colour}
         return F, aux
+
+    def _glare_colour(self, top: FloatArray, side: FloatArray, n_side: FloatArray,
+                      uniform: FloatArray, colour: FloatArray, cls: np.ndarray,
+                      model: ColourModel) -> tuple[FloatArray, np.ndarray]:
+        """A glossy top in a lamp's mirror image takes its colour from its side face.
+
+        The lamp's reflection adds white to the top: it keeps its hue but turns
+        pastel, as bright as the paper, and no block colour fits it. The top
+        block's side face reflects the lamp elsewhere and keeps the colour. A
+        uniform top much brighter than its side band (``glare_log``), whose
+        chroma points the way the side's does, is scored with the side's colour.
+        """
+        cfg = self.cfg
+        d2s = model.distance2(side.reshape(-1, 3), FACE_INTENSITY_SIGMA).reshape(
+            side.shape[:-1] + (-1,))
+        ks = np.argmin(d2s, axis=-1)
+        d2k = np.take_along_axis(d2s, ks[..., None], axis=-1)[..., 0]
+        neutral = np.array([c.neutral for c in model.classes])
+        cs = side[..., :2]
+        ct = top[..., :2]
+        ns = np.hypot(cs[..., 0], cs[..., 1])
+        along = (ct[..., 0] * cs[..., 0] + ct[..., 1] * cs[..., 1]) / np.maximum(ns, 1e-6)
+        across = np.abs(ct[..., 0] * cs[..., 1] - ct[..., 1] * cs[..., 0]) / np.maximum(
+            ns, 1e-6)
+        ok = ((n_side >= float(cfg["side_colour_min_samples"]))
+              & (top[..., 2] - side[..., 2] >= float(cfg["glare_log"]))
+              & (uniform >= float(cfg["glare_uniform"])) & ~neutral[ks]
+              & (along > 0) & (across <= float(cfg["glare_across"]) * np.maximum(along, 0.02)))
+        alt = 1.0 - np.minimum(d2k + float(cfg["glare_cost"]), 16.0) / 8.0
+        use = ok & (alt > colour)
+        use[:, 0] = False
+        return np.where(use, alt, colour), np.where(use, ks, cls)
 
     @staticmethod
     def _foot(cf: FloatArray, cw: FloatArray, cp: FloatArray,

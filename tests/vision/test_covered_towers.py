@@ -75,8 +75,13 @@ def test_sites_an_arm_covers_together_are_not_read_as_towers():
         c = compare(read_image(photo.image, None, cols, config).to_json(), photo.truth)
         return c["wrong"], c["unseen_visible"], c["hidden_read"]
 
-    assert tally(None) == (3, 8, 0) == tally(OFF)
-    assert tally({"sites": {"covered_tower_radius_mm": 0.0}}) == (3, 8, 1)
+    # (3, 8, 0) and (3, 8, 1) before a top brighter than its side was read by the
+    # side's colour (sites.glare_log): at 4SE, an empty site beside the arm, a tower
+    # scored so (the arm's lit skin over its darker side) now wins by 0.1 with its
+    # top out of view, and the site goes to unseen
+    assert tally(None) == (3, 9, 0) == tally(OFF)
+    assert tally({"sites": {"covered_tower_radius_mm": 0.0}}) == (3, 9, 1)
+    assert tally({"sites": {"glare_log": 0.0}}) == (3, 8, 0)
 
 
 def test_the_print_colour_offset_is_taken_against_the_print_and_its_own_city():
@@ -111,7 +116,9 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     # and 5N too since the board's outline refined this frame's pose from three
     # markers. With that pose six more towers read empty without the colour offset,
     # five of them black (0NE, 0E, 2SW, 4N, 4C, 4SW), and are read right with it.
-    # (From the markers alone: 11 visible sites wrong, 12 unseen, against 14, 10)
+    # (From the markers alone: 11 visible sites wrong, 12 unseen, against 14, 10.)
+    # 1NE, a 2-storey red washed pink, read empty, is unseen since a top brighter than
+    # its side is read by the side's colour (sites.glare_log; (4, 11) before)
     from tests.vision.raycast import shoot
 
     image, truth = shoot(14, "mounted")
@@ -125,7 +132,7 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
         assert (reading.sites[site].height, reading.sites[site].owner) == tower
     assert was[Site(4, 2, 2)].height == 0 and by[Site(4, 2, 2)].reason == "covered"
     tally = [compare(x.to_json(), truth) for x in (reading, before)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(4, 11), (14, 10)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(3, 12), (14, 10)]
 
 
 def test_covered_sites_are_chained_by_the_radius():

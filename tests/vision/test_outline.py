@@ -59,9 +59,11 @@ def test_two_near_markers_and_the_outline_read_the_board(frame):
     assert abs(was.pose.intrinsics.K[0, 0] / f_true - 1) > 0.15
     assert abs(now.pose.intrinsics.K[0, 0] / f_true - 1) < 0.01
     tally = [compare(r.to_json(), truth) for r in (now, was)]
-    # wrong, unseen while visible, hidden sites read (of 42 visible)
+    # wrong, unseen while visible, hidden sites read (of 42 visible); the loose pose
+    # read (4, 26, 0) before a top brighter than its side was read by the side's
+    # colour (sites.glare_log): its tops off by 7 px, sides pass for tops
     assert [(c["wrong"], c["unseen_visible"], c["hidden_read"]) for c in tally] == [
-        (2, 4, 4), (4, 26, 0)]
+        (2, 4, 4), (11, 14, 2)]
 
 
 def test_each_edge_is_found_outside_the_border_art(frame):

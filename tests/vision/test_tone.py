@@ -244,9 +244,11 @@ def test_the_dark_floor_is_the_darkest_half_percent_against_the_paper() -> None:
 def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> None:
     # the ray-traced renderer's mounted frame 14: a tone curve and a glossy black plastic
     # make the tops fit a lift of 0.18 of the paper, but its deep shadows are black;
-    # taking the lift off crushes them and leaves 30 visible sites unseen. (Frame 16
+    # taking the lift off crushes them and leaves 28 visible sites unseen. (Frame 16
     # was this case, 20 unseen, until the board's outline refined its pose from three
-    # markers: the tops then fit a lift of 0.12, and taking it off costs one site)
+    # markers: the tops then fit a lift of 0.12, and taking it off costs one site.
+    # (4, 11) and (7, 30) before a top brighter than its side was read by the side's
+    # colour, sites.glare_log: 1NE, a 2-storey red washed pink, is unseen, not empty)
     from tests.vision.raycast import shoot
 
     image, truth = shoot(14, "mounted")
@@ -255,4 +257,4 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     old = read_image(image, None, cols, {"tone": {"lift_floor_percent": 0}})
     assert (read.lift, old.lift) == (0.0, 0.18)
     got = [compare(x.to_json(), truth) for x in (read, old)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(4, 11), (7, 30)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 12), (7, 28)]
