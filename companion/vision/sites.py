@@ -385,8 +385,7 @@ def _clusters(xy: FloatArray, radius: float) -> np.ndarray:
     label = np.arange(n)
     if n < 2:
         return label
-    d = np.hypot(*(xy[:, None, :] - xy[None, :, :]).transpose(2, 0, 1))
-    linked = d < radius
+    linked = np.linalg.norm(xy[:, None, :] - xy[None, :, :], axis=-1) < radius
     for _ in range(n):  # propagate the smallest label through links to a fixed point
         new = np.where(linked, label[None, :], n).min(axis=1)
         new = np.minimum(new, label)
@@ -1146,7 +1145,7 @@ class SiteReader:
         ta, tb = geo["ta"][sel], geo["tb"][sel]
         n_sd = band(cw, ta, tb)
         m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
-        if float(cfg.get("glare_log", 0.0)) > 0:
+        if float(cfg["glare_log"]) > 0:
             colour, cls = self._glare_colour(top_feat, m_sd * sig, n_sd, uniform, colour,
                                              cls, model)
         # --- edges on the centre line, found exactly where predicted
@@ -1276,25 +1275,31 @@ class SiteReader:
         chroma points the way the side's does, is scored with the side's colour.
         """
         cfg = self.cfg
-        d2s = model.distance2(side.reshape(-1, 3), FACE_INTENSITY_SIGMA).reshape(
-            side.shape[:-1] + (-1,))
+        # the cheap tests first: most hypotheses are no bright flat top over a side
+        cand = ((n_side >= float(cfg["side_colour_min_samples"]))
+                & (top[..., 2] - side[..., 2] >= float(cfg["glare_log"]))
+                & (uniform >= float(cfg["glare_uniform"])))
+        cand[:, 0] = False  # the empty site has no top
+        if not cand.any():
+            return colour, cls
+        cs, ct = side[cand][:, :2], top[cand][:, :2]
+        ns = np.maximum(np.hypot(cs[:, 0], cs[:, 1]), 1e-6)
+        along = (ct[:, 0] * cs[:, 0] + ct[:, 1] * cs[:, 1]) / ns
+        across = np.abs(ct[:, 0] * cs[:, 1] - ct[:, 1] * cs[:, 0]) / ns
+        d2s = model.distance2(side[cand], FACE_INTENSITY_SIGMA)
         ks = np.argmin(d2s, axis=-1)
-        d2k = np.take_along_axis(d2s, ks[..., None], axis=-1)[..., 0]
         neutral = np.array([c.neutral for c in model.classes])
-        cs = side[..., :2]
-        ct = top[..., :2]
-        ns = np.hypot(cs[..., 0], cs[..., 1])
-        along = (ct[..., 0] * cs[..., 0] + ct[..., 1] * cs[..., 1]) / np.maximum(ns, 1e-6)
-        across = np.abs(ct[..., 0] * cs[..., 1] - ct[..., 1] * cs[..., 0]) / np.maximum(
-            ns, 1e-6)
-        ok = ((n_side >= float(cfg["side_colour_min_samples"]))
-              & (top[..., 2] - side[..., 2] >= float(cfg["glare_log"]))
-              & (uniform >= float(cfg["glare_uniform"])) & ~neutral[ks]
-              & (along > 0) & (across <= float(cfg["glare_across"]) * np.maximum(along, 0.02)))
-        alt = 1.0 - np.minimum(d2k + float(cfg["glare_cost"]), 16.0) / 8.0
-        use = ok & (alt > colour)
-        use[:, 0] = False
-        return np.where(use, alt, colour), np.where(use, ks, cls)
+        alt = 1.0 - np.minimum(d2s[np.arange(len(ks)), ks] + float(cfg["glare_cost"]),
+                               16.0) / 8.0
+        ok = (~neutral[ks] & (along > 0)
+              & (across <= float(cfg["glare_across"]) * np.maximum(along, 0.02))
+              & (alt > colour[cand]))
+        use = np.zeros_like(cand)
+        use[cand] = ok
+        colour, cls = colour.copy(), cls.copy()
+        colour[use] = alt[ok]
+        cls[use] = ks[ok]
+        return colour, cls
 
     @staticmethod
     def _foot(cf: FloatArray, cw: FloatArray, cp: FloatArray,
