@@ -243,7 +243,15 @@ def register_replay(sub: Any) -> None:
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from companion.vision.evaluation import evaluate, folder_set, rendered_set
+    from companion.vision.settings import load_overrides
 
+    try:
+        config = load_overrides(args.config) if args.config else None
+        against = load_overrides(args.against) if args.against else None
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if args.diff and against is None:
+        raise CommandError("--diff needs --against (the second config to compare with)")
     # a folder is one set whatever its photos' kinds (each CSV row names its own)
     kinds = (["folder"] if args.folder else ["mounted", "phone"] if args.kind == "both"
              else [args.kind])
@@ -256,12 +264,17 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             items = folder_set(folder)
         else:
             items = rendered_set(args.n, args.seed, kind, args.block_jitter)
-        csv_path = None
+        csv_path = diff_path = None
         if args.csv:
             csv_path = Path(args.csv)
             if len(kinds) > 1:
                 csv_path = csv_path.with_name(f"{csv_path.stem}-{kind}{csv_path.suffix}")
-        totals = evaluate(items, csv_path, kind, use_camera=args.with_camera)
+        if args.diff:
+            diff_path = Path(args.diff)
+            if len(kinds) > 1:
+                diff_path = diff_path.with_name(f"{diff_path.stem}-{kind}{diff_path.suffix}")
+        totals = evaluate(items, csv_path, kind, use_camera=args.with_camera, config=config,
+                          against=against, diff_path=diff_path)
         out[kind] = totals.to_json()
     print(json.dumps(out, indent=None if args.json else 1))
     return 0
@@ -279,6 +292,14 @@ def register_evaluate(sub: Any) -> None:
     p.add_argument("--block-jitter", type=_jitter, default=(0.0, 0.0), metavar="MM,DEG",
                    help="render each block at its own placement error (e.g. 2.5,4; "
                         "default: one pose per tower)")
+    p.add_argument("--config", metavar="JSON",
+                   help="reader config overrides: a file or inline JSON, "
+                        "e.g. '{\"sites\": {\"glare_log\": 0.3}}'")
+    p.add_argument("--against", metavar="JSON",
+                   help="read every photo again under these overrides and compare site by site")
+    p.add_argument("--diff", metavar="F",
+                   help="with --against: write one row per site the two configs read "
+                        "differently")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
 

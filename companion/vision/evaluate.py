@@ -6,6 +6,8 @@ visible sites in ``unseen`` because the view cannot tell their height, how many
 the reader's guess had right: ``unresolved``, ``unresolved_right``); one CSV
 row per photo and totals over the set. A site counts as visible when the
 truth's ``expected`` board lists it (or lists it empty) rather than as unseen.
+Given a second config (``against``), every photo is read under both and the
+sites they read differently are listed, each judged better or worse.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ class Totals:
     unresolved: int = 0
     unresolved_right: int = 0
     times: dict[str, list[float]] = field(default_factory=dict)
+    against: Totals | None = None  # the second config's totals, in an A/B comparison
+    differences: Differences | None = None
 
     def to_json(self) -> dict[str, Any]:
         med = {k: round(float(np.median(v)) * 1000, 1) for k, v in self.times.items() if v}
@@ -61,36 +65,80 @@ class Totals:
             "card_accuracy": (self.cards - self.cards_wrong - self.cards_missed)
             / max(1, self.cards),
             "median_ms": med,
+            **({"against": self.against.to_json()} if self.against is not None else {}),
+            **({"differences": self.differences.to_json()}
+               if self.differences is not None else {}),
         }
+
+
+#: A site's verdict: a visible site read ``right``, ``wrong`` or ``unseen``; a hidden
+#: site left ``hidden`` (unseen, or guessed right) or ``hidden_read`` (guessed wrong).
+VERDICTS = ("right", "wrong", "unseen", "hidden", "hidden_read")
+#: How much worse each verdict is, to say whether a change helped: a wrong site costs
+#: more than an unseen one (the goals allow 0.5% wrong against 2% unseen).
+_COST = {"right": 0, "hidden": 0, "unseen": 1, "wrong": 2, "hidden_read": 2}
+
+
+def _site_text(entry: tuple[int, str | None] | None) -> str:
+    if entry is None:
+        return "-"
+    height, owner = entry
+    return "empty" if height == 0 else f"{height} {owner}"
+
+
+def site_verdicts(reading_json: Mapping[str, Any], truth: Mapping[str, Any]
+                  ) -> dict[Site, tuple[str, str]]:
+    """Each site's reading (``3 red``, ``empty``, ``unseen``) and its verdict (:data:`VERDICTS`).
+
+    The one place a reading is judged, so the totals and the per-site
+    comparison of two configs cannot disagree.
+    """
+    expected = truth["expected"]
+    exp_sites = {Site.from_json(e): (e["height"], e["owner"]) for e in expected["sites"]}
+    hidden = {Site.from_json(e) for e in expected.get("unseen", [])}
+    got = {Site.from_json(e): (e["height"], e["owner"]) for e in reading_json.get("sites", [])}
+    unseen = {Site.from_json(e) for e in reading_json.get("unseen", [])}
+    full = {Site.from_json(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
+    out: dict[Site, tuple[str, str]] = {}
+    for i in range(54):
+        site = Site.from_index(i)
+        text = "unseen" if site in unseen else _site_text(got.get(site))
+        if site in hidden:
+            read_wrong = site not in unseen and got.get(site) != full.get(site)
+            out[site] = (text, "hidden_read" if read_wrong else "hidden")
+        elif site in unseen:
+            out[site] = (text, "unseen")
+        else:
+            out[site] = (text, "right" if got.get(site) == exp_sites.get(site) else "wrong")
+    return out
+
+
+def truth_text(truth: Mapping[str, Any], site: Site) -> str:
+    """The site as the truth's full board has it (``empty`` or ``3 red``)."""
+    for e in truth["board"]["sites"]:
+        if Site.from_json(e) == site:
+            return _site_text((e["height"], e["owner"]))
+    return "empty"
 
 
 def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[str, int]:
     """Count errors of one ``companion read`` object against a sim truth."""
     expected = truth["expected"]
     exp_sites = {Site.from_json(e): (e["height"], e["owner"]) for e in expected["sites"]}
-    hidden = {Site.from_json(e) for e in expected.get("unseen", [])}
-    got = {Site.from_json(e): (e["height"], e["owner"]) for e in reading_json.get("sites", [])}
-    unseen = {Site.from_json(e) for e in reading_json.get("unseen", [])}
     guessed = {Site.from_json(e): (e["height"], e["owner"])
                for e in reading_json.get("unresolved", [])}
-    out = dict(visible_sites=0, wrong=0, unseen_visible=0, hidden=0, hidden_read=0,
-               unresolved=0, unresolved_right=0)
-    full = {Site.from_json(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
-    for i in range(54):
-        site = Site.from_index(i)
-        if site in hidden:
-            out["hidden"] += 1
-            if site not in unseen and got.get(site) != full.get(site):
-                out["hidden_read"] += 1
-            continue
-        out["visible_sites"] += 1
-        if site in unseen:
-            out["unseen_visible"] += 1
-            if site in guessed:
-                out["unresolved"] += 1
-                out["unresolved_right"] += int(guessed[site] == exp_sites.get(site))
-        elif got.get(site) != exp_sites.get(site):
-            out["wrong"] += 1
+    verdicts = site_verdicts(reading_json, truth)
+    counts = {v: 0 for v in VERDICTS}
+    for _, verdict in verdicts.values():
+        counts[verdict] += 1
+    out = dict(visible_sites=counts["right"] + counts["wrong"] + counts["unseen"],
+               wrong=counts["wrong"], unseen_visible=counts["unseen"],
+               hidden=counts["hidden"] + counts["hidden_read"],
+               hidden_read=counts["hidden_read"], unresolved=0, unresolved_right=0)
+    for site, (_, verdict) in verdicts.items():
+        if verdict == "unseen" and site in guessed:
+            out["unresolved"] += 1
+            out["unresolved_right"] += int(guessed[site] == exp_sites.get(site))
     exp_cards = {k: tuple(v["cell"]) for k, v in expected.get("cards", {}).items()}
     got_cards = {k: tuple(v["cell"]) for k, v in reading_json.get("cards", {}).items()}
     out["cards_expected"] = len(exp_cards)
@@ -105,35 +153,50 @@ def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[s
     return out
 
 
-def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
-             csv_path: str | Path | None = None, use_camera: bool = True,
-             config: Mapping[str, Any] | None = None) -> Totals:
-    """Read every (name, image, truth) and tally errors; optionally write a CSV row each."""
-    from companion.vision.geometry import board_geometry
-    from companion.vision.pose import detect_markers
+DIFF_COLUMNS = ("name", "site", "truth", "a", "b", "a_verdict", "b_verdict", "change")
 
-    tot = Totals()
-    rows = []
-    g = board_geometry()
-    for name, image, truth in samples:
+
+@dataclass
+class Differences:
+    """How the sites two configs read differently changed, from the first to the second."""
+
+    photos: int = 0  # photos with at least one site read differently
+    sites: int = 0
+    better: int = 0
+    worse: int = 0
+    same: int = 0  # read differently but judged alike (another wrong reading, say)
+    moves: dict[str, int] = field(default_factory=dict)  # "wrong->unseen": count
+
+    def to_json(self) -> dict[str, Any]:
+        return {"photos": self.photos, "sites": self.sites, "better": self.better,
+                "worse": self.worse, "same": self.same,
+                "moves": dict(sorted(self.moves.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
+class _Tally:
+    """One config's totals and CSV rows, filled one photo at a time."""
+
+    def __init__(self) -> None:
+        self.tot = Totals()
+        self.rows: list[dict[str, Any]] = []
+
+    def add(self, name: str, image: np.ndarray, truth: Mapping[str, Any],
+            camera: Any, config: Mapping[str, Any] | None, t_decode_detect: float
+            ) -> dict[str, Any] | None:
+        tot = self.tot
         tot.photos += 1
-        row: dict[str, Any] = {"name": name, "kind": truth.get("kind", "")}
-        # the reference cost: decoding the frame (JPEG) and finding its markers
-        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
-        t = time.perf_counter()
-        img2 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-        detect_markers(img2, g)
-        row["t_decode_detect"] = time.perf_counter() - t
-        camera = truth.get("camera") if use_camera else None
+        row: dict[str, Any] = {"name": name, "kind": truth.get("kind", ""),
+                               "t_decode_detect": t_decode_detect}
         try:
             reading = read_image(image, camera, truth.get("expected", {}).get("colors"),
                                  config, source=name)
         except VisionError as exc:
             tot.failed += 1
             row["error"] = str(exc)
-            rows.append(row)
-            continue
-        res = compare(reading.to_json(), truth)
+            self.rows.append(row)
+            return None
+        rj = reading.to_json()
+        res = compare(rj, truth)
         row.update(res)
         row["tone"] = reading.tone  # the tone exponent its colours were read under
         row["lift"] = reading.lift  # the raised black taken off the photo
@@ -141,7 +204,7 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
         for k, v in reading.timings.items():
             row[f"t_{k}"] = v
             tot.times.setdefault(k, []).append(v)
-        tot.times.setdefault("decode_detect", []).append(row["t_decode_detect"])
+        tot.times.setdefault("decode_detect", []).append(t_decode_detect)
         tot.visible += res["visible_sites"]
         tot.wrong += res["wrong"]
         tot.unseen_visible += res["unseen_visible"]
@@ -153,14 +216,97 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
         tot.cards_wrong += res["cards_wrong"]
         tot.cards_missed += res["cards_missed"]
         tot.cards_extra += res["cards_extra"]
-        rows.append(row)
-    if csv_path is not None:
+        self.rows.append(row)
+        return rj
+
+    def write(self, csv_path: str | Path) -> None:
         with open(csv_path, "w", newline="", encoding="utf-8") as fh:
             wr = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
             wr.writeheader()
-            for r in rows:
+            for r in self.rows:
                 wr.writerow({k: (round(v, 5) if isinstance(v, float) else v)
                              for k, v in r.items()})
+
+
+def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] | None,
+                     b: Mapping[str, Any] | None) -> list[dict[str, str]]:
+    """The sites read differently by two readings of one photo (``None``: the read failed).
+
+    A failed read counts as every site unseen, so a config that loses the board
+    shows as worse everywhere rather than vanishing from the comparison.
+    """
+    va = site_verdicts(a, truth) if a is not None else None
+    vb = site_verdicts(b, truth) if b is not None else None
+    out = []
+    for i in range(54):
+        site = Site.from_index(i)
+        hidden = any(Site.from_json(e) == site for e in truth["expected"].get("unseen", []))
+        fail = ("failed", "hidden" if hidden else "unseen")
+        ta, ja = va[site] if va is not None else fail
+        tb, jb = vb[site] if vb is not None else fail
+        if ta == tb:
+            continue
+        ca, cb = _COST[ja], _COST[jb]
+        out.append({"name": name, "site": site.code, "truth": truth_text(truth, site),
+                    "a": ta, "b": tb, "a_verdict": ja, "b_verdict": jb,
+                    "change": "better" if cb < ca else "worse" if cb > ca else "same"})
+    return out
+
+
+def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
+             csv_path: str | Path | None = None, use_camera: bool = True,
+             config: Mapping[str, Any] | None = None,
+             against: Mapping[str, Any] | None = None,
+             diff_path: str | Path | None = None) -> Totals:
+    """Read every (name, image, truth) and tally errors; optionally write a CSV row each.
+
+    With ``against`` (a second set of config overrides) each photo is read
+    twice, once under each config; the returned totals carry the second
+    config's totals (``against``) and the sites the two read differently
+    (``differences``; one row each in ``diff_path``): the A/B comparison every
+    change to a threshold needs, per site rather than per total.
+    """
+    from companion.vision.geometry import board_geometry
+    from companion.vision.pose import detect_markers
+
+    first, second = _Tally(), (_Tally() if against is not None else None)
+    diffs = Differences()
+    diff_rows: list[dict[str, str]] = []
+    g = board_geometry()
+    for name, image, truth in samples:
+        # the reference cost: decoding the frame (JPEG) and finding its markers
+        ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        t = time.perf_counter()
+        img2 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+        detect_markers(img2, g)
+        t_ref = time.perf_counter() - t
+        camera = truth.get("camera") if use_camera else None
+        ra = first.add(name, image, truth, camera, config, t_ref)
+        if second is None or against is None:
+            continue
+        rb = second.add(name, image, truth, camera, against, t_ref)
+        rows = site_differences(name, truth, ra, rb)
+        diffs.photos += int(bool(rows))
+        for r in rows:
+            diffs.sites += 1
+            setattr(diffs, r["change"], getattr(diffs, r["change"]) + 1)
+            move = f"{r['a_verdict']}->{r['b_verdict']}"
+            diffs.moves[move] = diffs.moves.get(move, 0) + 1
+        diff_rows.extend(rows)
+    if csv_path is not None:
+        first.write(csv_path)
+        if second is not None:
+            p = Path(csv_path)
+            second.write(p.with_name(f"{p.stem}-against{p.suffix}"))
+    if diff_path is not None:
+        with open(diff_path, "w", newline="", encoding="utf-8") as fh:
+            wr = csv.DictWriter(fh, fieldnames=DIFF_COLUMNS)
+            wr.writeheader()
+            wr.writerows(diff_rows)
+    tot = first.tot
+    if second is not None:
+        tot.against = second.tot
+        tot.differences = diffs
     return tot
 
 

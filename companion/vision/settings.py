@@ -39,3 +39,38 @@ def merged_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
         else:
             out[k] = v
     return out
+
+
+def load_overrides(text: str) -> dict[str, Any]:
+    """Config overrides from a JSON file, or inline JSON (``{"sites": {"glare_log": 0.3}}``).
+
+    Every section and key must be one the shipped config has: a misspelt key
+    would otherwise change nothing and an A/B comparison would look like a
+    wash. Raises ValueError with a one-line message.
+    """
+    from pathlib import Path
+
+    source = "inline config" if text.lstrip().startswith("{") else text
+    if source == text:
+        try:
+            text = Path(text).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ValueError(f"{source}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: expected an object of config sections")
+    shipped = default_config()
+    for name, value in data.items():
+        if name.startswith("_"):
+            continue
+        if name not in shipped or not isinstance(shipped[name], dict):
+            raise ValueError(f"{source}: no config section {name!r}")
+        if not isinstance(value, dict):
+            raise ValueError(f"{source}: section {name!r} must be an object")
+        unknown = sorted(k for k in value if k not in shipped[name])
+        if unknown:
+            raise ValueError(f"{source}: no key {name}.{unknown[0]} in the shipped config")
+    return data
