@@ -80,10 +80,14 @@ _COST = {"right": 0, "hidden": 0, "unseen": 1, "wrong": 2, "hidden_read": 2}
 
 
 def _site_text(entry: tuple[int, str | None] | None) -> str:
-    if entry is None:
-        return "-"
-    height, owner = entry
-    return "empty" if height == 0 else f"{height} {owner}"
+    if entry is None or entry[0] == 0:
+        return "empty"
+    return f"{entry[0]} {entry[1]}"
+
+
+def _towers(entries: Iterable[Mapping[str, Any]]) -> dict[Site, tuple[int, str | None]]:
+    """Sites with a tower; an empty site may be listed (height 0) or left out alike."""
+    return {Site.from_json(e): (e["height"], e["owner"]) for e in entries if e["height"]}
 
 
 def site_verdicts(reading_json: Mapping[str, Any], truth: Mapping[str, Any]
@@ -94,11 +98,11 @@ def site_verdicts(reading_json: Mapping[str, Any], truth: Mapping[str, Any]
     comparison of two configs cannot disagree.
     """
     expected = truth["expected"]
-    exp_sites = {Site.from_json(e): (e["height"], e["owner"]) for e in expected["sites"]}
+    exp_sites = _towers(expected["sites"])
     hidden = {Site.from_json(e) for e in expected.get("unseen", [])}
-    got = {Site.from_json(e): (e["height"], e["owner"]) for e in reading_json.get("sites", [])}
+    got = _towers(reading_json.get("sites", []))
     unseen = {Site.from_json(e) for e in reading_json.get("unseen", [])}
-    full = {Site.from_json(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
+    full = _towers(truth["board"]["sites"])
     out: dict[Site, tuple[str, str]] = {}
     for i in range(54):
         site = Site.from_index(i)
@@ -123,8 +127,7 @@ def truth_text(truth: Mapping[str, Any], site: Site) -> str:
 
 def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[str, int]:
     """Count errors of one ``companion read`` object against a sim truth."""
-    expected = truth["expected"]
-    exp_sites = {Site.from_json(e): (e["height"], e["owner"]) for e in expected["sites"]}
+    exp_sites = _towers(truth["expected"]["sites"])
     guessed = {Site.from_json(e): (e["height"], e["owner"])
                for e in reading_json.get("unresolved", [])}
     verdicts = site_verdicts(reading_json, truth)
@@ -138,8 +141,9 @@ def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[s
     for site, (_, verdict) in verdicts.items():
         if verdict == "unseen" and site in guessed:
             out["unresolved"] += 1
-            out["unresolved_right"] += int(guessed[site] == exp_sites.get(site))
-    exp_cards = {k: tuple(v["cell"]) for k, v in expected.get("cards", {}).items()}
+            right = _site_text(guessed[site]) == _site_text(exp_sites.get(site))
+            out["unresolved_right"] += int(right)
+    exp_cards = {k: tuple(v["cell"]) for k, v in truth["expected"].get("cards", {}).items()}
     got_cards = {k: tuple(v["cell"]) for k, v in reading_json.get("cards", {}).items()}
     out["cards_expected"] = len(exp_cards)
     out["cards_wrong"] = sum(1 for k, v in exp_cards.items() if k in got_cards
