@@ -508,6 +508,7 @@ class SiteReader:
         results = self._read_all(image, pose, strips, sf, model)
         if cfg["print_check"]:
             self._check_empty_sites(image, pose, strips, results)
+        self._doubt_close_readings(results)
         if cfg["refit_colours"]:
             fitted = self._refit(results, model)
             if fitted is not None:
@@ -519,6 +520,31 @@ class SiteReader:
                         d2 = model.distance2(r.top_feature[None])[0]
                         r.color = model.names[int(np.argmin(d2))]
         return results, strips, model
+
+    def _doubt_close_readings(self, results: list[SiteResult]) -> None:
+        """A reading that beat a far different one by a hair goes to ``unseen`` ("close").
+
+        Both explain the photo alike, so reporting either is a guess: an empty
+        site that beat a tower by under ``empty_doubt_margin`` (half of them
+        are towers on the raycast frames), a tower that beat another tower two
+        or more storeys off, or of another colour, by under
+        ``tower_doubt_margin`` (two in five read wrong). A tower that narrowly
+        beat the empty site stays (nine in ten right), and so does one that
+        beat a storey more or less: placement moves a top by a storey's worth
+        (2-4 mm), and most of those readings are right.
+        """
+        empty = float(self.cfg["empty_doubt_margin"])
+        tower = float(self.cfg["tower_doubt_margin"])
+        for r in results:
+            if r.reason or r.height is None or not r.rivals:
+                continue
+            h, c, _ = r.rivals[0]
+            if r.height == 0:
+                close = h > 0 and r.margin < empty
+            else:
+                close = h > 0 and (abs(h - r.height) >= 2 or c != r.color) and r.margin < tower
+            if close:
+                r.height, r.color, r.reason = None, None, "close"
 
     def _check_empty_sites(self, image: np.ndarray, pose: Pose, strips: Strips,
                            results: list[SiteResult]) -> None:

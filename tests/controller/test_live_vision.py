@@ -50,15 +50,20 @@ def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
     pose = reading.pose
     free = reader(image, pose)
     assert free.sites.get(HONG_KONG_S) == SiteView(12, "green") and HONG_KONG_C in free.unseen
-    plain = VisionReader(colors=reader.colors, config={"sites": {"side_colour_weight": 0.0}})
+    plain = VisionReader(colors=reader.colors, config={"sites": {
+        "side_colour_weight": 0.0, "empty_doubt_margin": 0.0, "tower_doubt_margin": 0.0}})
     alone = plain(image, pose)
     assert (alone.sites.get(HONG_KONG_S), alone.sites.get(HONG_KONG_C)) == (
         SiteView(4, "red"), SiteView(8, "green"))
+    # the red 4 beats the green 12 by a hair: with the close rule on (sites.*_doubt_margin)
+    # it is reported unseen, not read
+    doubted = VisionReader(colors=reader.colors, config={"sites": {"side_colour_weight": 0.0}})
+    assert HONG_KONG_S in doubted(image, pose).unseen
     builds = [n for n, e in enumerate(session.record.effective())
               if not isinstance(e.move, Commit)]
     before = list(session.record.states())[builds[6]].board  # the position move 7 met
     assert before.height(HONG_KONG_S) == 8
-    held = plain(image, pose, height_range={
+    held = doubted(image, pose, height_range={
         s: (before.height(s), before.height(s) + 4) for s in map(Site.from_index, range(54))})
     assert held.sites.get(HONG_KONG_S) == SiteView(12, "green")
     assert HONG_KONG_C in held.unseen

@@ -22,6 +22,9 @@ from companion.vision.reader import read_image
 
 OFF = {"sites": {"covered_tower_margin": 0.0}}
 
+#: the close rule off (sites.empty_doubt_margin, sites.tower_doubt_margin)
+OPEN = {"empty_doubt_margin": 0.0, "tower_doubt_margin": 0.0}
+
 
 def test_a_washed_out_top_the_print_check_refutes_the_empty_site_for_is_read():
     from tests.vision.raycast import shoot
@@ -124,7 +127,9 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     image, truth = shoot(14, "mounted")
     cols = truth["expected"]["colors"]
     reading = read_image(image, None, cols)
-    before = read_image(image, None, cols, {"sites": {"print_colour_offset": 9.0}})
+    # (the close rule off in both: 5N's empty site beats its blue tower by 0.24 without
+    # the colour offset, and would be unseen "close" rather than read empty)
+    before = read_image(image, None, cols, {"sites": {"print_colour_offset": 9.0, **OPEN}})
     by = {d.site: d for d in reading.details}
     was = {d.site: d for d in before.details}
     for site, tower in ((Site(4, 0, 2), (1, "red")), (Site(5, 0, 1), (2, "blue"))):

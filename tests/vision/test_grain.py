@@ -37,7 +37,9 @@ def test_a_grainy_frame_is_read_nearly_as_the_clean_one(grainy) -> None:
     clean = read_image(r.image, r.truth["camera"], cols)
     smoothed = read_image(noisy, r.truth["camera"], cols)
     assert _tally(clean, r.truth) == (0, 2)
-    assert _tally(smoothed, r.truth) == (0, 1)
+    # (0, 1) before a reading that beat a far different one by a hair went to unseen
+    # (sites.empty_doubt_margin, tower_doubt_margin): a right one here
+    assert _tally(smoothed, r.truth) == (0, 2)
     # the reading's white balance keeps the raw frame's noise (the new-block fit
     # compares raw frames), well above the smoothing threshold
     assert clean.wb.noise < 0.028 < smoothed.wb.noise
@@ -46,7 +48,7 @@ def test_a_grainy_frame_is_read_nearly_as_the_clean_one(grainy) -> None:
 def test_unsmoothed_the_grain_hides_towers(grainy) -> None:
     r, noisy = grainy
     raw = read_image(noisy, r.truth["camera"], r.truth["expected"]["colors"], NO_SMOOTHING)
-    assert _tally(raw, r.truth) == (1, 6)
+    assert _tally(raw, r.truth) == (1, 7)  # (1, 6) before the close rule, as above
 
 
 def test_a_clean_frame_is_not_smoothed() -> None:

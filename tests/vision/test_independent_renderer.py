@@ -43,14 +43,17 @@ CASES: dict[str, tuple[str, int, str, str]] = {
 #: here has two or three): mounted-0 (0, 4, 2) -> (1, 3, 1), mounted-6 (1, 5, 0) ->
 #: (1, 3, 2), mounted-4 (11, 11) -> (9, 11), phone-5 (3, 8, 4) -> (2, 5, 1), phone-3
 #: (3, 1, 1) -> (3, 1, 2).
+#: Since a reading that beat a far different one by a hair is unseen ("close",
+#: sites.empty_doubt_margin, tower_doubt_margin): mounted-0 (1, 3, 1) -> (1, 4, 0),
+#: mounted-6 (1, 3, 2) -> (1, 3, 1), phone-5 (2, 5, 1) -> (0, 8, 1).
 MEASURED: dict[str, tuple[int, int, int, int]] = {
-    "mounted-0": (1, 3, 1, 0),
-    "mounted-6": (1, 3, 2, 0),
+    "mounted-0": (1, 4, 0, 0),
+    "mounted-6": (1, 3, 1, 0),
     # (19, 1) before sites.steep_storey_mm; 17 wrong while a k1 the markers cannot
     # tell from f was kept
     "mounted-4": (9, 11, 0, 0),
     "phone-1": (0, 4, 0, 0),
-    "phone-5": (2, 5, 1, 0),
+    "phone-5": (0, 8, 1, 0),
     "phone-3": (3, 1, 2, 0),
 }
 

@@ -116,13 +116,20 @@ def test_red_tower_faces_beside_the_board_are_not_a_card():
 def test_shaded_empty_sites_under_a_warm_lamp_are_not_blue_towers():
     shot = _shot(7)  # warm lamp, 2017 colours: shaded print looks bluish grey
     reading = read_image(shot.image, None, shot.scene.colors)
+    details = {d.site.code: d for d in reading.details}
     for code in ("0NE", "2SW", "4N"):
         site = next(s for s in board_geometry().sites if s.code == code)
         assert site not in shot.scene.towers or not shot.scene.towers[site]
         assert shot.visible[site] == 1.0
-        assert site not in reading.unseen
         view = reading.sites.get(site)
         assert view is None or view.height == 0
+        if code == "0NE":
+            # its empty site beats a blue 1-storey tower by 0.56 only: too close to
+            # call, so unseen (sites.empty_doubt_margin); read empty before that rule
+            assert site in reading.unseen and details[code].reason == "close"
+            assert details[code].rivals[0][:2] == (1, "blue")
+        else:
+            assert site not in reading.unseen
 
 
 def _lavender_footprints(n_print: int) -> tuple[np.ndarray, ColourModel]:
@@ -285,7 +292,9 @@ def test_a_marker_a_shadow_bent_is_mended_or_left_out_of_the_pose():
         return (view.height, view.owner) if view is not None and view.height else None
 
     wrong = [s for s in visible if s not in unseen and seen(s) != truth.get(s)]
-    assert (len(wrong), len(unseen)) == (0, 4)
+    # (0, 4) before a reading that beat a far different one by a hair went to unseen
+    # (sites.empty_doubt_margin, tower_doubt_margin): a right one here
+    assert (len(wrong), len(unseen)) == (0, 5)
 
 
 def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
@@ -308,10 +317,11 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
     # as shipped, with the camera file: three markers and known intrinsics leave the
     # board's outline out (outline.below_markers), and the mended corner takes the
     # camera from 23 to 10 mm off (readings at 77 degrees flip with any pose: one more
-    # site unseen)
+    # site unseen). (9, 10) and (9, 11) before a reading that beat a far different one
+    # by a hair went to unseen (sites.empty_doubt_margin, tower_doubt_margin)
     camera = shot.pose.intrinsics
-    for config, mm, tally in (({"pose": {"corner_px": 1e9}}, (20.0, 25.0), (9, 10)),
-                              (None, (8.0, 12.0), (9, 11))):
+    for config, mm, tally in (({"pose": {"corner_px": 1e9}}, (20.0, 25.0), (8, 11)),
+                              (None, (8.0, 12.0), (8, 12))):
         known = read_image(shot.image, camera, shot.scene.colors, config)
         assert known.pose.markers == (0, 1, 2)
         assert mm[0] < off(known) < mm[1] and wrong(known) == tally
@@ -331,7 +341,8 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
     alone = read_image(shot.image, None, shot.scene.colors, config={**bent_k1, **NO_OUTLINE})
     assert unmended.pose.markers == mended.pose.markers == bent.pose.markers == (0, 1, 2)
     assert 10.0 < off(unmended) < 15.0 and off(mended) < 8.0
-    assert wrong(unmended) == (6, 13) and wrong(mended) == (7, 13)
+    # mended (7, 13) before the close rule: two wrong sites went to unseen
+    assert wrong(unmended) == (6, 13) and wrong(mended) == (5, 15)
     assert off(alone) > 250.0 and off(bent) < 6.0
 
 
@@ -384,7 +395,9 @@ def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
         read = (view.height, view.owner) if view else (0, None)
         if read != ((height, owner) if height else (0, None)):
             wrong.add(site)
-    assert (len(wrong), len(shown), len(wrong & shown)) == (9, 5, 3)
+    # (9, 5, 3) before a reading that beat a far different one by a hair went to
+    # unseen (sites.empty_doubt_margin, tower_doubt_margin): one wrong doubtful one
+    assert (len(wrong), len(shown), len(wrong & shown)) == (8, 4, 2)
     assert reading.to_json()["doubtful"] == [
         {"city": s.city, "row": s.row, "col": s.col} for s in sorted(shown)]
     assert read_image(shot.image, None, shot.scene.colors,
@@ -404,7 +417,9 @@ def test_a_marker_a_hard_shadow_joins_to_its_border_is_found_on_a_second_look():
     reading = read_image(shot.image, None, shot.scene.colors)
     assert reading.pose.markers == (0, 2)
     out = compare(reading.to_json(), truth_json(shot))
-    assert (out["visible_sites"], out["wrong"], out["unseen_visible"]) == (42, 2, 1)
+    # (42, 2, 1) before the close rule (sites.empty_doubt_margin): 4N, truly empty, is
+    # unseen since its empty site beats a black tower by 0.93 only
+    assert (out["visible_sites"], out["wrong"], out["unseen_visible"]) == (42, 2, 2)
     with pytest.raises(BoardNotFoundError, match="no board markers found"):
         read_image(shot.image, None, shot.scene.colors, config={"pose": {"retry_below": 0}})
 
@@ -440,7 +455,9 @@ def test_a_small_marker_whose_bits_are_misread_is_read_on_a_finer_look():
         out = compare(reading.to_json(), truth)
         tally.append((reading.pose.markers, out["wrong"], out["unseen_visible"],
                       out["cards_expected"] - out["cards_missed"]))
-    assert tally == [((2, 3), 2, 4, 2), ((3,), 4, 5, 2)]
+    # ((2, 3), 2, 4, 2) and ((3,), 4, 5, 2) before a reading that beat a far different
+    # one by a hair went to unseen (sites.empty_doubt_margin, tower_doubt_margin)
+    assert tally == [((2, 3), 2, 5, 2), ((3,), 2, 7, 2)]
 
 
 def test_the_print_under_a_hard_shadow_edge_is_still_the_print():
@@ -476,8 +493,9 @@ def test_the_print_under_a_hard_shadow_edge_is_still_the_print():
     for site in (Site(0, 2, 0), Site(1, 1, 0), Site(4, 0, 1)):
         assert shot.scene.heights().get(site) is None and shot.visible[site] > 0.8
         assert site in before.unseen and site not in reading.unseen and site not in reading.sites
+    # [1, 4] before the close rule (sites.empty_doubt_margin, tower_doubt_margin)
     assert [compare(r.to_json(), truth_json(shot))["unseen_visible"]
-            for r in (reading, before)] == [1, 4]
+            for r in (reading, before)] == [2, 5]
 
 
 def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart():
@@ -546,7 +564,9 @@ def test_sites_under_an_arm_are_not_read_empty_when_the_arm_blurs_the_print_temp
     reasons = {str(r.site): r.reason for r in reading.details if r.height is None
                and r.site.to_json() not in photo.truth["expected"]["unseen"]}
     assert reasons == {"3SW": "covered", "5SW": "covered"}
-    assert tally({"sites": {"print_check": False}})[:3] == (3, 0, 5)
+    # (3, 0, 5) before a reading that beat a far different one by a hair went to
+    # unseen (sites.empty_doubt_margin, tower_doubt_margin)
+    assert tally({"sites": {"print_check": False}})[:3] == (2, 1, 5)
     # the median itself as the template
     wrong, unseen, hidden_read, median = tally({"sites": {"print_agree_gain": 1e9}})
     assert (wrong, unseen, hidden_read) == (1, 5, 3)

@@ -88,4 +88,6 @@ def test_a_blurred_photo_is_read_with_the_pose_of_its_sharpened_markers() -> Non
     off = [float(np.linalg.norm(r.pose.camera_centre - truth)) for r in (sharpened, plain)]
     assert off[0] < 3.0 and off[1] > 15.0
     got = [compare(r.to_json(), frame.truth) for r in (nominal, sharpened, plain)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 5), (3, 7), (13, 6)]
+    # [(3, 5), (3, 7), (13, 6)] before a reading that beat a far different one by a
+    # hair went to unseen (sites.empty_doubt_margin, tower_doubt_margin)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(2, 6), (3, 7), (12, 7)]

@@ -125,7 +125,9 @@ def test_without_the_tone_fit_the_steeper_camera_loses_towers(steep_photo) -> No
     off = read_image(steep, r.truth["camera"], cols, {"tone": {"enabled": False}})
     assert off.tone == 1.0
     res = compare(off.to_json(), r.truth)
-    assert (res["wrong"], res["unseen_visible"]) == (7, 4)
+    # (7, 4) before a reading that beat a far different one by a hair went to unseen
+    # (sites.empty_doubt_margin, tower_doubt_margin)
+    assert (res["wrong"], res["unseen_visible"]) == (4, 8)
 
 
 def test_a_calibrated_colour_model_is_read_as_given(steep_photo) -> None:
@@ -161,7 +163,9 @@ def test_a_hazy_photo_has_its_raised_black_taken_off() -> None:
     # (1, 2) and (6, 5) while any covered neighbour kept a site unseen)
     assert (curve.lift, curve.tone) == (0.0, 0.65)
     got = [compare(x.to_json(), r.truth) for x in (nominal, lifted, curve)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 1), (0, 1), (6, 3)]
+    # [(1, 1), (0, 1), (6, 3)] before a reading that beat a far different one by a hair
+    # went to unseen (sites.empty_doubt_margin, tower_doubt_margin)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(0, 3), (0, 3), (6, 5)]
     assert [c["cards_missed"] for c in got] == [0, 0, 0]
 
 
@@ -257,4 +261,5 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     old = read_image(image, None, cols, {"tone": {"lift_floor_percent": 0}})
     assert (read.lift, old.lift) == (0.0, 0.18)
     got = [compare(x.to_json(), truth) for x in (read, old)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 12), (7, 28)]
+    # (7, 28) before the close rule (sites.tower_doubt_margin): one wrong site unseen
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 12), (6, 29)]

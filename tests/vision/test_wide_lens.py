@@ -35,8 +35,10 @@ def test_a_wide_field_of_view_is_estimated(wide) -> None:
     reading = read_image(frame, None, shot.scene.colors)
     assert _hfov(reading, frame.shape[1]) == pytest.approx(112.8, abs=2.0)
     res = compare(reading.to_json(), truth_json(shot))
-    # (1, 7) before the board's outline refined the pose of its three markers
-    assert (res["wrong"], res["unseen_visible"]) == (0, 6)
+    # (1, 7) before the board's outline refined the pose of its three markers; (0, 6)
+    # before a reading that beat a far different one by a hair went to unseen
+    # (sites.empty_doubt_margin, tower_doubt_margin)
+    assert (res["wrong"], res["unseen_visible"]) == (0, 7)
 
 
 def test_bounded_at_110_degrees_it_falls_back_to_the_prior(wide) -> None:
