@@ -73,7 +73,8 @@ class Reading:
     #: the photo's blur across the markers' edges (Gaussian sigma, working pixels)
     blur: float | None = None
     #: towers this view cannot tell the height of (seen from nearly above, a storey
-    #: moves the top no more than a block may stand off its site): in ``unseen``,
+    #: moves the top no more than a block may stand off its site), or cannot tell
+    #: from a far different reading (won by a hair: "close"): in ``unseen``,
     #: with the reader's best guess here for tools that weigh it against other
     #: evidence (the replay and the live table, which know a block went there)
     unresolved: dict[Site, SiteView] = field(default_factory=dict)
@@ -325,8 +326,11 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
             unseen.append(r.site)
         elif r.height > 0 and r.color is not None:
             view_ = SiteView(r.height, rename.get(r.color, r.color))
-            if r.site in steep:  # the guess kept apart; the details keep the reading
-                r.reason = "steep"
+            if r.reason == "close" or r.site in steep:
+                # the guess kept apart; the details keep the reading (a tower that beat
+                # a far different reading by a hair, sites.tower_doubt_margin, or a
+                # height this view cannot tell)
+                r.reason = r.reason or "steep"
                 unresolved[r.site] = view_
                 unseen.append(r.site)
             else:

@@ -531,7 +531,9 @@ class SiteReader:
         ``tower_doubt_margin`` (two in five read wrong). A tower that narrowly
         beat the empty site stays (nine in ten right), and so does one that
         beat a storey more or less: placement moves a top by a storey's worth
-        (2-4 mm), and most of those readings are right.
+        (2-4 mm), and most of those readings are right. A doubted tower keeps its
+        height and colour as the guess (the reader lists it ``unresolved``, as
+        the heights a steep view cannot tell); a doubted empty site has none.
         """
         empty = float(self.cfg["empty_doubt_margin"])
         tower = float(self.cfg["tower_doubt_margin"])
@@ -544,7 +546,9 @@ class SiteReader:
             else:
                 close = h > 0 and (abs(h - r.height) >= 2 or c != r.color) and r.margin < tower
             if close:
-                r.height, r.color, r.reason = None, None, "close"
+                r.reason = "close"
+                if r.height == 0:
+                    r.height, r.color = None, None
 
     def _check_empty_sites(self, image: np.ndarray, pose: Pose, strips: Strips,
                            results: list[SiteResult]) -> None:

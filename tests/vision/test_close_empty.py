@@ -38,13 +38,37 @@ def test_only_a_narrow_win_over_a_far_different_reading_is_doubted() -> None:
              _result(5, 1.2, 9),  # won clearly: kept
              _result(None, 0.1, 2, "covered")]  # already unseen: its reason kept
     reader._doubt_close_readings(cases)
+    # a doubted tower keeps its reading as the guess (listed unresolved); an empty
+    # site has none
     assert [(r.height, r.color, r.reason) for r in cases] == [
-        (None, None, "close"), (0, None, ""), (2, "blue", ""), (None, None, "close"),
-        (5, "blue", ""), (None, None, "close"), (5, "blue", ""), (None, None, "covered")]
+        (None, None, "close"), (0, None, ""), (2, "blue", ""), (5, "blue", "close"),
+        (5, "blue", ""), (5, "blue", "close"), (5, "blue", ""), (None, None, "covered")]
     off = SiteReader(board_geometry(), {"empty_doubt_margin": 0.0, "tower_doubt_margin": 0.0})
     cases = [_result(0, 0.4, 3), _result(5, 0.3, 7)]
     off._doubt_close_readings(cases)
-    assert [r.height for r in cases] == [0, 5]
+    assert [(r.height, r.reason) for r in cases] == [(0, ""), (5, "")]
+
+
+def test_a_doubted_tower_is_unseen_with_its_guess_kept_apart() -> None:
+    # companion/sim phone seed 21 photo 0 at 1600x1200: 5E, a green 2, beats a blue
+    # 26 (a farther tower's phantom) by 0.15
+    from companion.sim import sample_photo
+    from companion.vision.reader import json_with_guesses
+
+    rendered = sample_photo(21, "phone")
+    reading = read_image(rendered.image)
+    site = Site.parse("5E")
+    detail = next(d for d in reading.details if d.site == site)
+    assert detail.reason == "close" and detail.rivals[0][:2] == (26, "blue")
+    assert site in reading.unseen and site not in reading.sites
+    assert reading.unresolved[site].height == 2 and reading.unresolved[site].owner == "green"
+    entry = next(e for e in reading.to_json()["unresolved"] if Site.from_json(e) == site)
+    assert (entry["height"], entry["owner"], entry["doubtful"]) == (2, "green", True)
+    # the replay and the live table weigh the guess as a doubtful reading
+    guessed = reading.with_guesses()
+    assert guessed.sites[site].height == 2 and site not in guessed.unseen
+    assert site in guessed.doubtful
+    assert json_with_guesses(reading.to_json())["doubtful"].count(site.to_json()) == 1
 
 
 def test_a_black_tower_the_empty_site_beat_by_a_hair_is_unseen() -> None:
