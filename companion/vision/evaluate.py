@@ -157,7 +157,8 @@ def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[s
     return out
 
 
-DIFF_COLUMNS = ("name", "site", "truth", "a", "b", "a_verdict", "b_verdict", "change")
+DIFF_COLUMNS = ("name", "site", "truth", "a", "b", "a_verdict", "b_verdict", "change",
+                "a_reason", "b_reason")
 
 
 @dataclass
@@ -200,6 +201,8 @@ class _Tally:
             self.rows.append(row)
             return None
         rj = reading.to_json()
+        # why each unseen site is unseen ("covered", "close", ...), for the comparison
+        rj["_reasons"] = {d.site.code: d.reason for d in reading.details if d.reason}
         res = compare(rj, truth)
         row.update(res)
         row["tone"] = reading.tone  # the tone exponent its colours were read under
@@ -237,7 +240,9 @@ def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] |
     """The sites read differently by two readings of one photo (``None``: the read failed).
 
     A failed read counts as every site unseen, so a config that loses the board
-    shows as worse everywhere rather than vanishing from the comparison.
+    shows as worse everywhere rather than vanishing from the comparison. A
+    reading's ``_reasons`` (site code -> why the reader left it unseen), when
+    given, fill the ``a_reason`` and ``b_reason`` columns.
     """
     va = site_verdicts(a, truth) if a is not None else None
     vb = site_verdicts(b, truth) if b is not None else None
@@ -253,8 +258,15 @@ def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] |
         ca, cb = _COST[ja], _COST[jb]
         out.append({"name": name, "site": site.code, "truth": truth_text(truth, site),
                     "a": ta, "b": tb, "a_verdict": ja, "b_verdict": jb,
-                    "change": "better" if cb < ca else "worse" if cb > ca else "same"})
+                    "change": "better" if cb < ca else "worse" if cb > ca else "same",
+                    "a_reason": _reason(a, site, ta), "b_reason": _reason(b, site, tb)})
     return out
+
+
+def _reason(reading: Mapping[str, Any] | None, site: Site, text: str) -> str:
+    if reading is None or text != "unseen":
+        return ""
+    return str(reading.get("_reasons", {}).get(site.code, ""))
 
 
 def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],

@@ -65,6 +65,10 @@ def test_only_the_sites_read_differently_are_listed_and_judged() -> None:
         ("1C", "empty", "empty", "1 green", "right", "wrong", "worse")]
     assert site_differences("p", TRUTH, a, a) == []
     # a read that failed counts as every site unseen (every one listed: it reads "failed")
+    a["_reasons"] = {"0NE": "hidden", "0W": "covered"}
+    rows = site_differences("p", TRUTH, a, b)
+    assert [(r["site"], r["a_reason"], r["b_reason"]) for r in rows] == [
+        ("0N", "", ""), ("0NE", "hidden", ""), ("0W", "covered", ""), ("1C", "", "")]
     failed = site_differences("p", TRUTH, None, a)
     assert len(failed) == 54 and {r["a"] for r in failed} == {"failed"}
     assert [(r["site"], r["a_verdict"], r["b_verdict"], r["change"]) for r in failed[:4]] == [
@@ -125,6 +129,14 @@ def test_two_configs_compared_site_by_site(tmp_path: Path,
     assert d["better"] + d["worse"] + d["same"] == d["sites"]
     assert sum(d["moves"].values()) == d["sites"]
     assert d["photos"] == len({r["name"] for r in rows})
+    # an unseen site says why; a site read says nothing
+    for r in rows:
+        for side in ("a", "b"):
+            if r[side] == "unseen":
+                assert r[f"{side}_reason"] in ("covered", "hidden", "foot hidden", "steep",
+                                               "close"), r
+            else:
+                assert r[f"{side}_reason"] == "", r
     # every change of a total is made of the listed sites' moves
     for verdict, key in (("wrong", "wrong"), ("unseen", "unseen_visible"),
                          ("hidden_read", "hidden_read")):
