@@ -137,7 +137,9 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
         assert (reading.sites[site].height, reading.sites[site].owner) == tower
     assert was[Site(4, 2, 2)].height == 0 and by[Site(4, 2, 2)].reason == "covered"
     tally = [compare(x.to_json(), truth) for x in (reading, before)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(3, 12), (14, 10)]
+    # [(3, 12), (14, 10)] while sites.steep_storey_mm was 2 mm, not the profile's placement jitter
+    # (3 mm)
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(3, 13), (14, 11)]
 
 
 def test_covered_sites_are_chained_by_the_radius():

@@ -50,8 +50,9 @@ MEASURED: dict[str, tuple[int, int, int, int]] = {
     "mounted-0": (1, 4, 0, 0),
     "mounted-6": (1, 3, 1, 0),
     # (19, 1) before sites.steep_storey_mm; 17 wrong while a k1 the markers cannot
-    # tell from f was kept
-    "mounted-4": (9, 11, 0, 0),
+    # tell from f was kept; (9, 11) while that limit was 2 mm, not the profile's
+    # placement jitter (3 mm)
+    "mounted-4": (5, 17, 0, 0),
     "phone-1": (0, 4, 0, 0),
     "phone-5": (0, 8, 1, 0),
     "phone-3": (3, 1, 2, 0),

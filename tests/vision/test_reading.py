@@ -54,11 +54,13 @@ BOUNDS: dict[str, tuple[int, int, int]] = {
     # (2, 7, 2) before the board's outline refined the pose of its two markers;
     # close: (3, 2, 0)
     "S40-warm-classic-tall": (1, 4, 0),
-    "W82-cold-2017": (3, 12, 0),  # (9, 1, 0) before sites.steep_storey_mm
+    # (9, 1, 0) before sites.steep_storey_mm; (3, 12, 0) while it was 2 mm, not the
+    # profile's placement jitter (3 mm)
+    "W82-cold-2017": (3, 14, 0),
     "N60-warm-2017-tall": (0, 0, 0),
     # (14, 4, 0) before sites.steep_storey_mm; (13, 2, 0) with its k1 fitted (-0.095);
-    # close: (6, 15, 0)
-    "E82-cold-classic-tall": (4, 17, 0),
+    # close: (6, 15, 0); (4, 17, 0) while sites.steep_storey_mm was 2 mm
+    "E82-cold-classic-tall": (3, 18, 0),
     "S82-cold-2017-tall": (0, 5, 0),  # (5, 0, 0) before sites.steep_storey_mm
     "W40-warm-classic-tall": (0, 5, 0),  # close: (1, 4, 0)
     "N40-cold-classic": (0, 0, 0),

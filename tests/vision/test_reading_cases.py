@@ -318,10 +318,11 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
     # board's outline out (outline.below_markers), and the mended corner takes the
     # camera from 23 to 10 mm off (readings at 77 degrees flip with any pose: one more
     # site unseen). (9, 10) and (9, 11) before a reading that beat a far different one
-    # by a hair went to unseen (sites.empty_doubt_margin, tower_doubt_margin)
+    # by a hair went to unseen (sites.empty_doubt_margin, tower_doubt_margin); (8, 11)
+    # and (8, 12) while sites.steep_storey_mm was 2 mm, not the profile's jitter
     camera = shot.pose.intrinsics
-    for config, mm, tally in (({"pose": {"corner_px": 1e9}}, (20.0, 25.0), (8, 11)),
-                              (None, (8.0, 12.0), (8, 12))):
+    for config, mm, tally in (({"pose": {"corner_px": 1e9}}, (20.0, 25.0), (7, 14)),
+                              (None, (8.0, 12.0), (5, 16))):
         known = read_image(shot.image, camera, shot.scene.colors, config)
         assert known.pose.markers == (0, 1, 2)
         assert mm[0] < off(known) < mm[1] and wrong(known) == tally
@@ -342,7 +343,9 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
     assert unmended.pose.markers == mended.pose.markers == bent.pose.markers == (0, 1, 2)
     assert 10.0 < off(unmended) < 15.0 and off(mended) < 8.0
     # mended (7, 13) before the close rule: two wrong sites went to unseen
-    assert wrong(unmended) == (6, 13) and wrong(mended) == (5, 15)
+    # (6, 13) and (5, 15) while sites.steep_storey_mm was 2 mm, not the profile's
+    # placement jitter (3 mm)
+    assert wrong(unmended) == (5, 16) and wrong(mended) == (4, 18)
     assert off(alone) > 250.0 and off(bent) < 6.0
 
 
@@ -368,7 +371,9 @@ def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
     found = read_image(shot.image, None, shot.scene.colors, config={"pose": {"find_px": 9.0}})
     assert found.pose.markers == (0, 1, 2) and 900.0 < off(found.pose) < 1000.0
     tally = [compare(r.to_json(), truth_json(shot)) for r in (reading, found)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(4, 12), (12, 19)]
+    # [(4, 12), (12, 19)] while sites.steep_storey_mm was 2 mm, not the profile's placement jitter
+    # (3 mm)
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(1, 17), (10, 21)]
 
 
 def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
@@ -397,7 +402,8 @@ def test_the_readings_that_won_narrowly_are_listed_as_doubtful():
             wrong.add(site)
     # (9, 5, 3) before a reading that beat a far different one by a hair went to
     # unseen (sites.empty_doubt_margin, tower_doubt_margin): one wrong doubtful one
-    assert (len(wrong), len(shown), len(wrong & shown)) == (8, 4, 2)
+    # (8, 4, 2) while sites.steep_storey_mm was 2 mm, not the profile's placement jitter (3 mm)
+    assert (len(wrong), len(shown), len(wrong & shown)) == (5, 3, 2)
     assert reading.to_json()["doubtful"] == [
         {"city": s.city, "row": s.row, "col": s.col} for s in sorted(shown)]
     assert read_image(shot.image, None, shot.scene.colors,
@@ -499,8 +505,9 @@ def test_the_print_under_a_hard_shadow_edge_is_still_the_print():
 
 
 def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart():
-    # seed 2, 78 degrees: a storey moves a top near the camera's foot by under 2 mm
-    # of placement. Nine towers whose reading beat a tower one storey taller or
+    # seed 2, 78 degrees: a storey moves a top near the camera's foot by under 3 mm
+    # (the profile's placement jitter; the numbers below are for 2 mm, the limit
+    # until the twentieth session). Nine towers whose reading beat a tower one storey taller or
     # shorter by under 2 points go to unseen; 6 of the nine guesses were wrong (ten,
     # 6 wrong and 8 doubtful, before the board's outline refined the pose from three
     # markers, outline.*)
@@ -512,8 +519,10 @@ def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart()
     plain = read_image(shot.image, None, shot.scene.colors,
                        config={"sites": {"steep_storey_mm": 0.0, **open_}})
     steep = reading.unresolved
-    assert len(steep) == 9 and plain.unresolved == {}
-    assert sum(truth.get(s) == (v.height, v.owner) for s, v in steep.items()) == 3
+    # fifteen, 10 of their guesses wrong, since the limit is the board profile's
+    # placement jitter (3 mm; nine, 6 wrong, at 2 mm)
+    assert len(steep) == 15 and plain.unresolved == {}
+    assert sum(truth.get(s) == (v.height, v.owner) for s, v in steep.items()) == 5
     g = board_geometry()
     C = reading.pose.camera_centre
     by_site = {d.site: d for d in reading.details}
@@ -522,13 +531,13 @@ def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart()
         assert plain.sites[site] == view and by_site[site].reason == "steep"
         above = C[2] - view.height * g.storey
         shift = g.storey * float(np.hypot(*(g.site_xy[site.index] - C[:2]))) / above
-        assert shift < 2.0
+        assert shift < 3.0
         assert any(abs(h - view.height) == 1 and by_site[site].score - sc < 2.0
                    for h, _, sc in by_site[site].rivals)
     assert reading.to_json()["unresolved"] == [
         {"city": s.city, "row": s.row, "col": s.col, "height": v.height, "owner": v.owner,
          "doubtful": s in plain.doubtful} for s, v in sorted(steep.items())]
-    assert sum(e["doubtful"] for e in reading.to_json()["unresolved"]) == 7
+    assert sum(e["doubtful"] for e in reading.to_json()["unresolved"]) == 9  # 7 at 2 mm
     # the replay and the live table weigh the guesses: read back as the reader had
     # them before it told them apart (the narrow ones doubtful)
     back = reading.with_guesses()

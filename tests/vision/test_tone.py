@@ -262,4 +262,6 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     assert (read.lift, old.lift) == (0.0, 0.18)
     got = [compare(x.to_json(), truth) for x in (read, old)]
     # (7, 28) before the close rule (sites.tower_doubt_margin): one wrong site unseen
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 12), (6, 29)]
+    # [(3, 12), (6, 29)] while sites.steep_storey_mm was 2 mm, not the profile's
+    # placement jitter (3 mm)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 13), (6, 29)]
