@@ -274,7 +274,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             if len(kinds) > 1:
                 diff_path = diff_path.with_name(f"{diff_path.stem}-{kind}{diff_path.suffix}")
         totals = evaluate(items, csv_path, kind, use_camera=args.with_camera, config=config,
-                          against=against, diff_path=diff_path)
+                          against=against, diff_path=diff_path, workers=args.workers)
         out[kind] = totals.to_json()
     print(json.dumps(out, indent=None if args.json else 1))
     return 0
@@ -300,8 +300,21 @@ def register_evaluate(sub: Any) -> None:
     p.add_argument("--diff", metavar="F",
                    help="with --against: write one row per site the two configs read "
                         "differently")
+    p.add_argument("--workers", type=_positive, default=1,
+                   help="photos read at once in worker processes (stage timings then "
+                        "include the others' load)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
 
 
 def _jitter(text: str) -> tuple[float, float]:

@@ -28,10 +28,10 @@ def folder_set(folder: Path) -> Iterable[Item]:
 def evaluate(items: Iterable[Item], csv_path: Path | str | None = None, kind: str = "",
              use_camera: bool = False, config: Mapping[str, Any] | None = None,
              against: Mapping[str, Any] | None = None,
-             diff_path: Path | str | None = None) -> Totals:
+             diff_path: Path | str | None = None, workers: int = 1) -> Totals:
     """Tally reading errors and stage times over ``items`` (see :func:`.evaluate.evaluate`)."""
     return _evaluate(items, csv_path, use_camera=use_camera, config=config, against=against,
-                     diff_path=diff_path)
+                     diff_path=diff_path, workers=workers)
 
 
 __all__ = ["Totals", "evaluate", "folder_set", "rendered_set"]

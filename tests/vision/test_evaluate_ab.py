@@ -153,3 +153,36 @@ def test_a_config_compared_with_itself_reads_alike(capsys: pytest.CaptureFixture
     assert out["differences"] == {"photos": 0, "sites": 0, "better": 0, "worse": 0,
                                   "same": 0, "moves": {}}
     assert out["against"]["wrong"] == out["wrong"]
+
+
+def test_worker_processes_read_alike(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    off = '{"sites": {"occlusion": false}}'
+    out = {}
+    for workers in ("1", "2"):
+        assert main(["evaluate", "--kind", "mounted", "--n", "3", "--seed", "11", "--json",
+                     "--against", off, "--workers", workers,
+                     "--csv", str(tmp_path / f"rows{workers}.csv"),
+                     "--diff", str(tmp_path / f"diff{workers}.csv")]) == 0
+        out[workers] = json.loads(capsys.readouterr().out)["mounted"]
+    for key in ("photos", "visible_sites", "wrong", "unseen_visible", "hidden_read", "cards",
+                "cards_missed", "unresolved", "differences"):
+        assert out["1"][key] == out["2"][key], key
+        assert key == "differences" or out["1"]["against"][key] == out["2"]["against"][key]
+    # the same rows in the same order (the timings aside)
+    for name in ("rows", "diff"):
+        with open(tmp_path / f"{name}1.csv", newline="", encoding="utf-8") as a, \
+                open(tmp_path / f"{name}2.csv", newline="", encoding="utf-8") as b:
+            ra, rb = list(csv.DictReader(a)), list(csv.DictReader(b))
+        assert [{k: v for k, v in r.items() if not k.startswith("t_")} for r in ra] == [
+            {k: v for k, v in r.items() if not k.startswith("t_")} for r in rb]
+
+
+@pytest.mark.parametrize("value,message", [("0", "must be 1 or more, got 0"),
+                                           ("two", "expected a whole number, got 'two'")])
+def test_bad_worker_counts_are_usage_errors(capsys: pytest.CaptureFixture[str], value: str,
+                                            message: str) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--workers", value])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"companion evaluate: error: argument --workers: {message}")
