@@ -531,7 +531,9 @@ class SiteReader:
         ``tower_doubt_margin`` (two in five read wrong). A tower that narrowly
         beat the empty site stays (nine in ten right), and so does one that
         beat a storey more or less: placement moves a top by a storey's worth
-        (2-4 mm), and most of those readings are right. A doubted tower keeps its
+        (2-4 mm), and most of those readings are right (where a storey moves it
+        by less than the placement jitter, the reader's steep-view rule takes
+        them: ``steep_storey_mm``). A doubted tower keeps its
         height and colour as the guess (the reader lists it ``unresolved``, as
         the heights a steep view cannot tell); a doubted empty site has none.
         """
