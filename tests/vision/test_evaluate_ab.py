@@ -175,14 +175,3 @@ def test_worker_processes_read_alike(tmp_path: Path, capsys: pytest.CaptureFixtu
             ra, rb = list(csv.DictReader(a)), list(csv.DictReader(b))
         assert [{k: v for k, v in r.items() if not k.startswith("t_")} for r in ra] == [
             {k: v for k, v in r.items() if not k.startswith("t_")} for r in rb]
-
-
-@pytest.mark.parametrize("value,message", [("0", "must be 1 or more, got 0"),
-                                           ("two", "expected a whole number, got 'two'")])
-def test_bad_worker_counts_are_usage_errors(capsys: pytest.CaptureFixture[str], value: str,
-                                            message: str) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(["evaluate", "--workers", value])
-    assert exc.value.code == 2
-    assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        f"companion evaluate: error: argument --workers: {message}")

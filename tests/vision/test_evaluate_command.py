@@ -94,15 +94,18 @@ def test_block_jitter_renders_each_block_at_its_own_pose(
     assert out["mounted"]["photos"] == 1 and out["mounted"]["visible_sites"] > 30
 
 
-@pytest.mark.parametrize("value,message", [("2.5,x", "expected MM,DEG (e.g. 2.5,4), got '2.5,x'"),
-                                           ("11", "block jitter '11' out of range")])
-def test_bad_block_jitter_is_a_usage_error(capsys: pytest.CaptureFixture[str], value: str,
-                                           message: str) -> None:
+@pytest.mark.parametrize("option,value,message", [
+    ("--block-jitter", "2.5,x", "expected MM,DEG (e.g. 2.5,4), got '2.5,x'"),
+    ("--block-jitter", "11", "block jitter '11' out of range"),
+    ("--workers", "0", "must be 1 or more, got 0"),
+    ("--workers", "two", "expected a whole number, got 'two'")])
+def test_bad_option_values_are_usage_errors(capsys: pytest.CaptureFixture[str], option: str,
+                                            value: str, message: str) -> None:
     with pytest.raises(SystemExit) as exc:
-        main(["evaluate", "--block-jitter", value])
+        main(["evaluate", option, value])
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert err.startswith("companion evaluate: error: argument --block-jitter: ")
+    assert err.startswith(f"companion evaluate: error: argument {option}: ")
     assert message in err
 
 
