@@ -56,6 +56,8 @@ def load_overrides(text: str) -> dict[str, Any]:
             text = Path(text).read_text(encoding="utf-8")
         except OSError as exc:
             raise ValueError(f"{source}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError:
+            raise ValueError(f"{source}: not UTF-8 text") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -73,4 +75,23 @@ def load_overrides(text: str) -> dict[str, Any]:
         unknown = sorted(k for k in value if k not in shipped[name])
         if unknown:
             raise ValueError(f"{source}: no key {name}.{unknown[0]} in the shipped config")
+        for key, v in value.items():
+            kind = _kind(shipped[name][key])
+            if kind is not None and _kind(v) != kind:
+                raise ValueError(f"{source}: {name}.{key} must be {kind}, got {v!r}")
     return data
+
+
+def _kind(value: Any) -> str | None:
+    """What an override of a shipped value must be (None: the shipped null takes any)."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "an object"

@@ -81,6 +81,9 @@ def test_only_the_sites_read_differently_are_listed_and_judged() -> None:
     ('{"site": {"glare_log": 0.3}}', "inline config: no config section 'site'"),
     ('{"sites": 3}', "inline config: section 'sites' must be an object"),
     ('{"sites": ', "inline config: not JSON (Expecting value, line 1)"),
+    ('{"sites": {"glare_log": "x"}}', "inline config: sites.glare_log must be a number, got 'x'"),
+    ('{"sites": {"occlusion": 1}}', "inline config: sites.occlusion must be true or false, got 1"),
+    ('{"sites": {"lateral_mm": 5}}', "inline config: sites.lateral_mm must be a list, got 5"),
     ("[1]", "[1]: No such file or directory"),
 ])
 def test_overrides_that_would_change_nothing_are_refused(text: str, message: str) -> None:
@@ -96,6 +99,14 @@ def test_overrides_from_a_file(tmp_path: Path) -> None:
     f.write_text("[]", encoding="utf-8")
     with pytest.raises(ValueError, match=r"a\.json: expected an object of config sections$"):
         load_overrides(str(f))
+    f.write_bytes(b"\xff\xfe{")
+    with pytest.raises(ValueError, match=r"a\.json: not UTF-8 text$"):
+        load_overrides(str(f))
+    # a shipped null (the board profile's own value) takes a number; a number no null
+    assert load_overrides('{"sites": {"steep_storey_mm": 2.0}}') == {
+        "sites": {"steep_storey_mm": 2.0}}
+    with pytest.raises(ValueError, match=r"sites\.glare_log must be a number, got None$"):
+        load_overrides('{"sites": {"glare_log": null}}')
 
 
 def test_bad_overrides_are_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
