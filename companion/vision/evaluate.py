@@ -117,14 +117,6 @@ def site_verdicts(reading_json: Mapping[str, Any], truth: Mapping[str, Any]
     return out
 
 
-def truth_text(truth: Mapping[str, Any], site: Site) -> str:
-    """The site as the truth's full board has it (``empty`` or ``3 red``)."""
-    for e in truth["board"]["sites"]:
-        if Site.from_json(e) == site:
-            return _site_text((e["height"], e["owner"]))
-    return "empty"
-
-
 def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[str, int]:
     """Count errors of one ``companion read`` object against a sim truth."""
     exp_sites = _towers(truth["expected"]["sites"])
@@ -202,6 +194,15 @@ def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: An
     return row, rj
 
 
+#: The totals (Totals fields) that add up a column of :func:`compare`'s counts.
+_SUMMED = (("visible", "visible_sites"), ("wrong", "wrong"),
+           ("unseen_visible", "unseen_visible"), ("hidden", "hidden"),
+           ("hidden_read", "hidden_read"), ("unresolved", "unresolved"),
+           ("unresolved_right", "unresolved_right"), ("cards", "cards_expected"),
+           ("cards_wrong", "cards_wrong"), ("cards_missed", "cards_missed"),
+           ("cards_extra", "cards_extra"))
+
+
 class _Tally:
     """One config's totals and CSV rows, filled one photo at a time."""
 
@@ -220,17 +221,8 @@ class _Tally:
             if k.startswith("t_") and k != "t_decode_detect":
                 tot.times.setdefault(k[2:], []).append(v)
         tot.times.setdefault("decode_detect", []).append(row["t_decode_detect"])
-        tot.visible += row["visible_sites"]
-        tot.wrong += row["wrong"]
-        tot.unseen_visible += row["unseen_visible"]
-        tot.hidden += row["hidden"]
-        tot.hidden_read += row["hidden_read"]
-        tot.unresolved += row["unresolved"]
-        tot.unresolved_right += row["unresolved_right"]
-        tot.cards += row["cards_expected"]
-        tot.cards_wrong += row["cards_wrong"]
-        tot.cards_missed += row["cards_missed"]
-        tot.cards_extra += row["cards_extra"]
+        for name, column in _SUMMED:
+            setattr(tot, name, getattr(tot, name) + row[column])
 
     def write(self, csv_path: str | Path) -> None:
         with open(csv_path, "w", newline="", encoding="utf-8") as fh:
@@ -278,17 +270,18 @@ def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] |
     """
     va = site_verdicts(a, truth) if a is not None else None
     vb = site_verdicts(b, truth) if b is not None else None
+    hidden = {Site.from_json(e) for e in truth["expected"].get("unseen", [])}
+    board = _towers(truth["board"]["sites"])
     out = []
     for i in range(54):
         site = Site.from_index(i)
-        hidden = any(Site.from_json(e) == site for e in truth["expected"].get("unseen", []))
-        fail = ("failed", "hidden" if hidden else "unseen")
+        fail = ("failed", "hidden" if site in hidden else "unseen")
         ta, ja = va[site] if va is not None else fail
         tb, jb = vb[site] if vb is not None else fail
         if ta == tb:
             continue
         ca, cb = _COST[ja], _COST[jb]
-        out.append({"name": name, "site": site.code, "truth": truth_text(truth, site),
+        out.append({"name": name, "site": site.code, "truth": _site_text(board.get(site)),
                     "a": ta, "b": tb, "a_verdict": ja, "b_verdict": jb,
                     "change": "better" if cb < ca else "worse" if cb > ca else "same",
                     "a_reason": _reason(a, site, ta), "b_reason": _reason(b, site, tb)})

@@ -379,6 +379,11 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
     return out
 
 
+def _colour_fit(d2: FloatArray) -> FloatArray:
+    """The ``colour`` evidence term from a colour distance: 1 on the colour, -1 far off."""
+    return 1.0 - np.minimum(d2, 16.0) / 8.0
+
+
 def _clusters(xy: FloatArray, radius: float) -> np.ndarray:
     """Each point's cluster label, points closer than ``radius`` linked (single linkage)."""
     n = len(xy)
@@ -679,12 +684,7 @@ class SiteReader:
         need = float(cfg["covered_tower_margin"])
         if need <= 0 or not covered:
             return
-        xy = self.g.site_xy
-        near = float(cfg["covered_tower_radius_mm"])
-        group = _clusters(xy[covered], near)
-        size = np.bincount(group)
-        arm = {i for i, k in zip(covered, group, strict=True)
-               if size[k] >= int(cfg["covered_tower_cluster"])}
+        rescue = []
         for i in covered:
             r = results[i]
             tw = r.tower
@@ -695,10 +695,20 @@ class SiteReader:
             if lead < need or tw[3] < float(cfg["min_visible"]) or (
                     r.foot_visible < float(cfg["min_foot_visible"])):
                 continue
+            rescue.append((i, float(lead), tw))
+        if not rescue:
+            return
+        # the arms: chains of covered sites (clustered only when some site qualifies)
+        group = _clusters(self.g.site_xy[covered], float(cfg["covered_tower_radius_mm"]))
+        size = np.bincount(group)
+        arm = {i for i, k in zip(covered, group, strict=True)
+               if size[k] >= int(cfg["covered_tower_cluster"])}
+        for i, lead, tw in rescue:
             if i in arm:
                 continue
+            r = results[i]
             r.height, r.color, r.reason = tw[0], tw[1], ""
-            r.score, r.margin = float(r.rivals[0][2]), float(lead)
+            r.score, r.margin = float(r.rivals[0][2]), lead
             r.depth, r.visible, r.uniform, r.top_feature = tw[2], tw[3], tw[4], tw[6]
 
     def _split_shadow_ncc(self, x: FloatArray, tmpl: FloatArray) -> float:
@@ -1173,7 +1183,7 @@ class SiteReader:
         d2 = model.distance2(top_feat.reshape(-1, 3)).reshape(top_feat.shape[:-1] + (-1,))
         cls = np.argmin(d2, axis=-1)
         d2min = np.take_along_axis(d2, cls[..., None], axis=-1)[..., 0]
-        colour = 1.0 - np.minimum(d2min, 16.0) / 8.0
+        colour = _colour_fit(d2min)
         ta, tb = geo["ta"][sel], geo["tb"][sel]
         n_sd = band(cw, ta, tb)
         m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
@@ -1321,8 +1331,7 @@ class SiteReader:
         d2s = model.distance2(side[cand], FACE_INTENSITY_SIGMA)
         ks = np.argmin(d2s, axis=-1)
         neutral = np.array([c.neutral for c in model.classes])
-        alt = 1.0 - np.minimum(d2s[np.arange(len(ks)), ks] + float(cfg["glare_cost"]),
-                               16.0) / 8.0
+        alt = _colour_fit(d2s[np.arange(len(ks)), ks] + float(cfg["glare_cost"]))
         ok = (~neutral[ks] & (along > 0)
               & (across <= float(cfg["glare_across"]) * np.maximum(along, 0.02))
               & (alt > colour[cand]))
