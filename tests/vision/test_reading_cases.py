@@ -372,8 +372,9 @@ def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
     assert found.pose.markers == (0, 1, 2) and 900.0 < off(found.pose) < 1000.0
     tally = [compare(r.to_json(), truth_json(shot)) for r in (reading, found)]
     # [(4, 12), (12, 19)] while sites.steep_storey_mm was 2 mm, not the profile's placement jitter
-    # (3 mm)
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(1, 17), (10, 21)]
+    # (3 mm); [(1, 17), (10, 21)] while the print was learnt from every site read
+    # empty, not the sure ones (sites.print_template_margin)
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(1, 18), (10, 20)]
 
 
 def test_the_readings_that_won_narrowly_are_listed_as_doubtful():

@@ -247,8 +247,8 @@ def test_the_dark_floor_is_the_darkest_half_percent_against_the_paper() -> None:
 
 def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> None:
     # the ray-traced renderer's mounted frame 14: a tone curve and a glossy black plastic
-    # make the tops fit a lift of 0.18 of the paper, but its deep shadows are black;
-    # taking the lift off crushes them and leaves 28 visible sites unseen. (Frame 16
+    # make the tops fit a lift of 0.2 of the paper, but its deep shadows are black;
+    # taking the lift off crushes them and leaves 23 visible sites unseen. (Frame 16
     # was this case, 20 unseen, until the board's outline refined its pose from three
     # markers: the tops then fit a lift of 0.12, and taking it off costs one site.
     # (4, 11) and (7, 30) before a top brighter than its side was read by the side's
@@ -259,9 +259,11 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     cols = truth["expected"]["colors"]
     read = read_image(image, None, cols)
     old = read_image(image, None, cols, {"tone": {"lift_floor_percent": 0}})
-    assert (read.lift, old.lift) == (0.0, 0.18)
+    assert (read.lift, old.lift) == (0.0, 0.2)
     got = [compare(x.to_json(), truth) for x in (read, old)]
     # (7, 28) before the close rule (sites.tower_doubt_margin): one wrong site unseen
     # [(3, 12), (6, 29)] while sites.steep_storey_mm was 2 mm, not the profile's
-    # placement jitter (3 mm)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 13), (6, 29)]
+    # placement jitter (3 mm); lifts 0.18 and [(3, 13), (6, 29)] while the print was
+    # learnt from every site read empty, not the sure ones (sites.print_template_margin:
+    # the towers it tells from the print join the tone fit)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 14), (7, 23)]
