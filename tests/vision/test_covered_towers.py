@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from companion.rules.board import Site
-from companion.vision.evaluate import compare
+from companion.vision.evaluate import compare, site_verdicts
 from companion.vision.reader import read_image
 
 OFF = {"sites": {"covered_tower_margin": 0.0}}
@@ -160,3 +160,27 @@ def test_covered_sites_are_chained_by_the_radius():
     assert groups == [[0, 1, 2, 3], [4], [5, 6, 7]]
     assert _clusters(xy[[0, 2]], 40.0).tolist() == [0, 1]
     assert _clusters(xy[:1], 40.0).tolist() == [0]
+
+
+def test_the_print_is_learnt_from_the_sites_surely_empty():
+    # raycast phone 1001 (40 degrees, a pastel board under a warm lamp): 23 of its 30
+    # visible towers are read as empty sites, each by a point or three. Learnt from
+    # every empty reading the print was half their tops: all 19 empty sites in view
+    # failed against it and were unseen. Learnt from the sites read empty by 5 or
+    # more (sites.print_template_margin), 14 of them are read.
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(1001, "phone")
+    cols = truth["expected"]["colors"]
+    towers = {Site.from_json(e) for e in truth["board"]["sites"]}
+    tallies = []
+    for cfg in ({"sites": {"print_template_margin": None}}, None):
+        reading = read_image(image, None, cols, cfg)
+        verdicts = site_verdicts(reading.to_json(), truth)
+        why = {d.site: d.reason for d in reading.details}
+        empty = [s for s, (_, v) in verdicts.items() if s not in towers and v != "hidden"]
+        c = compare(reading.to_json(), truth)
+        tallies.append((sum(verdicts[s][1] == "right" for s in empty),
+                        sum(why[s] == "covered" for s in empty), c["wrong"],
+                        c["unseen_visible"], c["hidden_read"]))
+    assert tallies == [(0, 19, 2, 34, 0), (14, 5, 0, 21, 0)]
