@@ -46,7 +46,9 @@ def load_overrides(text: str) -> dict[str, Any]:
 
     Every section and key must be one the shipped config has: a misspelt key
     would otherwise change nothing and an A/B comparison would look like a
-    wash. Raises ValueError with a one-line message.
+    wash. A value must be of the shipped one's type; null only where the
+    section's ``_nullable`` lists the key. Raises ValueError with a one-line
+    message.
     """
     from pathlib import Path
 
@@ -75,8 +77,11 @@ def load_overrides(text: str) -> dict[str, Any]:
         unknown = sorted(k for k in value if k not in shipped[name])
         if unknown:
             raise ValueError(f"{source}: no key {name}.{unknown[0]} in the shipped config")
+        nullable = shipped[name].get("_nullable", ())
         for key, v in value.items():
             kind = _kind(shipped[name][key])
+            if v is None and key in nullable:
+                continue  # the stage reads null as a rule of its own (its _doc says)
             if kind is not None and _kind(v) != kind:
                 raise ValueError(f"{source}: {name}.{key} must be {kind}, got {v!r}")
     return data

@@ -107,6 +107,10 @@ def test_overrides_from_a_file(tmp_path: Path) -> None:
         "sites": {"steep_storey_mm": 2.0}}
     with pytest.raises(ValueError, match=r"sites\.glare_log must be a number, got None$"):
         load_overrides('{"sites": {"glare_log": null}}')
+    # a null where the stage reads null as a rule of its own (sites._nullable): the
+    # print learnt from every site read empty
+    assert load_overrides('{"sites": {"print_template_margin": null}}') == {
+        "sites": {"print_template_margin": None}}
 
 
 def test_bad_overrides_are_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
