@@ -58,6 +58,15 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     cfg = config or {}
     if gray.ndim == 3:
         gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
+    out = _detect_all(gray, geometry, cfg)
+    if cfg.get("edge_refine", False):
+        out = {mid: refine_corners_by_edges(
+            gray, c, _marker_cells(geometry.marker_dictionary, mid), cfg)
+            for mid, c in out.items()}
+    return out
+
+
+def _detect_all(gray: np.ndarray, geometry: BoardGeometry, cfg: dict[str, Any]) -> Markers:
     refine = int(cfg.get("refine_win", 4))
     out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine))
     below = int(cfg.get("retry_below", 0))
@@ -72,6 +81,139 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
         more = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine, key))
         out.update({k: v for k, v in more.items() if k not in out})
     return out
+
+
+@lru_cache(maxsize=8)
+def _marker_cells(dictionary: str, marker_id: int) -> np.ndarray:
+    """The marker's cells, border included (True: white), as the dictionary prints it."""
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
+    n = d.markerSize + 2
+    cells: np.ndarray = cv2.aruco.generateImageMarker(d, marker_id, n, borderBits=1) > 127
+    return cells
+
+
+def refine_corners_by_edges(gray: np.ndarray, corners: FloatArray, cells: np.ndarray,
+                            cfg: dict[str, Any] | None = None) -> FloatArray:
+    """A marker's corners where its four outer edges, found along their length, meet.
+
+    The detector's corners (a threshold's contour, then a corner search made
+    for chessboard saddles) sit inside a blurred black square: 0.4-1 px on
+    the renderers, which shrinks every marker and biases the pose and the
+    focal length fitted to them. Across a blurred edge the level halfway
+    between black and white is the edge only where the photo's tone is
+    linear; blurred by the lens in linear light and then tone-mapped, the
+    halfway level lies on the dark side. The black border is one cell wide:
+    where a white cell adjoins it inside, its inner edge is found the same way
+    and leans the other way, so half the difference between the border's
+    width as found and one cell is the lean, taken off every edge. Each edge
+    is sampled across at ``edge_samples`` places along its middle, the
+    crossings fitted with a line and adjacent lines intersected. A marker
+    whose edge shows too little contrast (``edge_min_contrast`` grey levels),
+    bends (``edge_max_rms_px``) or moves its corners by more than
+    ``edge_max_move_px`` keeps the detector's corners.
+    """
+    c = cfg or {}
+    n_along = int(c.get("edge_samples", 9))
+    min_contrast = float(c.get("edge_min_contrast", 30.0))
+    max_rms = float(c.get("edge_max_rms_px", 0.5))
+    pts = np.asarray(corners, np.float64).reshape(4, 2)
+    n = cells.shape[0]
+    unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float64)  # cell units, y down
+    H = cv2.getPerspectiveTransform(unit.astype(np.float32), pts.astype(np.float32))
+    img = gray.astype(np.float32)
+    h, w = img.shape[:2]
+    step = 0.05  # cell units along each profile
+    offs = np.arange(-0.6, 1.6 + 1e-9, step)  # outside the marker .. into the first data cell
+    lines, leans = [], []
+    for k in range(4):
+        a, b = unit[k], unit[(k + 1) % 4]
+        u = (b - a) / n
+        inward = np.array([-u[1], u[0]])  # corners run clockwise in the image (y down)
+        # the edge along its middle; the lean across the middle of each data cell
+        ts = np.concatenate([np.linspace(0.2, 0.8, n_along) * n, np.arange(1, n - 1) + 0.5])
+        base = a[None, :] + ts[:, None] * u[None, :]
+        grid = base[:, None, :] + offs[None, :, None] * inward[None, None, :]
+        pix = cv2.perspectiveTransform(grid.reshape(-1, 1, 2), H).reshape(grid.shape)
+        if (pix[..., 0].min() < 0 or pix[..., 1].min() < 0 or pix[..., 0].max() > w - 1
+                or pix[..., 1].max() > h - 1):
+            return pts
+        prof = cv2.remap(img, pix[..., 0].astype(np.float32), pix[..., 1].astype(np.float32),
+                         cv2.INTER_LINEAR)
+        outside = np.median(prof[:, offs < -0.3], axis=1)
+        border = np.median(prof[:, (offs > 0.3) & (offs < 0.7)], axis=1)
+        found = []
+        for i in range(len(ts)):
+            if outside[i] - border[i] < min_contrast:
+                continue
+            mid = (outside[i] + border[i]) / 2
+            edge = _crossing(prof[i], offs, mid, 0.0, rising_out=True)
+            if edge is None:
+                continue
+            if i < n_along:
+                # the image point at that offset: perspective spaces the samples unevenly
+                found.append(np.array([np.interp(edge, offs, pix[i, :, 0]),
+                                       np.interp(edge, offs, pix[i, :, 1])]))
+            elif _adjacent_white(cells, k, base[i]):
+                inner = np.median(prof[i, offs > 1.3])
+                if inner - border[i] >= min_contrast:
+                    mid2 = (inner + border[i]) / 2
+                    edge2 = _crossing(prof[i], offs, mid2, 1.0, rising_out=False)
+                    if edge2 is not None:
+                        leans.append((1.0 - (edge2 - edge)) / 2)  # cells the edges lean in
+        if len(found) < max(3, n_along // 2):
+            return pts
+        f = np.array(found)
+        m = f.mean(axis=0)
+        _, _, vt = np.linalg.svd(f - m)
+        d = vt[0]
+        resid = (f - m) @ np.array([-d[1], d[0]])
+        if float(np.sqrt(np.mean(resid ** 2))) > max_rms:
+            return pts
+        lines.append((m, d, base[n_along // 2], inward))
+    lean = float(np.median(leans)) if len(leans) >= int(c.get("edge_min_leans", 4)) else 0.0
+    moved = []
+    for m, d, mid_unit, inward in lines:
+        # the lean in cells, as pixels across this edge
+        p0 = cv2.perspectiveTransform(mid_unit.reshape(1, 1, 2), H).reshape(2)
+        p1 = cv2.perspectiveTransform((mid_unit - lean * inward).reshape(1, 1, 2), H).reshape(2)
+        moved.append((m + (p1 - p0), d))
+    out = np.empty((4, 2))
+    for k in range(4):
+        (p1, d1), (p2, d2) = moved[(k - 1) % 4], moved[k]
+        A = np.column_stack([d1, -d2])
+        if abs(np.linalg.det(A)) < 1e-6:
+            return pts
+        s_, _ = np.linalg.solve(A, p2 - p1)
+        out[k] = p1 + s_ * d1
+    if float(np.max(np.linalg.norm(out - pts, axis=1))) > float(c.get("edge_max_move_px", 3.0)):
+        return pts
+    return out
+
+
+def _adjacent_white(cells: np.ndarray, edge: int, at: FloatArray) -> bool:
+    """Whether the data cell just inside edge ``edge`` (0 top, 1 right, 2 bottom, 3 left)
+    at cell position ``at`` is white."""
+    n = cells.shape[0]
+    x, y = int(np.clip(at[0], 0, n - 1e-6)), int(np.clip(at[1], 0, n - 1e-6))
+    row, col = {0: (1, x), 1: (y, n - 2), 2: (n - 2, x), 3: (y, 1)}[edge]
+    if not 1 <= row <= n - 2 or not 1 <= col <= n - 2:
+        return False
+    return bool(cells[row, col])
+
+
+def _crossing(profile: FloatArray, offs: FloatArray, level: float, near: float,
+              rising_out: bool) -> float | None:
+    """Where ``profile`` crosses ``level`` nearest ``near`` (cell units): going
+    outward (towards ``offs[0]``) from dark to light when ``rising_out``, else
+    going inward from dark to light."""
+    x = profile[::-1] if rising_out else profile
+    o = offs[::-1] if rising_out else offs
+    idx = np.flatnonzero((x[:-1] < level) & (x[1:] >= level))
+    if len(idx) == 0:
+        return None
+    j = int(idx[np.argmin(np.abs(o[idx] - near))])
+    t = (level - x[j]) / max(float(x[j + 1] - x[j]), 1e-6)
+    return float(o[j] + t * (o[j + 1] - o[j]))
 
 
 def _detect(gray: np.ndarray, geometry: BoardGeometry, det: Any) -> Markers:
