@@ -148,7 +148,36 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     c2 = (gch - b) / ssum
     k = 1.0 if saturation >= float(cfg["saturation_keep"]) else max(
         saturation, float(cfg["min_saturation"]))
-    red = (c1 > k * float(cfg["red_chroma"])) & (c2 < k * 0.2) & (c2 > k * -0.25) & inside
+    hue_ok = (c2 < k * 0.2) & (c2 > k * -0.25) & inside
+    strong = (c1 > k * float(cfg["red_chroma"])) & hue_ok
+    found = _find_card(strong, rect, inside, hidden, (a0, b0), s, g, cfg, debug)
+    grow = float(cfg["red_grow"])
+    if found is None and grow < 1.0:
+        # a small far card's red cells, blurred into the grey grid around them, pass
+        # only at their cores, smaller than a cell: grown to the pixels nearly as red
+        # around them (hysteresis) each is a cell's size again. Only when the cores
+        # alone read no card: grown, a cell can merge with red art beside it
+        weak = ((c1 > grow * k * float(cfg["red_chroma"])) & hue_ok).astype(np.uint8)
+        n_weak, weak_labels = cv2.connectedComponents(weak, connectivity=8)
+        keep = np.zeros(n_weak, bool)
+        keep[np.unique(weak_labels[strong])] = True
+        keep[0] = False
+        found = _find_card(keep[weak_labels], rect, inside, hidden, (a0, b0), s, g, cfg, debug)
+    if found is None:
+        return None
+    read = CardRead(seat, found[2], found[0], found[1], found[3], found[4])
+    if not _card_in_frame(read, pose, g, image.shape[:2]):
+        return None  # too little of the grids in the photo to tell the cell
+    return read
+
+
+def _find_card(red: np.ndarray, rect: np.ndarray, inside: np.ndarray, hidden: np.ndarray,
+               origin: tuple[float, float], s: float, g: BoardGeometry, cfg: dict[str, Any],
+               debug: dict[str, Any] | None
+               ) -> tuple[float, float, tuple[int, int], tuple[float, float], float] | None:
+    """The best card the red cells in ``red`` (a mask of the rectified seat) explain:
+    (score, margin, cell, centre (a, b) mm, angle deg), or None when none qualifies."""
+    a0, b0 = origin
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     n, labels, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
     cell = g.card.cell
@@ -200,10 +229,7 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
         debug.update({"rect": rect, "red": red, "blobs": len(centres), "best": best})
     if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
         return None
-    read = CardRead(seat, best[2], best[0], best[1], best[3], best[4])
-    if not _card_in_frame(read, pose, g, image.shape[:2]):
-        return None  # too little of the grids in the photo to tell the cell
-    return read
+    return best
 
 
 def _cells_in(mask: np.ndarray, cell_px: float) -> list[FloatArray]:

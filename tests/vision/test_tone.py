@@ -211,8 +211,12 @@ def test_a_muted_cameras_cards_are_read_at_its_saturation() -> None:
     reading = read_image(muted, r.truth["camera"], cols)
     assert 0.6 < _saturation(reading.details, reading.model, tone) < 0.75
     assert reading.cards == expected
-    fixed = read_image(muted, r.truth["camera"], cols, {"cards": {"saturation_keep": 0.0}})
+    fixed = read_image(muted, r.truth["camera"], cols, {"cards": {"saturation_keep": 0.0,
+                                                                  "red_grow": 1.0}})
     assert fixed.cards == {}
+    # the red cells' cores grown (cards.red_grow) read the N card even so, right
+    grown = read_image(muted, r.truth["camera"], cols, {"cards": {"saturation_keep": 0.0}})
+    assert grown.cards == {Seat.N: expected[Seat.N]}
 
 
 @pytest.mark.parametrize(("floor", "expected"), [

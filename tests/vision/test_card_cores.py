@@ -1,0 +1,32 @@
+"""A far card's red cells, blurred into the grid, pass the red threshold only at
+their cores: grown by hysteresis (cards.red_grow) they are cells again.
+
+Raycast mounted 1008 (57 degrees, a 3,900 K lamp, a night-style board on wood):
+the N and E cards lie at the far edge of a 1280 x 720 frame, their 9 mm red
+cells about 12 px across and soft; the threshold keeps a few pixels of each,
+under a third of a cell, and no red pair was found.
+"""
+
+from __future__ import annotations
+
+from companion.rules.topology import Seat
+from companion.vision.evaluate import compare
+from companion.vision.reader import read_image
+
+
+def test_a_far_cards_red_cores_are_grown_into_cells():
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(1008, "mounted")
+    cols = truth["expected"]["colors"]
+    now = read_image(image, None, cols)
+    was = read_image(image, None, cols, {"cards": {"red_grow": 1.0}})
+    cells = {seat.name: tuple(v["cell"]) for seat, v in
+             ((Seat[k], v) for k, v in truth["expected"]["cards"].items())}
+    assert cells == {"W": (2, 0), "N": (2, 0), "E": (2, 0)}
+    assert {s.name: c for s, c in now.cards.items()} == cells
+    assert {s.name: c for s, c in was.cards.items()} == {"W": (2, 0)}
+    a, b = compare(now.to_json(), truth), compare(was.to_json(), truth)
+    assert (a["cards_missed"], a["cards_wrong"], b["cards_missed"]) == (0, 0, 2)
+    # the sites are read as before: the cards come after them
+    assert (a["wrong"], a["unseen_visible"]) == (b["wrong"], b["unseen_visible"])
