@@ -154,8 +154,8 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     grow = float(cfg["red_grow"])
     if found is None and grow < 1.0:
         # a small far card's red cells, blurred into the grey grid around them, pass
-        # only at their cores, smaller than a cell: grown to the pixels nearly as red
-        # around them (hysteresis) each is a cell's size again. Only when the cores
+        # only at their cores, smaller than a cell; grown to the pixels nearly as red
+        # around them (hysteresis), each is a cell's size again. Only when the cores
         # alone read no card: grown, a cell can merge with red art beside it
         weak = ((c1 > grow * k * float(cfg["red_chroma"])) & hue_ok).astype(np.uint8)
         n_weak, weak_labels = cv2.connectedComponents(weak, connectivity=8)

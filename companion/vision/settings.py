@@ -81,7 +81,7 @@ def load_overrides(text: str) -> dict[str, Any]:
         for key, v in value.items():
             kind = _kind(shipped[name][key])
             if v is None and key in nullable:
-                continue  # the stage reads null as a rule of its own (its _doc says)
+                continue  # the stage reads null as a rule of its own (README says which)
             if kind is not None and _kind(v) != kind:
                 raise ValueError(f"{source}: {name}.{key} must be {kind}, got {v!r}")
     return data
