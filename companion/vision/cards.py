@@ -149,7 +149,8 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     k = 1.0 if saturation >= float(cfg["saturation_keep"]) else max(
         saturation, float(cfg["min_saturation"]))
     hue_ok = (c2 < k * 0.2) & (c2 > k * -0.25) & inside
-    strong = (c1 > k * float(cfg["red_chroma"])) & hue_ok
+    threshold = k * float(cfg["red_chroma"])
+    strong = (c1 > threshold) & hue_ok
     found = _find_card(strong, rect, inside, hidden, (a0, b0), s, g, cfg, debug)
     grow = float(cfg["red_grow"])
     if found is None and grow < 1.0:
@@ -157,7 +158,7 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
         # only at their cores, smaller than a cell; grown to the pixels nearly as red
         # around them (hysteresis), each is a cell's size again. Only when the cores
         # alone read no card: grown, a cell can merge with red art beside it
-        weak = ((c1 > grow * k * float(cfg["red_chroma"])) & hue_ok).astype(np.uint8)
+        weak = ((c1 > grow * threshold) & hue_ok).astype(np.uint8)
         n_weak, weak_labels = cv2.connectedComponents(weak, connectivity=8)
         keep = np.zeros(n_weak, bool)
         keep[np.unique(weak_labels[strong])] = True

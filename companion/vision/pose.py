@@ -59,9 +59,10 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     if gray.ndim == 3:
         gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
     out = _detect_all(gray, geometry, cfg)
-    if cfg.get("edge_refine", False):
+    if cfg.get("edge_refine", False) and out:
+        grey = gray.astype(np.float32)  # once for every marker
         out = {mid: refine_corners_by_edges(
-            gray, c, _marker_cells(geometry.marker_dictionary, mid), cfg)
+            grey, c, _marker_cells(geometry.marker_dictionary, mid), cfg)
             for mid, c in out.items()}
     return out
 
@@ -120,10 +121,10 @@ def refine_corners_by_edges(gray: np.ndarray, corners: FloatArray, cells: np.nda
     n = cells.shape[0]
     unit = np.array([[0, 0], [n, 0], [n, n], [0, n]], np.float64)  # cell units, y down
     H = cv2.getPerspectiveTransform(unit.astype(np.float32), pts.astype(np.float32))
-    img = gray.astype(np.float32)
+    img = gray if gray.dtype == np.float32 else gray.astype(np.float32)
     h, w = img.shape[:2]
-    step = 0.05  # cell units along each profile
-    offs = np.arange(-0.6, 1.6 + 1e-9, step)  # outside the marker .. into the first data cell
+    # every 0.05 cell: from outside the marker into the first data cell
+    offs = np.arange(-0.6, 1.6 + 1e-9, 0.05)
     lines, leans = [], []
     for k in range(4):
         a, b = unit[k], unit[(k + 1) % 4]

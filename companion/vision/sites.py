@@ -615,10 +615,11 @@ class SiteReader:
             return
         # the print is learnt from the sites surely empty: where many towers were
         # read empty (a washed-out photo), their tops would make half the median
-        least = cfg["print_template_margin"]
-        sure = [i for i in clean if least is not None and results[i].margin >= float(least)]
-        if len(sure) >= int(cfg["print_min_sites"]):
-            clean = sure
+        least = cfg["print_template_margin"]  # null: every site read empty
+        if least is not None:
+            sure = [i for i in clean if results[i].margin >= float(least)]
+            if len(sure) >= int(cfg["print_min_sites"]):
+                clean = sure
         tmpl = np.median(pn[clean], axis=0)
         # a plain print, or one blurred by the many sites an arm covers: the sites
         # that agree with each other show the print, if there is one. An arm over
