@@ -172,8 +172,9 @@ class Differences:
 
 def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: Any,
               config: Mapping[str, Any] | None, t_decode_detect: float
-              ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """One photo read under one config: its CSV row and its reading's JSON (None: failed)."""
+              ) -> tuple[dict[str, Any], dict[str, Any] | None, dict[str, str]]:
+    """One photo read under one config: its CSV row, its reading's JSON (None: failed)
+    and why the reader left each unseen site unseen (site code -> "covered", ...)."""
     row: dict[str, Any] = {"name": name, "kind": truth.get("kind", ""),
                            "t_decode_detect": t_decode_detect}
     try:
@@ -181,17 +182,17 @@ def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: An
                              config, source=name)
     except VisionError as exc:
         row["error"] = str(exc)
-        return row, None
+        return row, None, {}
     rj = reading.to_json()
-    # why each unseen site is unseen ("covered", "close", ...), for the comparison
-    rj["_reasons"] = {d.site.code: d.reason for d in reading.details if d.reason}
+    # beside the reading, not in it: the reading's JSON is the public format
+    reasons = {d.site.code: d.reason for d in reading.details if d.reason}
     row.update(compare(rj, truth))
     row["tone"] = reading.tone  # the tone exponent its colours were read under
     row["lift"] = reading.lift  # the raised black taken off the photo
     row["blur"] = "" if reading.blur is None else reading.blur  # across the markers
     for k, v in reading.timings.items():
         row[f"t_{k}"] = v
-    return row, rj
+    return row, rj, reasons
 
 
 #: The totals (Totals fields) that add up a column of :func:`compare`'s counts.
@@ -252,21 +253,23 @@ def _photo_job(name: str, image: np.ndarray, truth: Mapping[str, Any], use_camer
     detect_markers(img2, board_geometry())
     t_ref = time.perf_counter() - t
     camera = truth.get("camera") if use_camera else None
-    row_a, ra = _read_row(name, image, truth, camera, config, t_ref)
+    row_a, ra, why_a = _read_row(name, image, truth, camera, config, t_ref)
     if against is None:
         return row_a, ra is not None, None, False, []
-    row_b, rb = _read_row(name, image, truth, camera, against, t_ref)
-    return row_a, ra is not None, row_b, rb is not None, site_differences(name, truth, ra, rb)
+    row_b, rb, why_b = _read_row(name, image, truth, camera, against, t_ref)
+    return (row_a, ra is not None, row_b, rb is not None,
+            site_differences(name, truth, ra, rb, why_a, why_b))
 
 
 def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] | None,
-                     b: Mapping[str, Any] | None) -> list[dict[str, str]]:
+                     b: Mapping[str, Any] | None, reasons_a: Mapping[str, str] | None = None,
+                     reasons_b: Mapping[str, str] | None = None) -> list[dict[str, str]]:
     """The sites read differently by two readings of one photo (``None``: the read failed).
 
     A failed read counts as every site unseen, so a config that loses the board
-    shows as worse everywhere rather than vanishing from the comparison. A
-    reading's ``_reasons`` (site code -> why the reader left it unseen), when
-    given, fill the ``a_reason`` and ``b_reason`` columns.
+    shows as worse everywhere rather than vanishing from the comparison.
+    ``reasons_a`` and ``reasons_b`` (site code -> why the reader left it
+    unseen), when given, fill the ``a_reason`` and ``b_reason`` columns.
     """
     va = site_verdicts(a, truth) if a is not None else None
     vb = site_verdicts(b, truth) if b is not None else None
@@ -284,14 +287,15 @@ def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] |
         out.append({"name": name, "site": site.code, "truth": _site_text(board.get(site)),
                     "a": ta, "b": tb, "a_verdict": ja, "b_verdict": jb,
                     "change": "better" if cb < ca else "worse" if cb > ca else "same",
-                    "a_reason": _reason(a, site, ta), "b_reason": _reason(b, site, tb)})
+                    "a_reason": _reason(reasons_a, site, ta),
+                    "b_reason": _reason(reasons_b, site, tb)})
     return out
 
 
-def _reason(reading: Mapping[str, Any] | None, site: Site, text: str) -> str:
-    if reading is None or text != "unseen":
+def _reason(reasons: Mapping[str, str] | None, site: Site, text: str) -> str:
+    if not reasons or text != "unseen":
         return ""
-    return str(reading.get("_reasons", {}).get(site.code, ""))
+    return str(reasons.get(site.code, ""))
 
 
 def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],

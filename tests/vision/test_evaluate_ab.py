@@ -64,11 +64,12 @@ def test_only_the_sites_read_differently_are_listed_and_judged() -> None:
         ("0W", "empty", "unseen", "1 red", "unseen", "wrong", "worse"),
         ("1C", "empty", "empty", "1 green", "right", "wrong", "worse")]
     assert site_differences("p", TRUTH, a, a) == []
-    # a read that failed counts as every site unseen (every one listed: it reads "failed")
-    a["_reasons"] = {"0NE": "hidden", "0W": "covered"}
-    rows = site_differences("p", TRUTH, a, b)
+    # why the reader left a site unseen comes beside each reading (an unseen site's only)
+    rows = site_differences("p", TRUTH, a, b, {"0NE": "hidden", "0W": "covered",
+                                               "0N": "close"}, {})
     assert [(r["site"], r["a_reason"], r["b_reason"]) for r in rows] == [
         ("0N", "", ""), ("0NE", "hidden", ""), ("0W", "covered", ""), ("1C", "", "")]
+    # a read that failed counts as every site unseen (every one listed: it reads "failed")
     failed = site_differences("p", TRUTH, None, a)
     assert len(failed) == 54 and {r["a"] for r in failed} == {"failed"}
     assert [(r["site"], r["a_verdict"], r["b_verdict"], r["change"]) for r in failed[:4]] == [
