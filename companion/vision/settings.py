@@ -84,7 +84,31 @@ def load_overrides(text: str) -> dict[str, Any]:
                 continue  # the stage reads null as a rule of its own (README says which)
             if kind is not None and _kind(v) != kind:
                 raise ValueError(f"{source}: {name}.{key} must be {kind}, got {v!r}")
+            _check_items(source, f"{name}.{key}", shipped[name][key], v)
+    scorer = data.get("sites", {}).get("scorer")
+    if isinstance(scorer, dict):
+        # an override replaces the whole scorer: its own shape rules, checked now
+        from companion.vision.sites import Scorer
+
+        try:
+            Scorer.from_config(scorer)
+        except ValueError as exc:
+            raise ValueError(f"{source}: {exc}") from None
     return data
+
+
+def _check_items(source: str, path: str, shipped: Any, value: Any) -> None:
+    """A list's items must be of the shipped items' kind (lists of lists, too)."""
+    if not isinstance(shipped, list) or not isinstance(value, list) or not shipped:
+        return
+    kinds = {_kind(x) for x in shipped}
+    if len(kinds) != 1 or None in kinds:
+        return
+    kind = kinds.pop()
+    for i, v in enumerate(value):
+        if _kind(v) != kind:
+            raise ValueError(f"{source}: {path}[{i}] must be {kind}, got {v!r}")
+        _check_items(source, f"{path}[{i}]", shipped[0], v)
 
 
 def _kind(value: Any) -> str | None:

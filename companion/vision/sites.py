@@ -138,13 +138,48 @@ class Scorer:
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> Scorer:
+        """The ``sites.scorer`` section: a network (``features``, ``scale``, ``W1``,
+        ``b1``, ``w2``, ``wl``) or linear weights by feature name.
+
+        Raises ValueError with a one-line message for a malformed section, so a
+        hand-edited override fails before any photo is read, not in the middle.
+        """
         if not cfg:
             return cls(FEATURES, np.array([DEFAULT_WEIGHTS[n] for n in FEATURES]))
         if "W1" in cfg:
-            names = list(cfg["features"])
-            return cls(names, np.asarray(cfg["wl"]), (np.asarray(cfg["W1"]),
-                       np.asarray(cfg["b1"]), np.asarray(cfg["w2"])), np.asarray(cfg["scale"]))
-        return cls(FEATURES, np.array([float(cfg.get(n, DEFAULT_WEIGHTS[n])) for n in FEATURES]))
+            return cls._network(cfg)
+        unknown = sorted(k for k in cfg if k not in DEFAULT_WEIGHTS)
+        if unknown:
+            raise ValueError(f"sites.scorer: no feature {unknown[0]!r} (a network needs W1)")
+        try:
+            weights = [float(cfg.get(n, DEFAULT_WEIGHTS[n])) for n in FEATURES]
+        except (TypeError, ValueError):
+            raise ValueError("sites.scorer: a linear scorer's weights must be numbers") from None
+        return cls(FEATURES, np.array(weights))
+
+    @classmethod
+    def _network(cls, cfg: Mapping[str, Any]) -> Scorer:
+        missing = [k for k in ("features", "scale", "W1", "b1", "w2", "wl") if k not in cfg]
+        if missing:
+            raise ValueError(f"sites.scorer: a network needs {missing[0]!r}")
+        names = cfg["features"]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ValueError("sites.scorer: features must be a list of names")
+        n = len(names)
+        try:
+            arrays = {k: np.asarray(cfg[k], np.float64) for k in ("scale", "W1", "b1", "w2", "wl")}
+        except (TypeError, ValueError):
+            raise ValueError("sites.scorer: scale, W1, b1, w2 and wl must be numbers") from None
+        hidden = arrays["b1"].shape[0] if arrays["b1"].ndim == 1 else -1
+        shapes = {"scale": (n,), "W1": (n, hidden), "b1": (hidden,), "w2": (hidden,),
+                  "wl": (n,)}
+        for k, want in shapes.items():
+            if arrays[k].shape != want:
+                raise ValueError(f"sites.scorer: {k} must be {' x '.join(map(str, want))} "
+                                 f"numbers for {n} features and {hidden} hidden units, "
+                                 f"got {' x '.join(map(str, arrays[k].shape)) or 'one'}")
+        return cls(names, arrays["wl"], (arrays["W1"], arrays["b1"], arrays["w2"]),
+                   arrays["scale"])
 
     def __call__(self, F: FloatArray) -> FloatArray:
         """(..., n_features) evidence (in FEATURES order) -> (...) scores."""

@@ -11,7 +11,7 @@ import pytest
 from companion.cli import main
 from companion.rules.board import Site
 from companion.vision.evaluate import DIFF_COLUMNS, site_differences, site_verdicts
-from companion.vision.settings import load_overrides
+from companion.vision.settings import load_overrides, section
 
 
 def _site(city: int, row: int, col: int, **kw: object) -> dict:
@@ -86,6 +86,16 @@ def test_only_the_sites_read_differently_are_listed_and_judged() -> None:
     ('{"sites": {"occlusion": 1}}', "inline config: sites.occlusion must be true or false, got 1"),
     ('{"sites": {"lateral_mm": 5}}', "inline config: sites.lateral_mm must be a list, got 5"),
     ("[1]", "[1]: No such file or directory"),
+    # a list's items are of the shipped items' kind
+    ('{"sites": {"lateral_mm": [-5, "0", 5]}}',
+     "inline config: sites.lateral_mm[1] must be a number, got '0'"),
+    # a scorer replaces the shipped one whole: its own shape is checked before any read
+    ('{"sites": {"scorer": {"W1": [[1]]}}}',
+     "inline config: sites.scorer: a network needs 'features'"),
+    ('{"sites": {"scorer": {"emty": 1}}}',
+     "inline config: sites.scorer: no feature 'emty' (a network needs W1)"),
+    ('{"sites": {"scorer": {"empty": "x"}}}',
+     "inline config: sites.scorer: a linear scorer's weights must be numbers"),
 ])
 def test_overrides_that_would_change_nothing_are_refused(text: str, message: str) -> None:
     with pytest.raises(ValueError) as exc:
@@ -112,6 +122,25 @@ def test_overrides_from_a_file(tmp_path: Path) -> None:
     # print learnt from every site read empty
     assert load_overrides('{"sites": {"print_template_margin": null}}') == {
         "sites": {"print_template_margin": None}}
+
+
+def test_a_scorer_override_of_the_wrong_shape_is_refused() -> None:
+    shipped = section("sites")["scorer"]
+    # the shipped network given back whole is accepted as it is
+    assert load_overrides(json.dumps({"sites": {"scorer": shipped}})) == {
+        "sites": {"scorer": shipped}}
+    for key, cut, message in (
+            ("W1", lambda v: v[:-1], "W1 must be 22 x 16 numbers for 22 features and 16 "
+                                     "hidden units, got 21 x 16"),
+            ("w2", lambda v: v[:3], "w2 must be 16 numbers for 22 features and 16 hidden "
+                                    "units, got 3"),
+            ("features", lambda v: v[:-1], "scale must be 21 numbers for 21 features and "
+                                           "16 hidden units, got 22"),
+            ("wl", lambda v: "x", "scale, W1, b1, w2 and wl must be numbers")):
+        bad = {**shipped, key: cut(shipped[key])}
+        with pytest.raises(ValueError) as exc:
+            load_overrides(json.dumps({"sites": {"scorer": bad}}))
+        assert str(exc.value) == f"inline config: sites.scorer: {message}", key
 
 
 def test_bad_overrides_are_a_one_line_error(capsys: pytest.CaptureFixture[str]) -> None:
