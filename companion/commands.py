@@ -242,7 +242,7 @@ def register_replay(sub: Any) -> None:
 # -- evaluate ------------------------------------------------------------------
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from companion.vision.evaluation import evaluate, folder_set, rendered_set
+    from companion.vision.evaluation import evaluate, folder_set, reading_pool, rendered_set
     from companion.vision.settings import load_overrides
 
     try:
@@ -255,27 +255,30 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     # a folder is one set whatever its photos' kinds (each CSV row names its own)
     kinds = (["folder"] if args.folder else ["mounted", "phone"] if args.kind == "both"
              else [args.kind])
+    if args.folder and not any(p.with_suffix(".json").exists()
+                               for p in _image_paths(Path(args.folder))):
+        raise CommandError(f"{args.folder}: no photos with a NAME.json truth beside them")
     out: dict[str, Any] = {}
-    for kind in kinds:
-        if args.folder:
-            folder = Path(args.folder)
-            if not any(p.with_suffix(".json").exists() for p in _image_paths(folder)):
-                raise CommandError(f"{folder}: no photos with a NAME.json truth beside them")
-            items = folder_set(folder)
-        else:
-            items = rendered_set(args.n, args.seed, kind, args.block_jitter)
-        csv_path = diff_path = None
-        if args.csv:
-            csv_path = Path(args.csv)
-            if len(kinds) > 1:
-                csv_path = csv_path.with_name(f"{csv_path.stem}-{kind}{csv_path.suffix}")
-        if args.diff:
-            diff_path = Path(args.diff)
-            if len(kinds) > 1:
-                diff_path = diff_path.with_name(f"{diff_path.stem}-{kind}{diff_path.suffix}")
-        totals = evaluate(items, csv_path, kind, use_camera=args.with_camera, config=config,
-                          against=against, diff_path=diff_path, workers=args.workers)
-        out[kind] = totals.to_json()
+    with reading_pool(args.workers) as pool:  # one pool of workers for both kinds
+        for kind in kinds:
+            if args.folder:
+                items = folder_set(Path(args.folder))
+            else:
+                items = rendered_set(args.n, args.seed, kind, args.block_jitter)
+            csv_path = diff_path = None
+            if args.csv:
+                csv_path = Path(args.csv)
+                if len(kinds) > 1:
+                    csv_path = csv_path.with_name(f"{csv_path.stem}-{kind}{csv_path.suffix}")
+            if args.diff:
+                diff_path = Path(args.diff)
+                if len(kinds) > 1:
+                    diff_path = diff_path.with_name(
+                        f"{diff_path.stem}-{kind}{diff_path.suffix}")
+            totals = evaluate(items, csv_path, kind, use_camera=args.with_camera,
+                              config=config, against=against, diff_path=diff_path,
+                              workers=args.workers, pool=pool)
+            out[kind] = totals.to_json()
     print(json.dumps(out, indent=None if args.json else 1))
     return 0
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 import csv
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Executor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -302,7 +304,8 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
              csv_path: str | Path | None = None, use_camera: bool = True,
              config: Mapping[str, Any] | None = None,
              against: Mapping[str, Any] | None = None,
-             diff_path: str | Path | None = None, workers: int = 1) -> Totals:
+             diff_path: str | Path | None = None, workers: int = 1,
+             pool: Executor | None = None) -> Totals:
     """Read every (name, image, truth) and tally errors; optionally write a CSV row each.
 
     With ``against`` (a second set of config overrides) each photo is read
@@ -311,24 +314,18 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
     (``differences``; one row each in ``diff_path``): the A/B comparison every
     change to a threshold needs, per site rather than per total. ``workers``
     photos are read at once in worker processes (the readings are the same;
-    the stage timings are then taken with the other workers running).
+    the stage timings are then taken with the other workers running), in
+    ``pool`` when given (:func:`reading_pool`: one pool for several sets)
+    rather than in a pool of their own.
     """
     first, second = _Tally(), (_Tally() if against is not None else None)
     diffs = Differences()
     diff_rows: list[dict[str, str]] = []
-    for row_a, ok_a, row_b, ok_b, rows in _jobs(samples, use_camera, config, against,
-                                                workers):
-        first.add(row_a, ok_a)
-        if second is None or row_b is None:
-            continue
-        second.add(row_b, ok_b)
-        diffs.photos += int(bool(rows))
-        for r in rows:
-            diffs.sites += 1
-            setattr(diffs, r["change"], getattr(diffs, r["change"]) + 1)
-            move = f"{r['a_verdict']}->{r['b_verdict']}"
-            diffs.moves[move] = diffs.moves.get(move, 0) + 1
-        diff_rows.extend(rows)
+    with ExitStack() as stack:
+        if pool is None and workers > 1:
+            pool = stack.enter_context(reading_pool(workers))
+        for job in _jobs(samples, use_camera, config, against, pool, workers):
+            _add_job(job, first, second, diffs, diff_rows)
     if csv_path is not None:
         first.write(csv_path)
         if second is not None:
@@ -346,28 +343,58 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
     return tot
 
 
-def _jobs(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]], use_camera: bool,
-          config: Mapping[str, Any] | None, against: Mapping[str, Any] | None,
-          workers: int) -> Iterator[_Job]:
-    """Each photo's job, in the samples' order; in worker processes when ``workers`` > 1."""
+def _add_job(job: _Job, first: _Tally, second: _Tally | None, diffs: Differences,
+             diff_rows: list[dict[str, str]]) -> None:
+    row_a, ok_a, row_b, ok_b, rows = job
+    first.add(row_a, ok_a)
+    if second is None or row_b is None:
+        return
+    second.add(row_b, ok_b)
+    diffs.photos += int(bool(rows))
+    for r in rows:
+        diffs.sites += 1
+        setattr(diffs, r["change"], getattr(diffs, r["change"]) + 1)
+        move = f"{r['a_verdict']}->{r['b_verdict']}"
+        diffs.moves[move] = diffs.moves.get(move, 0) + 1
+    diff_rows.extend(rows)
+
+
+@contextmanager
+def reading_pool(workers: int) -> Iterator[Executor | None]:
+    """Worker processes for :func:`evaluate`, shared by several sets (None: read in this one).
+
+    Spawning a worker costs it the imports and the reader's set-up (about a
+    second each); ``companion evaluate --kind both`` reads two sets in one pool.
+    """
     if workers <= 1:
-        for name, image, truth in samples:
-            yield _photo_job(name, image, truth, use_camera, config, against)
+        yield None
         return
     import multiprocessing
-    from collections import deque
     from concurrent.futures import ProcessPoolExecutor
 
     # spawned workers: a forked copy of a process with BLAS threads can hang
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
-        pending: deque[Any] = deque()
+        yield ex
+
+
+def _jobs(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]], use_camera: bool,
+          config: Mapping[str, Any] | None, against: Mapping[str, Any] | None,
+          pool: Executor | None, workers: int) -> Iterator[_Job]:
+    """Each photo's job, in the samples' order; in ``pool``'s worker processes if any."""
+    if pool is None:
         for name, image, truth in samples:
-            pending.append(ex.submit(_photo_job, name, image, dict(truth), use_camera, config,
-                                     against))
-            if len(pending) >= 2 * workers:  # a few photos in flight, not the whole set
-                yield pending.popleft().result()
-        while pending:
+            yield _photo_job(name, image, truth, use_camera, config, against)
+        return
+    from collections import deque
+
+    pending: deque[Any] = deque()
+    for name, image, truth in samples:
+        pending.append(pool.submit(_photo_job, name, image, dict(truth), use_camera, config,
+                                   against))
+        if len(pending) >= 2 * max(1, workers):  # a few photos in flight, not the whole set
             yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def sim_samples(n: int, seed: int = 1, kind: str = "mounted",

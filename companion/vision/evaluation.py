@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Executor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from companion.vision.evaluate import Totals, folder_samples, sim_samples
+from companion.vision.evaluate import Totals, folder_samples, reading_pool, sim_samples
 from companion.vision.evaluate import evaluate as _evaluate
 
 Item = tuple[str, np.ndarray, Mapping[str, Any]]
@@ -28,10 +29,11 @@ def folder_set(folder: Path) -> Iterable[Item]:
 def evaluate(items: Iterable[Item], csv_path: Path | str | None = None, kind: str = "",
              use_camera: bool = False, config: Mapping[str, Any] | None = None,
              against: Mapping[str, Any] | None = None,
-             diff_path: Path | str | None = None, workers: int = 1) -> Totals:
+             diff_path: Path | str | None = None, workers: int = 1,
+             pool: Executor | None = None) -> Totals:
     """Tally reading errors and stage times over ``items`` (see :func:`.evaluate.evaluate`)."""
     return _evaluate(items, csv_path, use_camera=use_camera, config=config, against=against,
-                     diff_path=diff_path, workers=workers)
+                     diff_path=diff_path, workers=workers, pool=pool)
 
 
-__all__ = ["Totals", "evaluate", "folder_set", "rendered_set"]
+__all__ = ["Totals", "evaluate", "folder_set", "reading_pool", "rendered_set"]

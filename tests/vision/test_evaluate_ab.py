@@ -220,3 +220,17 @@ def test_worker_processes_read_alike(tmp_path: Path, capsys: pytest.CaptureFixtu
             ra, rb = list(csv.DictReader(a)), list(csv.DictReader(b))
         assert [{k: v for k, v in r.items() if not k.startswith("t_")} for r in ra] == [
             {k: v for k, v in r.items() if not k.startswith("t_")} for r in rb]
+
+
+def test_both_kinds_read_in_one_pool_alike(capsys: pytest.CaptureFixture[str]) -> None:
+    # --kind both reads its two sets in one pool of workers (kept open between them)
+    out = {}
+    for workers in ("1", "2"):
+        assert main(["evaluate", "--kind", "both", "--n", "2", "--seed", "11", "--json",
+                     "--workers", workers]) == 0
+        out[workers] = json.loads(capsys.readouterr().out)
+    for kind in ("mounted", "phone"):
+        assert out["2"][kind]["photos"] == 2
+        for key in ("visible_sites", "wrong", "unseen_visible", "hidden_read", "cards",
+                    "cards_missed", "unresolved"):
+            assert out["1"][kind][key] == out["2"][kind][key], (kind, key)
