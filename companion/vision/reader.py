@@ -350,17 +350,22 @@ def _unresolved_heights(sites: _Sites, pose: Pose, cfg: Mapping[str, Any]) -> se
     the few millimetres a block may stand off its site: with ``c`` the top's
     horizontal distance from the camera over the camera's height above it, one
     storey shows as ``storey * c`` mm of placement. Where that is under
-    ``steep_storey_mm`` (null: the profile's ``jitter_mm``, 3 mm on the reference
-    board) and a tower one storey taller or shorter (among the
-    reading's three best rivals) scores within ``steep_margin`` of it, the
-    height is a guess, and a guess is not reported.
+    ``steep_storey_mm`` (null: ``steep_jitter_factor`` times the profile's
+    ``jitter_mm``, 4 mm on the reference board) and a tower one storey taller
+    or shorter (among the reading's three best rivals) scores within
+    ``steep_margin`` of it, the height is a guess, and a guess is not reported.
+    The factor: a top stands off its site by its blocks' placement and is
+    found by the reader to within its own error too (pose, blur), so a storey
+    worth a third more than one block's jitter is still a guess a third of the
+    time (docs/vision-errors.md, twenty-second session).
     """
     out: set[Site] = set()
     g = sites.reader.g
     # null: the board profile's placement jitter (a storey shifting the top by less
     # than a block may stand off its site cannot be told from that placement)
     value = cfg.get("steep_storey_mm", 0.0)
-    limit = float(g.jitter_mm) if value is None else float(value)
+    limit = (float(g.jitter_mm) * float(cfg.get("steep_jitter_factor", 1.0))
+             if value is None else float(value))
     margin = float(cfg.get("steep_margin", 0.0))
     if limit <= 0 or margin <= 0:
         return out

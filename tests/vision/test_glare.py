@@ -74,10 +74,15 @@ def test_the_lamps_mirror_image_over_a_city_is_read():
     # read a storey or more off with the rule, one without it
     # (79 degrees: [(6, 12, 0), (18, 12, 1)] while sites.steep_storey_mm was 2 mm, not the profile's
     # placement jitter (3 mm)); [(2, 19, 0), (18, 14, 1)] while the print was learnt
-    # from every site read empty, not the sure ones (sites.print_template_margin)
+    # from every site read empty, not the sure ones (sites.print_template_margin);
+    # [(3, 18, 0), (17, 15, 1)] while the steep-view rule took a storey worth the
+    # profile's jitter (3 mm), not a third more (sites.steep_jitter_factor)
     assert [(c["wrong"], c["unseen_visible"], c["hidden_read"]) for c in tally] == [
-        (3, 18, 0), (17, 15, 1)]
+        (2, 22, 0), (16, 16, 1)]
     for site, tower in ((Site(0, 1, 1), (6, "blue")), (Site(3, 0, 1), (4, "blue")),
                         (Site(3, 1, 1), (6, "green")), (Site(4, 1, 2), (12, "blue"))):
-        assert (on.sites[site].height, on.sites[site].owner) == tower
+        # 0C's height (a blue 6 at 4 mm a storey) is a steep view's guess: unresolved,
+        # but read
+        seen = on.sites.get(site) or on.unresolved[site]
+        assert (seen.height, seen.owner) == tower
         assert site not in off.sites

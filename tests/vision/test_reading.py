@@ -61,7 +61,9 @@ BOUNDS: dict[str, tuple[int, int, int]] = {
     # (14, 4, 0) before sites.steep_storey_mm; (13, 2, 0) with its k1 fitted (-0.095);
     # close: (6, 15, 0); (4, 17, 0) while sites.steep_storey_mm was 2 mm
     "E82-cold-classic-tall": (3, 18, 0),
-    "S82-cold-2017-tall": (0, 5, 0),  # (5, 0, 0) before sites.steep_storey_mm
+    # (5, 0, 0) before sites.steep_storey_mm; (0, 5, 0) at the profile's jitter, not a
+    # third more (sites.steep_jitter_factor: two right heights unresolved)
+    "S82-cold-2017-tall": (0, 7, 0),
     "W40-warm-classic-tall": (0, 5, 0),  # close: (1, 4, 0)
     "N40-cold-classic": (0, 0, 0),
     # (0, 1, 2) with its k1 fitted (-0.154); close: (1, 1, 2)

@@ -269,5 +269,6 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     # [(3, 12), (6, 29)] while sites.steep_storey_mm was 2 mm, not the profile's
     # placement jitter (3 mm); lifts 0.18 and [(3, 13), (6, 29)] while the print was
     # learnt from every site read empty, not the sure ones (sites.print_template_margin:
-    # the towers it tells from the print join the tone fit)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 14), (7, 23)]
+    # the towers it tells from the print join the tone fit); [(3, 14), (7, 23)] while
+    # the steep-view limit was that jitter, not a third more (sites.steep_jitter_factor)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 21), (5, 26)]
