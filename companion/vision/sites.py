@@ -148,7 +148,7 @@ class Scorer:
             return cls(FEATURES, np.array([DEFAULT_WEIGHTS[n] for n in FEATURES]))
         if "W1" in cfg:
             return cls._network(cfg)
-        unknown = sorted(k for k in cfg if k not in DEFAULT_WEIGHTS)
+        unknown = sorted(k for k in cfg if k not in DEFAULT_WEIGHTS and not k.startswith("_"))
         if unknown:
             raise ValueError(f"sites.scorer: no feature {unknown[0]!r} (a network needs W1)")
         try:
@@ -159,9 +159,13 @@ class Scorer:
 
     @classmethod
     def _network(cls, cfg: Mapping[str, Any]) -> Scorer:
-        missing = [k for k in ("features", "scale", "W1", "b1", "w2", "wl") if k not in cfg]
+        keys = ("features", "scale", "W1", "b1", "w2", "wl")
+        missing = [k for k in keys if k not in cfg]
         if missing:
             raise ValueError(f"sites.scorer: a network needs {missing[0]!r}")
+        unknown = sorted(k for k in cfg if k not in keys and not k.startswith("_"))
+        if unknown:
+            raise ValueError(f"sites.scorer: a network has no {unknown[0]!r}")
         names = cfg["features"]
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise ValueError("sites.scorer: features must be a list of names")
