@@ -164,6 +164,8 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
         keep[np.unique(weak_labels[strong])] = True
         keep[0] = False
         found = _find_card(keep[weak_labels], rect, inside, hidden, (a0, b0), s, g, cfg, debug)
+    if found is None and hidden.any() and float(cfg["single_min_score"]) < 1.0:
+        found = _find_card_by_one(strong, rect, inside, hidden, (a0, b0), s, g, cfg)
     if found is None:
         return None
     read = CardRead(seat, found[2], found[0], found[1], found[3], found[4])
@@ -179,16 +181,7 @@ def _find_card(red: np.ndarray, rect: np.ndarray, inside: np.ndarray, hidden: np
     """The best card the red cells in ``red`` (a mask of the rectified seat) explain:
     (score, margin, cell, centre (a, b) mm, angle deg), or None when none qualifies."""
     a0, b0 = origin
-    red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
-    n, labels, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
-    cell = g.card.cell
-    area = (cell * s) ** 2
-    small = [k for k in range(1, n)
-             if 0.3 * area < stats[k, cv2.CC_STAT_AREA] < 1.6 * area
-             and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
-             < 1.9 * cell * s]
-    large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
-    centres = [cent[k] for k in small] + _cells_in(np.isin(labels, large), cell * s)
+    red, centres = _red_centres(red, s, g)
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
     lum: np.ndarray | None = None  # made once, when a red pair first needs it
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
@@ -231,6 +224,78 @@ def _find_card(red: np.ndarray, rect: np.ndarray, inside: np.ndarray, hidden: np
     if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
         return None
     return best
+
+
+def _red_centres(red: np.ndarray, s: float, g: BoardGeometry
+                 ) -> tuple[np.ndarray, list[FloatArray]]:
+    """The opened red mask and the centres of its cell-sized red regions."""
+    red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    n, labels, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
+    cell = g.card.cell
+    area = (cell * s) ** 2
+    small = [k for k in range(1, n)
+             if 0.3 * area < stats[k, cv2.CC_STAT_AREA] < 1.6 * area
+             and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
+             < 1.9 * cell * s]
+    large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
+    return red, [cent[k] for k in small] + _cells_in(np.isin(labels, large), cell * s)
+
+
+def _find_card_by_one(red: np.ndarray, rect: np.ndarray, inside: np.ndarray,
+                      hidden: np.ndarray, origin: tuple[float, float], s: float,
+                      g: BoardGeometry, cfg: dict[str, Any]
+                      ) -> tuple[float, float, tuple[int, int], tuple[float, float], float] | None:
+    """The card one red cell explains when a tower hides the other one.
+
+    A card has its red cell in both grids; with a tower over one of them the
+    pair search has nothing to pair. The lone cell is taken as either grid's,
+    its partner put under the tower at each angle the stack may lie at
+    (``single_angle_step_deg``), and the card read as the pair's would be. Only
+    where the partner's place is hidden by a tower: a lone red cell in plain
+    view is no card's. The winning cell must beat every other cell, at any
+    angle and in either grid, by ``single_min_margin`` (more than a pair's
+    ``min_margin``: many more hypotheses, more of them fit by chance) and score
+    ``single_min_score``.
+    """
+    a0, b0 = origin
+    _, centres = _red_centres(red, s, g)
+    if not centres:
+        return None
+    spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
+    max_ang = g.card.angle_deg + 5
+    step = float(cfg["single_angle_step_deg"])
+    angles = np.deg2rad(np.arange(-max_ang, max_ang + 1e-6, step))
+    H, W = hidden.shape
+    lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32), s,
+                      float(cfg["shade_mm"]), inside)
+    best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
+    per_cell = np.full(9, -np.inf)  # each cell's best score over every hypothesis
+    for ci in centres:
+        for side in (1.0, -1.0):  # the lone cell is the left grid's, or the right one's
+            for ang in angles:
+                cj = ci + side * spacing * s * np.array([np.cos(ang), -np.sin(ang)])
+                x, y = int(round(cj[0])), int(round(cj[1]))
+                if not (0 <= x < W and 0 <= y < H) or not hidden[y, x]:
+                    continue
+                mid = (ci + cj) / 2
+                am, bm = a0 + mid[0] / s, b0 - mid[1] / s
+                scores, ncc, enough = _cell_scores(lum, (a0, b0), s, am, bm, float(ang), g,
+                                                   inside, hidden, float(cfg["min_seen"]))
+                flat = np.where(enough.ravel() & (ncc.ravel() >= float(cfg["min_pattern_ncc"])),
+                                scores.ravel(), -np.inf)
+                per_cell = np.maximum(per_cell, flat)
+                k = int(np.argmax(flat))
+                if np.isfinite(flat[k]) and (best is None or flat[k] > best[0]):
+                    rc = divmod(k, 3)
+                    best = (float(flat[k]), 0.0, (int(rc[0]), int(rc[1])), (am, bm),
+                            float(np.degrees(ang)))
+    if best is None:
+        return None
+    k = 3 * best[2][0] + best[2][1]
+    margin = best[0] - float(np.max(np.delete(per_cell, k)))
+    if best[0] < float(cfg["single_min_score"]) or margin < float(cfg["single_min_margin"]):
+        return None
+    return (best[0], margin, *best[2:])
 
 
 def _cells_in(mask: np.ndarray, cell_px: float) -> list[FloatArray]:

@@ -30,3 +30,26 @@ def test_a_far_cards_red_cores_are_grown_into_cells():
     assert (a["cards_missed"], a["cards_wrong"], b["cards_missed"]) == (0, 0, 2)
     # the sites are read as before: the cards come after them
     assert (a["wrong"], a["unseen_visible"]) == (b["wrong"], b["unseen_visible"])
+
+
+def test_a_card_whose_other_red_cell_a_tower_hides_is_read_from_one():
+    # synth.py phone 37 (2017 colours): a blue tower stands over the E stack's left
+    # grid and its red cell; the right grid's red cell alone is in view, so no red
+    # pair was found and the card was left out (cards.single_min_score)
+    from companion.vision.reader import read_image as read
+    from tests.vision.synth import shoot, truth_json
+
+    shot = shoot(37, kind="phone", light="white", colour_set="2017")
+    truth = truth_json(shot)
+    cols = truth["expected"]["colors"]
+    now = read(shot.image, None, cols)
+    was = read(shot.image, None, cols, {"cards": {"single_min_score": 1.0}})
+    assert truth["expected"]["cards"]["E"] == {"cell": [0, 0]}
+    assert now.cards[Seat.E] == (0, 0) and Seat.E not in was.cards
+    assert {s: c for s, c in now.cards.items() if s != Seat.E} == was.cards
+    a = compare(now.to_json(), truth)
+    assert (a["cards_expected"], a["cards_missed"], a["cards_wrong"], a["cards_extra"]) == (
+        4, 0, 0, 0)
+    # the partner must lie under a tower: without the towers' mask, no card is read there
+    blind = read(shot.image, None, cols, {"cards": {"towers_hide": False}})
+    assert Seat.E not in blind.cards
