@@ -266,8 +266,7 @@ def _find_card_by_one(red: np.ndarray, rect: np.ndarray, inside: np.ndarray,
     step = float(cfg["single_angle_step_deg"])
     angles = np.deg2rad(np.arange(-max_ang, max_ang + 1e-6, step))
     H, W = hidden.shape
-    lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32), s,
-                      float(cfg["shade_mm"]), inside)
+    lum: np.ndarray | None = None  # made once, when a partner first lies under a tower
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     per_cell = np.full(9, -np.inf)  # each cell's best score over every hypothesis
     for ci in centres:
@@ -279,6 +278,9 @@ def _find_card_by_one(red: np.ndarray, rect: np.ndarray, inside: np.ndarray,
                     continue
                 mid = (ci + cj) / 2
                 am, bm = a0 + mid[0] / s, b0 - mid[1] / s
+                if lum is None:
+                    lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
+                                      s, float(cfg["shade_mm"]), inside)
                 scores, ncc, enough = _cell_scores(lum, (a0, b0), s, am, bm, float(ang), g,
                                                    inside, hidden, float(cfg["min_seen"]))
                 flat = np.where(enough.ravel() & (ncc.ravel() >= float(cfg["min_pattern_ncc"])),
