@@ -13,6 +13,7 @@ grids are, and the best-matching one wins.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -151,7 +152,18 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     hue_ok = (c2 < k * 0.2) & (c2 > k * -0.25) & inside
     threshold = k * float(cfg["red_chroma"])
     strong = (c1 > threshold) & hue_ok
-    found = _find_card(strong, rect, inside, hidden, (a0, b0), s, g, cfg, debug)
+    shade: list[np.ndarray] = []
+
+    def lum() -> np.ndarray:
+        # the seat's brightness free of shade: made once, when a card hypothesis first
+        # needs it, for the pairs, the grown pairs and the lone cells alike
+        if not shade:
+            shade.append(_shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
+                                     s, float(cfg["shade_mm"]), inside))
+        return shade[0]
+
+    red, centres = _red_centres(strong, s, g)
+    found = _find_card(centres, lum, inside, hidden, (a0, b0), s, g, cfg, debug)
     grow = float(cfg["red_grow"])
     if found is None and grow < 1.0:
         # a small far card's red cells, blurred into the grey grid around them, pass
@@ -163,9 +175,12 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
         keep = np.zeros(n_weak, bool)
         keep[np.unique(weak_labels[strong])] = True
         keep[0] = False
-        found = _find_card(keep[weak_labels], rect, inside, hidden, (a0, b0), s, g, cfg, debug)
+        red, grown = _red_centres(keep[weak_labels], s, g)
+        found = _find_card(grown, lum, inside, hidden, (a0, b0), s, g, cfg, debug)
     if found is None and hidden.any() and float(cfg["single_min_score"]) < 1.0:
-        found = _find_card_by_one(strong, rect, inside, hidden, (a0, b0), s, g, cfg)
+        found = _find_card_by_one(centres, lum, inside, hidden, (a0, b0), s, g, cfg)
+    if debug is not None:
+        debug.update({"rect": rect, "red": red})
     if found is None:
         return None
     read = CardRead(seat, found[2], found[0], found[1], found[3], found[4])
@@ -174,16 +189,15 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     return read
 
 
-def _find_card(red: np.ndarray, rect: np.ndarray, inside: np.ndarray, hidden: np.ndarray,
-               origin: tuple[float, float], s: float, g: BoardGeometry, cfg: dict[str, Any],
-               debug: dict[str, Any] | None
+def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray], inside: np.ndarray,
+               hidden: np.ndarray, origin: tuple[float, float], s: float, g: BoardGeometry,
+               cfg: dict[str, Any], debug: dict[str, Any] | None
                ) -> tuple[float, float, tuple[int, int], tuple[float, float], float] | None:
-    """The best card the red cells in ``red`` (a mask of the rectified seat) explain:
-    (score, margin, cell, centre (a, b) mm, angle deg), or None when none qualifies."""
+    """The best card a pair of the red cells at ``centres`` (rectified seat pixels)
+    explains: (score, margin, cell, centre (a, b) mm, angle deg), or None when none
+    qualifies. ``lum``: the seat's shade-free brightness, made when first asked."""
     a0, b0 = origin
-    red, centres = _red_centres(red, s, g)
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
-    lum: np.ndarray | None = None  # made once, when a red pair first needs it
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     max_ang = np.deg2rad(g.card.angle_deg + 5)
     for i, ci in enumerate(centres):
@@ -199,10 +213,7 @@ def _find_card(red: np.ndarray, rect: np.ndarray, inside: np.ndarray, hidden: np
             mid = (ci + cj) / 2
             am = a0 + mid[0] / s
             bm = b0 - mid[1] / s
-            if lum is None:
-                lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
-                                  s, float(cfg["shade_mm"]), inside)
-            scores, ncc, enough = _cell_scores(lum, (a0, b0), s, am, bm, ang, g, inside,
+            scores, ncc, enough = _cell_scores(lum(), (a0, b0), s, am, bm, ang, g, inside,
                                                hidden, float(cfg["min_seen"]))
             order = np.argsort(-scores.ravel())
             # the best fit must have its pattern in view and the printed pattern in it:
@@ -220,7 +231,7 @@ def _find_card(red: np.ndarray, rect: np.ndarray, inside: np.ndarray, hidden: np
                     debug["scores"] = scores
                     debug["ncc"] = ncc
     if debug is not None:
-        debug.update({"rect": rect, "red": red, "blobs": len(centres), "best": best})
+        debug.update({"blobs": len(centres), "best": best})
     if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
         return None
     return best
@@ -241,9 +252,9 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry
     return red, [cent[k] for k in small] + _cells_in(np.isin(labels, large), cell * s)
 
 
-def _find_card_by_one(red: np.ndarray, rect: np.ndarray, inside: np.ndarray,
-                      hidden: np.ndarray, origin: tuple[float, float], s: float,
-                      g: BoardGeometry, cfg: dict[str, Any]
+def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
+                      inside: np.ndarray, hidden: np.ndarray, origin: tuple[float, float],
+                      s: float, g: BoardGeometry, cfg: dict[str, Any]
                       ) -> tuple[float, float, tuple[int, int], tuple[float, float], float] | None:
     """The card one red cell explains when a tower hides the other one.
 
@@ -258,7 +269,6 @@ def _find_card_by_one(red: np.ndarray, rect: np.ndarray, inside: np.ndarray,
     ``single_min_score``.
     """
     a0, b0 = origin
-    _, centres = _red_centres(red, s, g)
     if not centres:
         return None
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
@@ -266,7 +276,6 @@ def _find_card_by_one(red: np.ndarray, rect: np.ndarray, inside: np.ndarray,
     step = float(cfg["single_angle_step_deg"])
     angles = np.deg2rad(np.arange(-max_ang, max_ang + 1e-6, step))
     H, W = hidden.shape
-    lum: np.ndarray | None = None  # made once, when a partner first lies under a tower
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     per_cell = np.full(9, -np.inf)  # each cell's best score over every hypothesis
     for ci in centres:
@@ -278,10 +287,7 @@ def _find_card_by_one(red: np.ndarray, rect: np.ndarray, inside: np.ndarray,
                     continue
                 mid = (ci + cj) / 2
                 am, bm = a0 + mid[0] / s, b0 - mid[1] / s
-                if lum is None:
-                    lum = _shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
-                                      s, float(cfg["shade_mm"]), inside)
-                scores, ncc, enough = _cell_scores(lum, (a0, b0), s, am, bm, float(ang), g,
+                scores, ncc, enough = _cell_scores(lum(), (a0, b0), s, am, bm, float(ang), g,
                                                    inside, hidden, float(cfg["min_seen"]))
                 flat = np.where(enough.ravel() & (ncc.ravel() >= float(cfg["min_pattern_ncc"])),
                                 scores.ravel(), -np.inf)

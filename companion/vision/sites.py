@@ -174,7 +174,9 @@ class Scorer:
             arrays = {k: np.asarray(cfg[k], np.float64) for k in ("scale", "W1", "b1", "w2", "wl")}
         except (TypeError, ValueError):
             raise ValueError("sites.scorer: scale, W1, b1, w2 and wl must be numbers") from None
-        hidden = arrays["b1"].shape[0] if arrays["b1"].ndim == 1 else -1
+        if arrays["b1"].ndim != 1:
+            raise ValueError("sites.scorer: b1 must be a list of numbers (one per hidden unit)")
+        hidden = arrays["b1"].shape[0]
         shapes = {"scale": (n,), "W1": (n, hidden), "b1": (hidden,), "w2": (hidden,),
                   "wl": (n,)}
         for k, want in shapes.items():

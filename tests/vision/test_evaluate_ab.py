@@ -137,7 +137,8 @@ def test_a_scorer_override_of_the_wrong_shape_is_refused() -> None:
             ("features", lambda v: v[:-1], "scale must be 21 numbers for 21 features and "
                                            "16 hidden units, got 22"),
             ("wl", lambda v: "x", "scale, W1, b1, w2 and wl must be numbers"),
-            ("bias", lambda v: 1.0, "a network has no 'bias'")):
+            ("bias", lambda v: 1.0, "a network has no 'bias'"),
+            ("b1", lambda v: [v], "b1 must be a list of numbers (one per hidden unit)")):
         bad = {**shipped, key: cut(shipped.get(key))}
         with pytest.raises(ValueError) as exc:
             load_overrides(json.dumps({"sites": {"scorer": bad}}))
