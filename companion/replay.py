@@ -450,9 +450,19 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Hyp | N
     if not beam:
         return None
     # No later photo will break a tie: of the cheapest, the one the last photo shows
-    # best (two moves in it rather than one and a misread site, which cost the same)
+    # best (two moves in it rather than one and a misread site, which cost the same),
+    # first by the sites it read surely, then by the fewer moves (a tower that narrowly
+    # beat the empty site, often a nearer tower's top seen past it, is no evidence of a
+    # turn left unphotographed), then by all its sites
+    last = observations[-1]
     best = [h for h in beam if h.cost <= beam[0].cost + 1e-9]
-    return min(best, key=lambda h: _scored(h.state, observations[-1])[2])
+
+    def shown(h: _Hyp) -> tuple[float, int, float]:
+        per_site = _scored(h.state, last)[1]
+        sure = sum(c for s, c in per_site.items() if s not in last.doubtful)
+        return sure, h.state.ply, sum(per_site.values())
+
+    return min(best, key=shown)
 
 
 def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:

@@ -101,3 +101,26 @@ def test_companion_replay_reads_doubtful_from_the_reader(tmp_path: Path,
     text = capsys.readouterr().out.splitlines()
     assert [line for line in text if "check" in line] == [
         "N c10 green2@2E  ? check Frankfurt E: read by a narrow margin"]
+
+
+def test_a_narrow_new_tower_in_the_last_photo_is_no_turn_left_unphotographed() -> None:
+    """The last photo shows the 10th build and, narrowly, a tower where the 11th goes.
+
+    The 11th builder's card stack is not read, so two moves in that photo and one
+    move plus a misread site cost the same, and no later photo breaks the tie. Read
+    surely, the tower is a turn the photos skipped; read by a narrow margin (often a
+    nearer tower's top seen past the site), it is not: the photo's sure sites show
+    both stories alike, and the fewer moves win.
+    """
+    cfg, moves, photos, _ = _bot_game(4, 5)
+    config = make_config(list(cfg.players), edition=cfg.edition)
+    assert str(moves[10]) == "N c12 green1@5W"
+    assert Site.parse("5W") not in photos[10].sites
+    last = replace(photos[10], sites=photos[11].sites,
+                   cards={s: c for s, c in photos[10].cards.items() if s != moves[10].seat})
+    sure = replay([*photos[:10], last], config).to_json()
+    assert [m["notation"] for m in sure["moves"]] == [str(m) for m in moves[:11]]
+    narrow = replay([*photos[:10], replace(last, doubtful=frozenset({Site.parse("5W")}))],
+                    config).to_json()
+    assert [m["notation"] for m in narrow["moves"]] == [str(m) for m in moves[:10]]
+    assert narrow["warnings"] == []
