@@ -159,13 +159,43 @@ class Table:
                                     else rng, self.kind)
         scene = self.scene(k)
         lin = rc.render_linear(scene, cam, self.lights, self.amb, rng, self.textures)
-        img, _, _, dev = rc.develop(lin, rng, self.kind, cam, self.lights, self.amb)
+        dev_rng = _StandRng(np.random.default_rng([self.seed, 18]), rng) \
+            if self.kind == "mounted" else rng
+        img, _, _, dev = rc.develop(lin, dev_rng, self.kind, cam, self.lights, self.amb)
         meta = dict(cmeta)
         meta.update({"light": self.light_desc, "kind": self.kind, "seed": self.seed,
                      "photo": n, "after_move": k, "edition": self.edition,
                      "board_style": self.board_info["style"], "table": self.table_info["kind"],
                      "develop": dev})
         return img, rc.make_truth(scene, cam, meta)
+
+
+class _StandRng:
+    """A camera on a stand keeps its settings from shot to shot (vignetting, blur,
+    white balance, exposure, noise level, tone curve), not its sensor noise: the
+    develop step's few settings come from one generator per game, its per-pixel
+    draws from the photo's own."""
+
+    def __init__(self, fixed: np.random.Generator, fresh: np.random.Generator) -> None:
+        self.fixed, self.fresh = fixed, fresh
+
+    def _pick(self, size: Any) -> np.random.Generator:
+        return self.fresh if size is not None and int(np.prod(size)) > 16 else self.fixed
+
+    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None) -> Any:
+        return self._pick(size).uniform(low, high, size)
+
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None) -> Any:
+        return self._pick(size).normal(loc, scale, size)
+
+    def standard_normal(self, size: Any = None) -> Any:
+        return self.fresh.standard_normal(size)
+
+    def random(self) -> float:
+        return float(self.fixed.random())
+
+    def integers(self, low: int, high: int | None = None) -> Any:
+        return self.fixed.integers(low, high)
 
 
 def _sites() -> list[Site]:
