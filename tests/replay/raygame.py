@@ -69,9 +69,8 @@ class Table:
             "plastic_shin": float(rng.uniform(40, 150)),
         }
         self.card_style = rc.card_style(rng)
-        self._rng = rng
         self._blocks: dict[tuple[int, int], tuple[float, float, float, float]] = {}
-        self._cards: dict[tuple[str, int], tuple[Any, ...]] = {}
+        self._cards: dict[tuple[Any, ...], tuple[Any, ...]] = {}
         self._stack_at: dict[str, tuple[float, float, float]] = {}
 
     def _placement(self, site: Site, j: int) -> tuple[float, float, float, float]:
@@ -89,11 +88,13 @@ class Table:
             self._blocks[key] = (float(dx), float(dy), da, float(1 + rng.normal(0, 0.025)))
         return self._blocks[key]
 
-    def _card(self, seat: str, i: int, cell: tuple[int, int]) -> tuple[Any, ...]:
-        """The i-th card of ``seat``'s stack: where it lies and its face, drawn once."""
-        key = (seat, i)
+    def _card(self, seat: str, i: int, cell: tuple[int, int], deal: int) -> tuple[Any, ...]:
+        """The i-th card of ``seat``'s stack: where it lies and its face, drawn once
+        (``deal``: how often the deck was reshuffled, which clears the stacks)."""
+        key = (seat, deal, i, cell)
         if key not in self._cards:
-            rng = np.random.default_rng([self.seed, 13, "SWNE".index(seat), i])
+            rng = np.random.default_rng([self.seed, 13, "SWNE".index(seat), deal, i,
+                                         3 * cell[0] + cell[1]])
             if seat not in self._stack_at:
                 srng = np.random.default_rng([self.seed, 12, "SWNE".index(seat)])
                 self._stack_at[seat] = (float(srng.uniform(-40, 40)), float(srng.uniform(10, 14)),
@@ -141,7 +142,7 @@ class Table:
             name = seat.name if isinstance(seat, Seat) else str(seat)
             for i, card in enumerate(cards):
                 cell = (card.row, card.col)
-                c, u, v, tex = self._card(name, i, cell)
+                c, u, v, tex = self._card(name, i, cell, state.reshuffles)
                 objs.append({"type": "card", "c": c, "u": u, "v": v,
                              "z": rc.TABLE_Z + 0.3 * (i + 1), "tex": tex, "seat": name,
                              "cell": cell, "top": i == len(cards) - 1, "role": "card"})
