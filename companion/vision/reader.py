@@ -191,7 +191,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     cards = read_cards(sites.image, view.wpose, g, sites.wb, cfg.get("cards"), covered,
                        sites.tone, saturation)
     timings["cards"] = time.perf_counter() - t
-    reading = _reading(sites, view, cards, cfg)
+    reading = _reading(sites, view, cards)
     timings["total"] = time.perf_counter() - t0
     reading.timings = timings
     return reading
@@ -313,14 +313,13 @@ def _read_sites(g: BoardGeometry, cfg: Mapping[str, Any], view: _View,
     return _Sites(reader, results, strips, model, list(names), work, wb, tone, lift)
 
 
-def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
-             cfg: Mapping[str, Any]) -> Reading:
+def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> Reading:
     """The rules-engine values of the sites read (unseen and doubtful ones apart)."""
     found: dict[Site, SiteView] = {}
     unseen: list[Site] = []
     unresolved: dict[Site, SiteView] = {}
     rename = dict(zip(sites.model.names, sites.names, strict=True))
-    steep = _unresolved_heights(sites, view.pose, cfg.get("sites", {}))
+    steep = _unresolved_heights(sites, view.pose)
     for r in sites.results:
         if r.height is None:
             unseen.append(r.site)
@@ -335,7 +334,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
                 unseen.append(r.site)
             else:
                 found[r.site] = view_
-    doubt = float(cfg.get("sites", {}).get("doubt_margin", 0.0))
+    doubt = float(sites.reader.cfg["doubt_margin"])
     doubtful = sorted(r.site for r in sites.results
                       if r.height is not None and r.margin < doubt)
     return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
@@ -343,7 +342,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]],
                    unresolved)
 
 
-def _unresolved_heights(sites: _Sites, pose: Pose, cfg: Mapping[str, Any]) -> set[Site]:
+def _unresolved_heights(sites: _Sites, pose: Pose) -> set[Site]:
     """Towers whose height this view cannot tell: reported ``unseen`` (reason "steep").
 
     Seen from nearly above, a storey moves a top in the image about as far as
@@ -357,16 +356,18 @@ def _unresolved_heights(sites: _Sites, pose: Pose, cfg: Mapping[str, Any]) -> se
     The factor: a top stands off its site by its blocks' placement and is
     found by the reader to within its own error too (pose, blur), so a storey
     worth a third more than one block's jitter is still a guess a third of the
-    time (docs/vision-errors.md, twenty-second session).
+    time (docs/vision-errors.md, twenty-second session). The thresholds are the
+    site reader's own (its sites section laid over the shipped one).
     """
     out: set[Site] = set()
     g = sites.reader.g
+    cfg = sites.reader.cfg
     # null: the board profile's placement jitter (a storey shifting the top by less
     # than a block may stand off its site cannot be told from that placement)
-    value = cfg.get("steep_storey_mm", 0.0)
-    limit = (float(g.jitter_mm) * float(cfg.get("steep_jitter_factor", 1.0))
+    value = cfg["steep_storey_mm"]
+    limit = (float(g.jitter_mm) * float(cfg["steep_jitter_factor"])
              if value is None else float(value))
-    margin = float(cfg.get("steep_margin", 0.0))
+    margin = float(cfg["steep_margin"])
     if limit <= 0 or margin <= 0:
         return out
     C = pose.camera_centre
