@@ -27,6 +27,7 @@ import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -203,11 +204,16 @@ def _sites() -> list[Site]:
     return [Site.from_index(i) for i in range(54)]
 
 
-def _shoot_one(args: tuple[int, int, int, int, str, int, int, str]) -> str:
-    players, turns, seed, kind_seed, kind, k, n, folder = args
-    game = play(players, seed, turns)
-    table = Table(game, kind_seed, kind)
-    img, truth = table.shoot(k, n)
+@lru_cache(maxsize=2)
+def _table(players: int, turns: int, seed: int, kind: str) -> Table:
+    """One game's table per process (its art and light take a second or two to make),
+    not one per photo; what it draws later is seeded, so the photos are the same."""
+    return Table(play(players, seed, turns), seed, kind)
+
+
+def _shoot_one(args: tuple[int, int, int, str, int, int, str]) -> str:
+    players, turns, seed, kind, k, n, folder = args
+    img, truth = _table(players, turns, seed, kind).shoot(k, n)
     name = f"IMG_{n:03d}." + ("jpg" if kind == "phone" else "png")
     path = Path(folder) / name
     if kind == "phone":
@@ -227,7 +233,7 @@ def shoot_game(folder: Path, players: int, turns: int, seed: int, kind: str = "p
     """
     folder.mkdir(parents=True, exist_ok=True)
     game = play(players, seed, turns)
-    jobs = [(players, turns, seed, seed, kind, k, n, str(folder))
+    jobs = [(players, turns, seed, kind, k, n, str(folder))
             for n, k in enumerate(range(1, len(game.states)))]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
