@@ -79,13 +79,7 @@ class Table:
         key = (site.index, j)
         if key not in self._blocks:
             rng = np.random.default_rng([self.seed, 11, site.index, j])
-            if j == 0:
-                dx, dy = np.clip(rng.normal(0, 1.0, 2), -2.5, 2.5)
-                da = float(np.clip(rng.normal(0, 1.8), -5, 5))
-            else:
-                bx, by, ba, _ = self._placement(site, 0)
-                dx, dy = np.clip(0.5 * np.array([bx, by]) + rng.normal(0, 0.8, 2), -2.5, 2.5)
-                da = float(np.clip(0.5 * ba + rng.normal(0, 1.2), -5, 5))
+            dx, dy, da = rc.block_placement(rng, None if j == 0 else self._placement(site, 0)[:3])
             self._blocks[key] = (float(dx), float(dy), da, float(1 + rng.normal(0, 0.025)))
         return self._blocks[key]
 
@@ -106,10 +100,7 @@ class Table:
             edge = np.array(rc.SEAT_EDGE[seat])
             a = ang + math.radians(float(rng.uniform(-4, 4)))
             mid = edge + uin * (along + rng.uniform(-5, 5)) - vin * (gap + rng.uniform(0, 4))
-            ca, sa = math.cos(a), math.sin(a)
-            v = np.array([ca * vin[0] - sa * vin[1], sa * vin[0] + ca * vin[1]])
-            u = np.array([v[1], -v[0]])
-            c = mid - v * (rc.CARD_H / 2)
+            c, u, v = rc.card_frame(seat, mid, a)
             tex = rc.Tex(rc.make_card_texture(rng, cell, self.card_style), rc.CARD_PPM,
                          -rc.CARD_W / 2, rc.CARD_H / 2, scale=0.86)
             self._cards[key] = (c, u, v, tex)

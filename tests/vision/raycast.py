@@ -865,6 +865,27 @@ def make_camera(rng, kind):
 
 
 # ---------------------------------------------------------------- scene
+def block_placement(rng, first=None):
+    """A block's offset (dx, dy) mm and turn (degrees) off its site: the bottom
+    block's own, a block above it about half of ``first`` (the bottom's) plus its own."""
+    if first is None:
+        bx, by = np.clip(rng.normal(0, 1.0, 2), -2.5, 2.5)
+        return bx, by, float(np.clip(rng.normal(0, 1.8), -5, 5))
+    bx, by, ba = first
+    dx, dy = np.clip(0.5 * np.array([bx, by]) + rng.normal(0, 0.8, 2), -2.5, 2.5)
+    return dx, dy, float(np.clip(0.5 * ba + rng.normal(0, 1.2), -5, 5))
+
+
+def card_frame(seat, mid, a):
+    """A card lying in front of ``seat``, its top edge's middle at ``mid``, turned ``a``
+    radians: its centre and its right (u) and up (v, toward the board) directions."""
+    vin = np.array(SEAT_IN[seat])
+    ca, sa = math.cos(a), math.sin(a)
+    v = np.array([ca * vin[0] - sa * vin[1], sa * vin[0] + ca * vin[1]])
+    u = np.array([v[1], -v[0]])
+    return mid - v * (CARD_H / 2), u, v
+
+
 def make_position(rng, colours):
     """A game-like board: {(city,row,col): [(colour, storeys), ...bottom..top]}."""
     supply = {c: dict(SUPPLY) for c in colours}
@@ -942,15 +963,10 @@ def make_scene(rng, kind):
     tops = {}
     for (city, row, col), stack in sorted(board.items()):
         sx, sy = site_centre(city, row, col)
-        bx, by = np.clip(rng.normal(0, 1.0, 2), -2.5, 2.5)
-        ba = float(np.clip(rng.normal(0, 1.8), -5, 5))
+        first = block_placement(rng)
         z = 0.0
         for j, (cname, k) in enumerate(stack):
-            if j == 0:
-                dx, dy, da = bx, by, ba
-            else:
-                dx, dy = np.clip(0.5 * np.array([bx, by]) + rng.normal(0, 0.8, 2), -2.5, 2.5)
-                da = float(np.clip(0.5 * ba + rng.normal(0, 1.2), -5, 5))
+            dx, dy, da = first if j == 0 else block_placement(rng, first)
             hz = STOREY * k / 2
             col_lin = plastic[cname] * np.float32(1 + rng.normal(0, 0.025))
             objs.append(
@@ -1068,11 +1084,8 @@ def make_scene(rng, kind):
             else:
                 a = ang + math.radians(rng.uniform(-5, 5))
                 mid = top_mid + uin * rng.uniform(-6, 6) - vin * rng.uniform(0, 6)
-            ca, sa = math.cos(a), math.sin(a)
-            v = np.array([ca * vin[0] - sa * vin[1], sa * vin[0] + ca * vin[1]])
-            u = np.array([v[1], -v[0]])
             # keep the top edge at least ~5 mm off the board edge
-            c = mid - v * (CARD_H / 2)
+            c, u, v = card_frame(seat, mid, a)
             cell = (int(rng.integers(3)), int(rng.integers(3)))
             layout.append((c, u, v, cell))
         for i, (c, u, v, cell) in enumerate(layout):
