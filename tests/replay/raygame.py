@@ -56,19 +56,7 @@ class Table:
         self.plastic = {n: rc.srgb2lin(np.clip(np.array(pal[n]) + rng.normal(0, 6, 3), 0, 255))
                         * 0.92 for n in pal}
         self.lights, self.amb, self.light_desc = rc.make_lights(rng, kind)
-        board_img, self.board_info = rc.make_board_texture(rng)
-        table_img, self.table_info = rc.make_table_texture(rng)
-        hx, hy = rng.uniform(560, 900), rng.uniform(440, 700)
-        ox, oy = rng.uniform(-80, 80, 2)
-        self.textures = {
-            "board": rc.Tex(board_img, rc.BOARD_PPM, -rc.BOARD_W / 2, rc.BOARD_H / 2, scale=0.86),
-            "board_edge": self.board_info["edge"],
-            "board_f0": float(rng.uniform(0.02, 0.05)),
-            "table": rc.Tex(table_img, rc.TABLE_PPM, 0.0, 0.0, wrap=True, scale=0.8),
-            "table_mat": self.table_info,
-            "table_box": (np.array([ox, oy, rc.TABLE_Z - 13.0]), np.array([hx, hy, 13.0])),
-            "plastic_shin": float(rng.uniform(40, 150)),
-        }
+        self.textures, self.board_info, self.table_info = rc.make_textures(rng)
         self.card_style = rc.card_style(rng)
         self._blocks: dict[tuple[int, int], tuple[float, float, float, float]] = {}
         self._cards: dict[tuple[Any, ...], tuple[Any, ...]] = {}

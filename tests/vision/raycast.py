@@ -1840,13 +1840,9 @@ def make_truth(scene, cam, meta):
 
 
 # ---------------------------------------------------------------- entry points
-def _shoot(seed, kind="mounted"):
-    if kind not in ("mounted", "phone"):
-        raise ValueError(f"kind must be 'mounted' or 'phone', not {kind!r}")
-    rng = np.random.default_rng(seed)
-    cam, cmeta = make_camera(rng, kind)
-    scene = make_scene(rng, kind)
-    lights, amb, ldesc = make_lights(rng, kind)
+def make_textures(rng):
+    """The board's art, the table (its cloth or wood and its extent) and the gloss:
+    the textures render_linear takes, and the board's and table's descriptions."""
     board_img, binfo = make_board_texture(rng)
     table_img, tinfo = make_table_texture(rng)
     hx, hy = rng.uniform(560, 900), rng.uniform(440, 700)
@@ -1861,6 +1857,17 @@ def _shoot(seed, kind="mounted"):
         "table_box": table_box,
         "plastic_shin": float(rng.uniform(40, 150)),
     }
+    return textures, binfo, tinfo
+
+
+def _shoot(seed, kind="mounted"):
+    if kind not in ("mounted", "phone"):
+        raise ValueError(f"kind must be 'mounted' or 'phone', not {kind!r}")
+    rng = np.random.default_rng(seed)
+    cam, cmeta = make_camera(rng, kind)
+    scene = make_scene(rng, kind)
+    lights, amb, ldesc = make_lights(rng, kind)
+    textures, binfo, tinfo = make_textures(rng)
     lin = render_linear(scene, cam, lights, amb, rng, textures)
     img, data, ext, dev = develop(lin, rng, kind, cam, lights, amb)
     meta = dict(cmeta)
