@@ -114,7 +114,7 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None]) -> dict[str, 
     except Exception as exc:  # one corrupt photo must not stop a whole replay
         return {"path": path, "error": f"unreadable ({type(exc).__name__}: {exc})"}
     return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
-            "wb": reading.wb}
+            "wb": reading.wb, "hypotheses": reading.hypotheses()}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -174,7 +174,8 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
-        poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb")))
+        poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb"),
+                               res.get("hypotheses")))
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),
                              None)
     if fixed_camera and in_play:

@@ -320,8 +320,10 @@ class Controller:
             if fit is not None:
                 from companion.vision.newblock import settle
 
+                weighed = getattr(reading, "hypotheses", None)  # a fake reader has none
                 view, doubts, decided = settle(fit, reading.sites.get(site),
-                                               heights.get(site, 0), self.new_block)
+                                               heights.get(site, 0), self.new_block,
+                                               weighed().get(site) if weighed else None)
                 if decided:
                     views[site] = view
                     unseen = [c for c in unseen if c != site]

@@ -28,6 +28,12 @@ class Reading:
     #: read sites whose reading won narrowly: the camera view marks them for a look
     doubtful: list[Site] = field(default_factory=list)
     wb: Any = None  # the white balance it was read with (the new-block fit reuses it)
+    #: per site, the reader's scores for the towers it weighed there (the new-block
+    #: fit weighs them with its own: companion.vision.newblock.settle)
+    site_scores: dict[Site, dict[tuple[int, str], float]] = field(default_factory=dict)
+
+    def hypotheses(self) -> dict[Site, dict[tuple[int, str], float]]:
+        return self.site_scores
 
 
 class VisionReader:
@@ -54,7 +60,8 @@ class VisionReader:
         cards = {Seat(s) if not isinstance(s, Seat) else s: _card(c) for s, c in r.cards.items()}
         return Reading(dict(r.sites), list(r.unseen), cards, r.pose,
                        dict(getattr(r, "timings", {}) or {}),
-                       list(getattr(r, "doubtful", []) or []), getattr(r, "wb", None))
+                       list(getattr(r, "doubtful", []) or []), getattr(r, "wb", None),
+                       r.hypotheses() if hasattr(r, "hypotheses") else {})
 
 
 def _card(value: Any) -> Card:

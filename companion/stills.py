@@ -36,6 +36,8 @@ class PhotoPose:
     path: str
     pose: Any  # companion.vision.geometry.Pose
     wb: Any = None  # companion.vision.colours.WhiteBalance
+    #: the reader's scores per site: (height, colour) -> score (Reading.hypotheses)
+    hypotheses: Mapping[Site, Mapping[tuple[int, str], float]] | None = None
 
 
 @dataclass
@@ -109,7 +111,8 @@ def fit_fixed_camera(observations: Sequence[Observation],
         out[i] = replace(out[i], unchanged=frozenset(c.site for c in scores if c.score < still))
         if site is None or model is None:
             continue
-        fitted = _fit(out[i - 1], out[i], site, before, after, wpose, b.wb, colors, model, nb)
+        fitted = _fit(out[i - 1], out[i], site, before, after, wpose, b.wb, colors, model, nb,
+                      (b.hypotheses or {}).get(site))
         if fitted is None:
             continue
         view, doubtful, replaced = fitted
@@ -145,7 +148,8 @@ def _changed_site(prev: Observation, cur: Observation, before: np.ndarray,
 
 def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
          after: np.ndarray, pose: Any, wb: Any, colors: Sequence[str], model: Any,
-         nb: Mapping[str, Any]) -> tuple[SiteView, bool, bool] | None:
+         nb: Mapping[str, Any], weighed: Mapping[tuple[int, str], float] | None = None,
+         ) -> tuple[SiteView, bool, bool] | None:
     """The tower at ``site`` after the build, whether it is doubtful, and whether the
     fit replaced the reading; None when the tower before is unknown or nothing fits."""
     from companion.vision.newblock import fit_new_block, settle
@@ -162,6 +166,8 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
         return None
     if fit is None:
         return None
-    view, doubts, decided = settle(fit, cur.sites.get(site), base, nb)
+    view, doubts, decided = settle(fit, cur.sites.get(site), base, nb, weighed)
+    if weighed and float(nb["reading_weight"]) > 0:
+        return view, doubts, decided  # the reading's margin is weighed in already
     # the reading's own narrow margin counts where the reading stands
     return view, doubts or (site in cur.doubtful and not decided), decided

@@ -57,20 +57,55 @@ def _option(config: Mapping[str, Any] | None, key: str) -> Any:
 
 
 def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
-           config: Mapping[str, Any] | None = None) -> tuple[SiteView, bool, bool]:
+           config: Mapping[str, Any] | None = None,
+           read_scores: Mapping[tuple[int, str], float] | None = None,
+           ) -> tuple[SiteView, bool, bool]:
     """The tower after the build, from the fit and what the photo read there.
 
-    The reading stands where the fit scores it within ``keep_reading`` of its
-    best (a near tie is not overruled), else the fit decides. Also whether the
-    fit doubts the result (the reading it kept counts otherwise than the fit, or
-    the fit won by under ``doubt_margin``) and whether the fit decided it.
+    With the reader's own scores for the heights it weighed there
+    (``read_scores``: (height, colour) -> score, :meth:`Reading.hypotheses`),
+    both are weighed together (:func:`_weigh`). Without them the reading stands
+    where the fit scores it within ``keep_reading`` of its best (a near tie is
+    not overruled), else the fit decides. Also whether the result is doubtful
+    and whether it differs from the reading (the fit decided it).
     """
+    weight = float(_option(config, "reading_weight"))
+    if read_scores and weight > 0:
+        storeys, colour, margin = _weigh(fit, read_scores, base_storeys, weight,
+                                         float(_option(config, "reading_unlisted")))
+        view = SiteView(base_storeys + storeys, colour)
+        return view, margin < float(_option(config, "weighed_doubt")), view != read
     grown = read.height - base_storeys if read is not None else 0
     if read is not None and 1 <= grown <= MAX_STOREYS \
             and fit.explains(read.owner, grown, float(_option(config, "keep_reading"))):
         return read, grown != fit.storeys, False
     return (SiteView(base_storeys + fit.storeys, fit.colour),
             fit.margin < float(_option(config, "doubt_margin")), True)
+
+
+def _weigh(fit: BlockFit, read_scores: Mapping[tuple[int, str], float], base: int,
+           weight: float, unlisted: float) -> tuple[int, str, float]:
+    """The (storeys, colour) the fit and the reading agree on best, and its margin.
+
+    Each explains the same block differently: the fit by the pixels that
+    changed (its foot and top move together, but a storey shows only as a thin
+    strip seen from above), the reading by the top's place and faces in the
+    photo alone. Neither is sure where a storey moves a top by little; wrong
+    in different ways, they are right together more often (docs/vision-errors.md,
+    twenty-fourth session). Fit scores count in percent of the best fit, the
+    reader's in its own points times ``weight``; a height the reader did not
+    list scores ``unlisted`` under its lowest listed one.
+    """
+    best_fit = max(fit.scores.values())
+    scale = 100.0 / max(abs(best_fit), 1.0)
+    top = max(read_scores.values())
+    floor = min(read_scores.values()) - unlisted
+    total = {(k, c): (v - best_fit) * scale
+             + weight * (read_scores.get((base + k, c), floor) - top)
+             for (c, k), v in fit.scores.items()}
+    (storeys, colour), best = max(total.items(), key=lambda kv: kv[1])
+    others = [v for (k, _), v in total.items() if k != storeys]
+    return storeys, colour, best - max(others) if others else math.inf
 
 
 def _prisms(xy: np.ndarray, z0: float, storey: float, ks: np.ndarray,

@@ -79,6 +79,22 @@ class Reading:
     #: evidence (the replay and the live table, which know a block went there)
     unresolved: dict[Site, SiteView] = field(default_factory=dict)
 
+    def hypotheses(self) -> dict[Site, dict[tuple[int, str], float]]:
+        """Per site the reader read a height at (a guess included), its score for
+        that reading and for its best rivals: (height, colour) -> score, the empty
+        site as (0, ""). The live table and the replay weigh them against the fit
+        of a block just built (:func:`companion.vision.newblock.settle`)."""
+        rename = dict(zip(self.model.names, self.colors, strict=False)) if self.model else {}
+        out: dict[Site, dict[tuple[int, str], float]] = {}
+        for r in self.details:
+            if r.height is None:
+                continue  # covered or hidden: no reading to weigh
+            scores = {(r.height, rename.get(r.color, r.color) if r.color else ""): r.score}
+            for h, c, v in r.rivals:
+                scores.setdefault((h, rename.get(c, c) if c else ""), v)
+            out[r.site] = scores
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
         sites = [{**s.to_json(), "height": v.height, "owner": v.owner}

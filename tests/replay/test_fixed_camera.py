@@ -114,17 +114,50 @@ def test_an_unloadable_photo_is_left_as_read(folder):
 @pytest.fixture(scope="module")
 def folder3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
     """SimTable seed 3: a black block of two storeys on a blue tower of two reads one
-    storey short (and the fit, too close to call, keeps the reading); a red storey
-    is then built on it, and the four photos after read the tower right."""
+    storey short; a red storey is then built on it, and the four photos after read
+    the tower right."""
     root = tmp_path_factory.mktemp("stand3")
     return root, _stills(root, 3, 9)
+
+
+def _fitted(root: Path, colors: list[str], new_block: dict[str, float] | None = None
+            ) -> list[Observation]:
+    """The folder read photo by photo, then each build fitted to the change."""
+    from companion.vision.reader import load_image, read_image
+
+    observations, _, _ = read_folder(root, None, colors, workers=1, fixed_camera=False)
+    poses = []
+    for path in sorted(root.glob("*.png")):
+        reading = read_image(load_image(path), None, colors)
+        poses.append(PhotoPose(str(path), reading.pose, reading.wb, reading.hypotheses()))
+    out, _ = fit_fixed_camera(observations, poses, colors,
+                              config={"new_block": new_block} if new_block else None)
+    return out
+
+
+def test_the_fit_and_the_reading_weighed_together_tell_the_block(folder3):
+    """Photo 4 reads the tower after the black build one storey short, and the fit
+    alone finds the two storeys too close to call, so the reading stood; the
+    reading's own scores for the heights it weighed, added to the fit's, give
+    the two storeys (by a narrow margin: the photo stays doubtful, and the build
+    no evidence of its own for the replay)."""
+    root, truth = folder3
+    colors = list(config_from_json(json.loads((root / "game.json").read_text())).colors)
+    site = Site.from_json({"city": 5, "row": 1, "col": 1})
+    alone = _fitted(root, colors, {"reading_weight": 0.0})
+    assert alone[4].sites[site] == SiteView(3, "black") and alone[4].build is None
+    weighed = _fitted(root, colors)
+    assert weighed[4].sites[site] == SiteView(4, "black")
+    assert weighed[4].build is None and site in weighed[4].doubtful
+    config = config_from_json(json.loads((root / "game.json").read_text()))
+    assert [m["notation"] for m in replay(weighed, config).moves] == truth
 
 
 def test_a_block_seen_built_outweighs_a_misread_tower_under_it(folder3, monkeypatch):
     root, truth = folder3
     config = config_from_json(json.loads((root / "game.json").read_text()))
-    observations, _, _ = read_folder(root, None, list(config.colors), workers=1,
-                                     fixed_camera=True)
+    # the fit alone (not weighed with the reading) leaves photo 4's misread standing
+    observations = _fitted(root, list(config.colors), {"reading_weight": 0.0})
     # every photo's readings counted, as for hand-held photos: the build's weight alone
     observations = [replace(o, unchanged=frozenset()) for o in observations]
     site = Site.from_json({"city": 5, "row": 1, "col": 1})
@@ -147,11 +180,15 @@ def test_a_block_seen_built_outweighs_a_misread_tower_under_it(folder3, monkeypa
 def test_a_site_one_camera_saw_unchanged_counts_once(tmp_path):
     """SimTable seed 2, seven moves: Sydney NW, a blue tower of two, reads one storey
     short in photo after photo from the one camera. Counted in every photo, that
-    misread outweighs the photo the build showed in; counted once, it does not."""
+    misread outweighs the photo the build showed in; counted once, it does not.
+    (With the fit alone: weighed with the reading's own scores, the build's photo
+    reads the tower right, and the replay is exact either way.)"""
     truth = _stills(tmp_path, 2, 7)
     config = config_from_json(json.loads((tmp_path / "game.json").read_text()))
-    observations, _, _ = read_folder(tmp_path, None, list(config.colors), workers=1,
-                                     fixed_camera=True)
+    weighed = _fitted(tmp_path, list(config.colors))
+    every = [replace(o, unchanged=frozenset()) for o in weighed]
+    assert [m["notation"] for m in replay(every, config).moves] == truth
+    observations = _fitted(tmp_path, list(config.colors), {"reading_weight": 0.0})
     site = Site.from_json({"city": 2, "row": 0, "col": 0})
     # the photos after a build elsewhere see the tower there unchanged; the photo of the
     # build there does not

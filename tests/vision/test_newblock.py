@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from companion.rules import Build, Site
+from companion.rules import Build, Site, SiteView
 from companion.simtable import SimTable
 from companion.vision.colours import ColourModel
 from companion.vision.geometry import Intrinsics, Pose, board_geometry
-from companion.vision.newblock import fit_new_block
+from companion.vision.newblock import BlockFit, fit_new_block, settle
 
 
 def _pose(table: SimTable) -> Pose:
@@ -74,3 +74,43 @@ def test_colours_not_in_the_model_are_no_fit() -> None:
     model = ColourModel.for_colours(board_geometry(), ["red", "blue"])
     assert fit_new_block(image, image, _pose(table), Site.parse("0C"), 0, ["green"],
                          model) is None
+
+
+def _fit(scores: dict[tuple[str, int], float]) -> BlockFit:
+    (colour, storeys), best = max(scores.items(), key=lambda kv: kv[1])
+    second = max(v for (c, k), v in scores.items() if k != storeys)
+    return BlockFit(storeys, colour, best, (best - second) / best, scores)
+
+
+def test_the_fit_alone_decides_past_keep_reading() -> None:
+    """Without the reader's scores: the fit's best (one storey, 4% ahead of two)
+    overrules the reading of two storeys on a tower of three."""
+    fit = _fit({("black", 1): 100.0, ("black", 2): 96.0, ("black", 3): 80.0})
+    assert settle(fit, SiteView(5, "black"), 3) == (SiteView(4, "black"), False, True)
+
+
+def test_the_fit_and_the_reading_are_weighed_together() -> None:
+    """One storey: 0 (the best fit) + 1 x (5 - 10) = -5; two: -4 + 0 = -4; three:
+    -20 and, unlisted by the reader, (5 - 5) - 10 = -10. Two storeys win by one
+    point, under ``weighed_doubt`` (3): doubtful, and the reading stands."""
+    fit = _fit({("black", 1): 100.0, ("black", 2): 96.0, ("black", 3): 80.0})
+    read = {(5, "black"): 10.0, (4, "black"): 5.0, (0, ""): 7.0}
+    assert settle(fit, SiteView(5, "black"), 3, read_scores=read) == (
+        SiteView(5, "black"), True, False)
+    # a reading far surer of four storeys: one storey is the fit's and the reader's
+    read = {(4, "black"): 20.0, (5, "black"): 10.0}
+    assert settle(fit, SiteView(4, "black"), 3, read_scores=read) == (
+        SiteView(4, "black"), False, False)
+    # another colour read: the colours weighed as the heights are
+    fit = _fit({("black", 1): 100.0, ("red", 1): 99.0, ("black", 2): 50.0, ("red", 2): 50.0})
+    assert settle(fit, SiteView(4, "red"), 3, read_scores={(4, "red"): 9.0,
+                                                          (4, "black"): 4.0}) == (
+        SiteView(4, "red"), False, False)
+    # a reading of two red storeys the fit does not explain: weighed, red 1 scores
+    # -1 + (8 - 9) = -2 and black 1, unlisted, 0 + (3 - 9) = -6; by the fit alone
+    # (weight 0) black 1 wins
+    read = {(5, "red"): 9.0, (4, "red"): 8.0}
+    assert settle(fit, SiteView(5, "red"), 3, read_scores=read) == (
+        SiteView(4, "red"), False, True)
+    assert settle(fit, SiteView(5, "red"), 3, {"reading_weight": 0.0}, read) == (
+        SiteView(4, "black"), False, True)
