@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -129,12 +130,14 @@ def _progress(done: int, total: int, name: str) -> None:
 
 
 def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
-                workers: int = 2, fixed_camera: bool = True
+                workers: int = 2, fixed_camera: bool = True,
+                stills_config: Mapping[str, Any] | None = None,
                 ) -> tuple[list[Any], list[tuple[str, str]], str]:
     """Read every photo of a folder in game order (in parallel); bad ones are listed.
 
     Consecutive photos taken from one camera position (a phone on a stand) have
-    the block built between them fitted to what changed (``companion.stills``)."""
+    the block built between them fitted to what changed (``companion.stills``,
+    with ``stills_config``'s overrides of the shipped config)."""
     from companion.photos import ordered_photos
     from companion.replay import Observation
     from companion.rules import Card, Seat, Site, parse_board_json
@@ -179,7 +182,8 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),
                              None)
     if fixed_camera and in_play:
-        observations, report = fit_fixed_camera(observations, poses, list(in_play))
+        observations, report = fit_fixed_camera(observations, poses, list(in_play),
+                                                config=stills_config)
         if report.pairs:
             log.info("%d photos in a row from one camera position: %d builds fitted to "
                      "what changed, %d confirmed", report.pairs, report.fitted, report.kept)

@@ -152,7 +152,7 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
          ) -> tuple[SiteView, bool, bool] | None:
     """The tower at ``site`` after the build, whether it is doubtful, and whether the
     fit replaced the reading; None when the tower before is unknown or nothing fits."""
-    from companion.vision.newblock import fit_new_block, settle
+    from companion.vision.newblock import fit_new_block, settle, weighs
 
     if site in prev.unseen:
         return None  # what the block stands on is not known
@@ -167,7 +167,7 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
     if fit is None:
         return None
     view, doubts, decided = settle(fit, cur.sites.get(site), base, nb, weighed)
-    if weighed and float(nb["reading_weight"]) > 0:
+    if weighed and weighs(nb):
         return view, doubts, decided  # the reading's margin is weighed in already
     # the reading's own narrow margin counts where the reading stands
     return view, doubts or (site in cur.doubtful and not decided), decided

@@ -69,9 +69,9 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
     not overruled), else the fit decides. Also whether the result is doubtful
     and whether it differs from the reading (the fit decided it).
     """
-    weight = float(_option(config, "reading_weight"))
-    if read_scores and weight > 0:
-        storeys, colour, margin = _weigh(fit, read_scores, base_storeys, weight,
+    if read_scores and weighs(config):
+        storeys, colour, margin = _weigh(fit, read_scores, base_storeys,
+                                         float(_option(config, "reading_weight")),
                                          float(_option(config, "reading_unlisted")))
         view = SiteView(base_storeys + storeys, colour)
         return view, margin < float(_option(config, "weighed_doubt")), view != read
@@ -81,6 +81,12 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
         return read, grown != fit.storeys, False
     return (SiteView(base_storeys + fit.storeys, fit.colour),
             fit.margin < float(_option(config, "doubt_margin")), True)
+
+
+def weighs(config: Mapping[str, Any] | None = None) -> bool:
+    """Whether :func:`settle` weighs the reader's scores it is given (else the fit
+    alone, with the reading kept where the fit nearly agrees)."""
+    return float(_option(config, "reading_weight")) > 0
 
 
 def _weigh(fit: BlockFit, read_scores: Mapping[tuple[int, str], float], base: int,
@@ -93,15 +99,13 @@ def _weigh(fit: BlockFit, read_scores: Mapping[tuple[int, str], float], base: in
     photo alone. Neither is sure where a storey moves a top by little; wrong
     in different ways, they are right together more often (docs/vision-errors.md,
     twenty-fourth session). Fit scores count in percent of the best fit, the
-    reader's in its own points times ``weight``; a height the reader did not
-    list scores ``unlisted`` under its lowest listed one.
+    reader's in its own points times ``weight`` (only differences matter: the
+    best of each is no offset); a height the reader did not list scores
+    ``unlisted`` under its lowest listed one.
     """
-    best_fit = max(fit.scores.values())
-    scale = 100.0 / max(abs(best_fit), 1.0)
-    top = max(read_scores.values())
+    scale = 100.0 / max(abs(max(fit.scores.values())), 1.0)
     floor = min(read_scores.values()) - unlisted
-    total = {(k, c): (v - best_fit) * scale
-             + weight * (read_scores.get((base + k, c), floor) - top)
+    total = {(k, c): v * scale + weight * read_scores.get((base + k, c), floor)
              for (c, k), v in fit.scores.items()}
     (storeys, colour), best = max(total.items(), key=lambda kv: kv[1])
     others = [v for (k, _), v in total.items() if k != storeys]

@@ -122,17 +122,11 @@ def folder3(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
 
 def _fitted(root: Path, colors: list[str], new_block: dict[str, float] | None = None
             ) -> list[Observation]:
-    """The folder read photo by photo, then each build fitted to the change."""
-    from companion.vision.reader import load_image, read_image
-
-    observations, _, _ = read_folder(root, None, colors, workers=1, fixed_camera=False)
-    poses = []
-    for path in sorted(root.glob("*.png")):
-        reading = read_image(load_image(path), None, colors)
-        poses.append(PhotoPose(str(path), reading.pose, reading.wb, reading.hypotheses()))
-    out, _ = fit_fixed_camera(observations, poses, colors,
-                              config={"new_block": new_block} if new_block else None)
-    return out
+    """The folder read, each build fitted to the change (``new_block`` overrides)."""
+    observations, _, _ = read_folder(root, None, colors, workers=1, fixed_camera=True,
+                                     stills_config={"new_block": new_block} if new_block
+                                     else None)
+    return observations
 
 
 def test_the_fit_and_the_reading_weighed_together_tell_the_block(folder3):
