@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from companion.rules import Card, Commit, Phase, Seat, Site, SiteView
+from companion.rules import Block, Build, Card, Commit, Phase, RulesError, Seat, Site, SiteView
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
 from companion.tracking import decide
@@ -72,6 +72,30 @@ class ControllerStats:
     read_seconds: list[float] = field(default_factory=list)
     decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
     fit_seconds: list[float] = field(default_factory=list)  # each new-block fit
+    revisions: int = 0  # doubtful builds revised when the next block there was fitted
+
+
+@dataclass(frozen=True)
+class _Fitted:
+    """The new block fitted in the last still scene and how it settled."""
+
+    site: Site
+    doubts: bool  # the move is doubtful
+    decided: bool  # the fit (not the reading) decided it
+    base: int  # the record's tower under it
+    #: (storeys, colour) -> weighed total, when the reader's scores were weighed in
+    totals: Mapping[tuple[int, str], float] | None = None
+
+
+@dataclass(frozen=True)
+class _Doubt:
+    """A doubtful build, kept until the next block at its site is fitted."""
+
+    game: str | None
+    ply: int
+    move: Build
+    base: int
+    totals: Mapping[tuple[int, str], float]
 
 
 def pose_shift_px(before: Any, after: Any) -> float:
@@ -126,9 +150,10 @@ class Controller:
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
         self.new_block = _new_block_config()
-        #: the site whose new block was fitted in the last still scene, whether the
-        #: fit doubts its move, and whether the fit (not the reading) decided it
-        self._fitted: tuple[Site, bool, bool] | None = None
+        #: the new block fitted in the last still scene
+        self._fitted: _Fitted | None = None
+        #: doubtful builds by site, to weigh again when the next block there is fitted
+        self._doubted: dict[Site, _Doubt] = {}
 
     # -- one frame -----------------------------------------------------------
     def process(self, image: np.ndarray, timestamp: float) -> str:
@@ -225,6 +250,7 @@ class Controller:
         self.session.set_unseen(list(reading.unseen))
         views, unseen, pixel_site = self._focus(image, reading, state,
                                                 new_cards.get(state.seat))
+        state = self.session.state  # an earlier doubtful build may have been revised
         decision = decide(state, views, unseen, new_cards, pixel_site,
                           out_of_sight=list(reading.unseen), cards_read=self._cards)
         if decision.kind == "missed" and decision.move is not None:
@@ -249,11 +275,19 @@ class Controller:
             # a site read by a narrow margin: the page asks the players to look
             moved = getattr(decision.move, "site", None)
             doubtful = moved in set(getattr(reading, "doubtful", ()) or ())
-            if self._fitted is not None and self._fitted[0] == moved:
-                _, fit_doubts, fit_decided = self._fitted
+            fitted = self._fitted if self._fitted is not None \
+                and self._fitted.site == moved else None
+            if fitted is not None:
                 # the reading's own doubt counts only where the reading stood
-                doubtful = fit_doubts or (doubtful and not fit_decided)
+                doubtful = fitted.doubts or (doubtful and not fitted.decided)
+            ply = len(self.session.record.effective())
             outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
+            if isinstance(moved, Site):
+                self._doubted.pop(moved, None)
+                if doubtful and fitted is not None and fitted.totals \
+                        and isinstance(decision.move, Build):
+                    self._doubted[moved] = _Doubt(self.session.game_id, ply, decision.move,
+                                                  fitted.base, fitted.totals)
             self.stats.moves += 1
             if outcome.warning is not None:
                 self.stats.warnings += 1
@@ -318,17 +352,96 @@ class Controller:
             if fit is None:
                 fit = self._fit_block(prev, image, pose, site, state, reading, heights)
             if fit is not None:
-                from companion.vision.newblock import settle
+                from companion.vision.newblock import settle, weighed_totals, weighs
 
                 weighed = getattr(reading, "hypotheses", None)  # a fake reader has none
-                view, doubts, decided = settle(fit, reading.sites.get(site),
-                                               heights.get(site, 0), self.new_block,
-                                               weighed().get(site) if weighed else None)
+                read_scores = weighed().get(site) if weighed else None
+                revised = self._reconsider(prev, image, pose, site, reading, heights, fit,
+                                           read_scores)
+                if revised is not None:
+                    fit, heights = revised
+                base = heights.get(site, 0)
+                view, doubts, decided = settle(fit, reading.sites.get(site), base,
+                                               self.new_block, read_scores)
                 if decided:
                     views[site] = view
                     unseen = [c for c in unseen if c != site]
-                self._fitted = (site, doubts, decided)
+                totals = None
+                if read_scores and weighs(self.new_block):
+                    totals = weighed_totals(fit, read_scores, base,
+                                            float(self.new_block["reading_weight"]),
+                                            float(self.new_block["reading_unlisted"]))
+                self._fitted = _Fitted(site, doubts, decided, base, totals)
         return views, unseen, pixel_site
+
+    def _reconsider(self, before: np.ndarray, after: np.ndarray, pose: Any, site: Site,
+                    reading: ReadingLike, heights: Mapping[Site, int], fit: Any,
+                    read_scores: Mapping[tuple[int, str], float] | None,
+                    ) -> tuple[Any, dict[Site, int]] | None:
+        """Revise the doubtful build at ``site`` when the block now built on it fits
+        only on another (companion.vision.newblock.reconsider): the record is
+        corrected, the players are told, and the new block's fit on the revised
+        tower and the revised heights are returned. None when nothing changes.
+        """
+        doubt = self._doubted.pop(site, None)
+        if doubt is None or not read_scores:
+            return None
+        from companion.rules import check_move
+        from companion.vision.newblock import contradicts, reconsider
+
+        record = self.session.record
+        moves = record.moves
+        if doubt.game != self.session.game_id or doubt.ply >= len(moves) \
+                or moves[doubt.ply] != doubt.move or any(
+                isinstance(m, Build) and m.site == site for m in moves[doubt.ply + 1:]):
+            return None  # corrected by the players, or built on since
+        recorded = (doubt.move.block.storeys, doubt.move.block.color)
+        near = float(self.new_block["weighed_doubt"])
+        top = doubt.totals.get(recorded)
+        if top is None:
+            return None
+        allowed = {recorded: self._allowed(self.session.state, site)}
+        if not contradicts(fit, read_scores, heights.get(site, 0), allowed[recorded],
+                           self.new_block):
+            return None  # the block built on it is one the rules allow: nothing to revise
+        before_state = next(s for n, s in enumerate(record.states()) if n == doubt.ply)
+        fits = {recorded: fit}
+        moved: dict[tuple[int, str], tuple[Build, dict[Site, int]]] = {}
+        for key, total in doubt.totals.items():
+            if key == recorded or top - total >= near:
+                continue
+            move = Build(doubt.move.seat, doubt.move.card, site, Block(key[1], key[0]))
+            try:
+                check_move(before_state, move)
+                state = record.with_correction(doubt.ply, move).replay()
+            except RulesError:
+                continue  # the rules never allowed that block, or a later move then
+            tall = {**heights, site: heights.get(site, 0) - recorded[0] + key[0]}
+            alt = self._fit_block(before, after, pose, site, state, reading, tall)
+            if alt is not None:
+                fits[key], allowed[key] = alt, self._allowed(state, site)
+                moved[key] = (move, tall)
+        choice = reconsider(doubt.totals, recorded, fits, allowed, read_scores, doubt.base,
+                            self.new_block)
+        if choice is None or choice not in moved:
+            return None
+        move, tall = moved[choice]
+        message = (f"{doubt.move.block.color} {recorded[0]} at {site.name} revised to "
+                   f"{move.block.color} {move.block.storeys}: the block built on it fits "
+                   "that tower better; check it")
+        log.info("%s", message)
+        self.session.correct(doubt.ply, move, "revised by the camera")
+        self.session.report("revised", message, site.name, ply=doubt.ply)
+        self.stats.revisions += 1
+        return fits[choice], tall
+
+    @staticmethod
+    def _allowed(state: Any, site: Site) -> set[tuple[int, str]]:
+        """The blocks the rules allow the player to move at ``site`` (storeys, colour)."""
+        from companion.rules import legal_builds
+
+        return {(m.block.storeys, m.block.color) for m in legal_builds(state)
+                if m.site == site}
 
     def _card_site(self, before: np.ndarray, after: np.ndarray, pose: Any, state: Any,
                    reading: ReadingLike, heights: Mapping[Site, int], card: Card,

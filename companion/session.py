@@ -229,13 +229,15 @@ class GameSession:
             self.correct(n - 1, None, "undo")
 
     def report(self, reason: str, message: str, site: str | None = None,
-               evidence: str | None = None) -> TableWarning:
-        """A warning that is not about a recorded move (two changes at once, a
-        change no move explains): shown until the players resolve it."""
+               evidence: str | None = None, ply: int | None = None) -> TableWarning:
+        """A warning shown until the players resolve it: about no recorded move
+        (two changes at once, a change no move explains), or about move ``ply``
+        (a build the camera revised), which a correction of that move resolves."""
         with self._lock:
             live = self._require()
-            warning = TableWarning(next(self._ids), len(live.record.effective()), reason,
-                                   message, site, evidence)
+            warning = TableWarning(next(self._ids),
+                                   len(live.record.effective()) if ply is None else ply,
+                                   reason, message, site, evidence)
             live.warnings.append(warning)
             self._changed("warning", {"reason": reason, "message": message})
             return warning

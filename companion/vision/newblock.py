@@ -16,7 +16,7 @@ Thresholds are in the config's ``new_block`` section.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,18 +98,84 @@ def _weigh(fit: BlockFit, read_scores: Mapping[tuple[int, str], float], base: in
     strip seen from above), the reading by the top's place and faces in the
     photo alone. Neither is sure where a storey moves a top by little; wrong
     in different ways, they are right together more often (docs/vision-errors.md,
-    twenty-fourth session). Fit scores count in percent of the best fit, the
-    reader's in its own points times ``weight`` (only differences matter: the
-    best of each is no offset); a height the reader did not list scores
-    ``unlisted`` under its lowest listed one.
+    twenty-fourth session).
     """
-    scale = 100.0 / max(abs(max(fit.scores.values())), 1.0)
-    floor = min(read_scores.values()) - unlisted
-    total = {(k, c): v * scale + weight * read_scores.get((base + k, c), floor)
-             for (c, k), v in fit.scores.items()}
+    total = weighed_totals(fit, read_scores, base, weight, unlisted)
     (storeys, colour), best = max(total.items(), key=lambda kv: kv[1])
     others = [v for (k, _), v in total.items() if k != storeys]
     return storeys, colour, best - max(others) if others else math.inf
+
+
+def weighed_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
+                   base: int, weight: float, unlisted: float, scale: float | None = None,
+                   ) -> dict[tuple[int, str], float]:
+    """Every (storeys, colour) of the fit, weighed with the reading (:func:`_weigh`).
+
+    Fit scores count in percent of the best fit (``scale``: points per fit
+    score instead, so that fits on different towers under the block compare),
+    the reader's in its own points times ``weight`` (only differences matter:
+    the best of each is no offset); a height the reader did not list scores
+    ``unlisted`` under its lowest listed one. Without reader scores, the fit alone.
+    """
+    if scale is None:
+        scale = 100.0 / max(abs(max(fit.scores.values())), 1.0)
+    if not read_scores:
+        return {(k, c): v * scale for (c, k), v in fit.scores.items()}
+    floor = min(read_scores.values()) - unlisted
+    return {(k, c): v * scale + weight * read_scores.get((base + k, c), floor)
+            for (c, k), v in fit.scores.items()}
+
+
+def contradicts(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
+                base: int, allowed: Collection[tuple[int, str]],
+                config: Mapping[str, Any] | None = None) -> bool:
+    """Whether the new block the fit and the reading make of the change on the
+    recorded tower ``base`` storeys tall (as :func:`settle` weighs them) is one
+    the rules refuse there: then the doubtful block under it is weighed again
+    (:func:`reconsider`). A block of the same colour, whose foot the fit tells
+    worst, never contradicts the one under it: a player may stack any sizes.
+    """
+    totals = weighed_totals(fit, read_scores, base, float(_option(config, "reading_weight")),
+                            float(_option(config, "reading_unlisted")))
+    return max(totals, key=lambda k: totals[k]) not in allowed
+
+
+def reconsider(first: Mapping[tuple[int, str], float], recorded: tuple[int, str],
+               fits: Mapping[tuple[int, str], BlockFit],
+               allowed: Mapping[tuple[int, str], Collection[tuple[int, str]]],
+               read_scores: Mapping[tuple[int, str], float] | None, base: int,
+               config: Mapping[str, Any] | None = None) -> tuple[int, str] | None:
+    """The earlier, doubtful block at a site that explains both builds there best,
+    when it is not the one recorded; else None.
+
+    Asked only where the rules contradict the record (:func:`contradicts`).
+    ``first``: the weighed totals of the
+    earlier block ((storeys, colour) -> :func:`weighed_totals`); ``fits``: for
+    each earlier block looked at (the recorded one among them), the new block
+    fitted on the tower that block makes; ``allowed``: the new blocks the rules
+    allow on it; ``base``: the tower under the earlier block. Each earlier
+    block scores its total plus the best allowed new block's, the fits counted
+    on one scale; another block must win by ``revise_margin``.
+    """
+    if recorded not in fits or recorded not in first:
+        return None
+    weight = float(_option(config, "reading_weight"))
+    unlisted = float(_option(config, "reading_unlisted"))
+    scale = 100.0 / max(max(abs(max(f.scores.values())) for f in fits.values()), 1.0)
+    joint: dict[tuple[int, str], float] = {}
+    for key, fit in fits.items():
+        if key not in first:
+            continue
+        second = weighed_totals(fit, read_scores, base + key[0], weight, unlisted, scale)
+        options = [v for k, v in second.items() if k in allowed.get(key, ())]
+        if options:
+            joint[key] = first[key] + max(options)
+    if recorded not in joint:
+        return None if not joint else max(joint, key=lambda k: joint[k])
+    best = max(joint, key=lambda k: joint[k])
+    if best == recorded or joint[best] - joint[recorded] < float(_option(config, "revise_margin")):
+        return None
+    return best
 
 
 def _prisms(xy: np.ndarray, z0: float, storey: float, ks: np.ndarray,

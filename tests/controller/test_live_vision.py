@@ -10,6 +10,7 @@ import numpy as np
 from companion.controller import Controller
 from companion.pipeline import VisionReader
 from companion.rules import Commit, Site, SiteView
+from companion.rules.record import Correction, MoveEntry
 from companion.session import GameSession
 from companion.simtable import SimTable
 from companion.vision.reader import read_image
@@ -113,3 +114,27 @@ def test_a_move_the_camera_cannot_settle_is_marked_for_the_players() -> None:
     assert wrong == [9, 11]
     assert [str(table.moves[n]) for n in wrong] == ["W c22 blue1@0SW", "E c00 black1@0SW"]
     assert [n for n, e in enumerate(entries) if e.doubtful] == [3, 9, 11]
+
+
+def test_a_doubtful_build_is_revised_by_the_block_built_on_it() -> None:
+    # SimTable seed 31: West's blue 1 on Hong Kong E's red 1 (move 2) is weighed a
+    # blue 2 by a hair (doubtful). North's green 1 on it (move 3) then fits best
+    # on a 2-storey tower, and a green 1 on blue 2 is illegal: kept, the record
+    # made it a green 2. The two builds weighed together revise move 2, and the
+    # players are told (each of the three builds there was recorded doubtful).
+    table, session, _, _ = _track(31, 3)
+    builds = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in builds[:3]] == [str(m) for m in table.moves[:3]]
+    assert str(table.moves[1]) == "W c01 blue1@3E"
+    entries = session.record.entries
+    doubted = [e for e in entries if isinstance(e, MoveEntry) and e.doubtful]
+    assert [str(e.move) for e in doubted] == ["S c12 red1@3E", "W c01 blue2@3E",
+                                              "N c10 green1@3E"]
+    [fix] = [e for e in entries if isinstance(e, Correction)]
+    ply = next(n for n, e in enumerate(session.record.effective()) if e.move == fix.move)
+    assert (str(fix.move), fix.note, fix.forced) == ("W c01 blue1@3E", "revised by the camera",
+                                                     False)
+    [warning] = session.snapshot()["warnings"]
+    assert (warning["reason"], warning["ply"], warning["site"]) == ("revised", ply, "Hong Kong E")
+    assert warning["message"] == ("blue 2 at Hong Kong E revised to blue 1: the block built "
+                                  "on it fits that tower better; check it")

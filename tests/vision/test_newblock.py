@@ -9,7 +9,13 @@ from companion.rules import Build, Site, SiteView
 from companion.simtable import SimTable
 from companion.vision.colours import ColourModel
 from companion.vision.geometry import Intrinsics, Pose, board_geometry
-from companion.vision.newblock import BlockFit, fit_new_block, settle
+from companion.vision.newblock import (
+    BlockFit,
+    contradicts,
+    fit_new_block,
+    reconsider,
+    settle,
+)
 
 
 def _pose(table: SimTable) -> Pose:
@@ -114,3 +120,32 @@ def test_the_fit_and_the_reading_are_weighed_together() -> None:
         SiteView(4, "red"), False, True)
     assert settle(fit, SiteView(5, "red"), 3, {"reading_weight": 0.0}, read) == (
         SiteView(4, "black"), False, True)
+
+
+def test_a_doubtful_block_is_reconsidered_when_the_block_built_on_it_contradicts_it() -> None:
+    """Blue 2 was recorded over blue 1 by one point. The green block now built on
+    it fits best as a green 1 (95 fit points), which the rules refuse on blue 2;
+    on blue 1 it fits as a green 1 better still (100). Jointly blue 1 + green 1
+    scores 9 + 100 = 109, blue 2 + the green 2 the rules allow 10 + 90 = 100."""
+    first = {(2, "blue"): 10.0, (1, "blue"): 9.0, (3, "blue"): 2.0}
+    fits = {(2, "blue"): _fit({("green", 1): 95.0, ("green", 2): 90.0}),
+            (1, "blue"): _fit({("green", 1): 100.0, ("green", 2): 70.0})}
+    allowed = {(2, "blue"): {(2, "green")}, (1, "blue"): {(1, "green"), (2, "green")}}
+    assert reconsider(first, (2, "blue"), fits, allowed, None, 1) == (1, "blue")
+    # a revision must win by revise_margin (9 points here)
+    assert reconsider(first, (2, "blue"), fits, allowed, None, 1, {"revise_margin": 9.5}) is None
+    assert reconsider(first, (2, "blue"), fits, allowed, None, 1, {"revise_margin": 8.5}) == (
+        1, "blue")
+    # the recorded block holds where the new block fits the other tower no better:
+    # on one scale (100 / 95 points per fit point) 10 + 94.7 against 9 + 94.7
+    even = {**fits, (1, "blue"): _fit({("green", 1): 90.0, ("green", 2): 70.0})}
+    assert reconsider(first, (2, "blue"), even, allowed, None, 1) is None
+    # asked only where the rules refuse the new block on the recorded tower (3
+    # storeys): the green 1 the fit makes of the change there ...
+    assert contradicts(fits[(2, "blue")], None, 3, allowed[(2, "blue")])
+    assert not contradicts(fits[(2, "blue")], None, 3, {(1, "green"), (2, "green")})
+    # ... or the green 1 the fit and the reading make of it: a reading of 5 storeys
+    # (a green 2) makes it 90 + 30 against the green 1's 95 + (10 - 5)
+    read = {(5, "green"): 30.0, (3, "green"): 10.0}
+    assert not contradicts(fits[(2, "blue")], read, 3, allowed[(2, "blue")])
+    assert contradicts(fits[(2, "blue")], read, 3, allowed[(2, "blue")], {"reading_weight": 0.1})

@@ -187,6 +187,25 @@ def test_correct_a_move(client: Any, driver: Any, session: GameSession,
     assert resp.get_json() == {"ply": n - 2, "move": str(first_build)}
 
 
+def test_a_warning_about_an_earlier_move_is_resolved_by_correcting_it(
+        client: Any, driver: Any, session: GameSession, pin_headers: dict[str, str]) -> None:
+    # the camera revised an earlier build: the warning belongs to that move
+    driver.to_build_phase()
+    driver.play(2)
+    n = len(session.record.moves)
+    build = session.record.moves[n - 2]
+    assert isinstance(build, Build)
+    warning = session.report("revised", "blue 2 at Cairo S revised to blue 1", "Cairo S",
+                             ply=n - 2)
+    shown = client.get("/api/state").get_json()["warnings"]
+    assert [(w["id"], w["ply"], w["reason"], w["resolved"]) for w in shown] == [
+        (warning.id, n - 2, "revised", False)]
+    resp = client.post(f"/api/moves/{n - 2}/correct", json={"move": str(build)},
+                       headers=pin_headers)
+    assert resp.status_code == 200
+    assert client.get("/api/state").get_json()["warnings"][0]["resolved"] is True
+
+
 def test_correct_errors(client: Any, driver: Any, pin_headers: dict[str, str]) -> None:
     driver.play(3)
     resp = client.post("/api/moves/3/correct", json={"move": None}, headers=pin_headers)

@@ -12,6 +12,7 @@
   const REPORTS = {
     several: "several sites changed at once",
     unexplained: "a change on the board that no move explains",
+    revised: "a move the camera revised",
   };
 
   const ui = {
