@@ -238,7 +238,7 @@ class Controller:
             self.stats.bumps += 1
             self._prev_still = None
         self._pose = reading.pose
-        self.arm_watch.settle(image, reading.pose)
+        self.arm_watch.settle(image, reading.pose, self._towers(reading))
         if self.on_frame is not None:
             self.on_frame(image, reading)
         cards = {seat: _as_card(c) for seat, c in reading.cards.items()}
@@ -298,6 +298,16 @@ class Controller:
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
         self._update_leds()
+
+    def _towers(self, reading: ReadingLike) -> dict[int, int]:
+        """Site index -> storeys of the towers in the scene just read: the record's,
+        or the reading's where it reads taller (the move not yet recorded)."""
+        board = self.session.state.board if self.session.has_game else None
+        out = {s.index: board.height(s) for s in all_sites()} if board is not None else {}
+        for site, view in reading.sites.items():
+            if view.height > out.get(site.index, 0):
+                out[site.index] = view.height
+        return out
 
     def _height_range(self) -> dict[Site, tuple[int, int]]:
         """What the record allows each site now: its tower, or up to one block taller.

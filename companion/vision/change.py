@@ -11,13 +11,14 @@ the config's ``change`` section.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import cv2
 import numpy as np
 
+from companion.rules.board import MAX_STOREYS
 from companion.vision.geometry import BoardGeometry, board_geometry
 from companion.vision.settings import section
 
@@ -83,6 +84,36 @@ def board_mask(pose: Any, image_size: tuple[int, int], thumb_shape: tuple[int, i
     return mask > 0
 
 
+def tower_masks(pose: Any, image_size: tuple[int, int], thumb_shape: tuple[int, int],
+                towers: Mapping[int, int], geometry: BoardGeometry | None = None,
+                ) -> list[np.ndarray]:
+    """Where each tower could stand once a block is added to it (bool, per
+    thumbnail), for the towers whose volume reaches the picture's edge: a new
+    top there runs out of the picture as an arm does. ``towers``: site index ->
+    storeys."""
+    g = geometry or board_geometry()
+    w, h = image_size
+    th, tw = thumb_shape
+    half = g.footprint / 2
+    out: list[np.ndarray] = []
+    for index, storeys in sorted(towers.items()):
+        x, y = (float(v) for v in g.site_xy[index])
+        top = (storeys + MAX_STOREYS) * g.storey
+        box = np.array([(x + dx, y + dy, z) for z in (0.0, top)
+                        for dx, dy in ((-half, -half), (half, -half), (half, half), (-half, half))])
+        pts = pose.project(box) * (tw / w, th / h)
+        if not np.all(np.isfinite(pts)):
+            continue
+        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        if lo[0] > 0.5 and lo[1] > 0.5 and hi[0] < tw - 1.5 and hi[1] < th - 1.5:
+            continue  # inside the picture: its new top cannot pass for an arm
+        mask = np.zeros((th, tw), np.uint8)
+        hull = cv2.convexHull(np.asarray(pts, np.float32).reshape(-1, 1, 2))
+        cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), 1)
+        out.append(cv2.dilate(mask, np.ones((3, 3), np.uint8)) > 0)
+    return out
+
+
 @dataclass(frozen=True)
 class ArmCheck:
     arm: bool
@@ -92,13 +123,15 @@ class ArmCheck:
 
 
 def arm_over_board(reference: np.ndarray, current: np.ndarray, board: np.ndarray,
-                   config: Mapping[str, Any] | None = None) -> ArmCheck:
+                   config: Mapping[str, Any] | None = None,
+                   towers: Sequence[np.ndarray] = ()) -> ArmCheck:
     """Whether ``current`` differs from ``reference`` by something reaching over the board.
 
     Both are thumbnails from :func:`thumbnail`; ``board`` is :func:`board_mask`.
     A pixel counts as changed when it leaves the range of its reference
     neighbourhood (so a shake of a pixel changes nothing). A change over a large
-    part of the picture is a lamp or a camera bump, not an arm.
+    part of the picture is a lamp or a camera bump, not an arm; nor is one lying
+    within a tall tower's volume (``towers``, :func:`tower_masks`): its new top.
     """
     ref_grey = reference.mean(axis=2)
     cur_grey = current.mean(axis=2)
@@ -136,6 +169,9 @@ def arm_over_board(reference: np.ndarray, current: np.ndarray, board: np.ndarray
         # the board runs out of the picture) is large; a tall tower's new top near
         # the edge is neither
         off = int(np.count_nonzero(mine & ~board))
+        share = float(_option(config, "arm_tower_share"))
+        if any(np.count_nonzero(mine & t) >= share * np.count_nonzero(mine) for t in towers):
+            continue  # a new block on a tower that runs out of the picture
         if over >= min_px and (off >= min_px or over >= large_px):
             return ArmCheck(True, frac, shift,
                             f"a change reaches from outside the picture over the board "
@@ -157,16 +193,22 @@ class ArmWatch:
         self.timeout_seconds = float(_option(self.config, "arm_timeout_seconds"))
         self._reference: np.ndarray | None = None
         self._board: np.ndarray | None = None
+        self._towers: list[np.ndarray] = []
         self.last: ArmCheck | None = None
 
-    def settle(self, image: np.ndarray, pose: Any) -> None:
+    def settle(self, image: np.ndarray, pose: Any,
+               towers: Mapping[int, int] | None = None) -> None:
+        """The scene just read becomes the reference; ``towers`` (site index ->
+        storeys) are the towers in it, whose next block may reach out of the picture."""
         if pose is None or not hasattr(pose, "project"):
             self._reference = self._board = None
+            self._towers = []
             return
         ref = thumbnail(image, int(_option(self.config, "width")))
         h, w = image.shape[:2]
         self._board = board_mask(pose, (w, h), ref.shape[:2], self.geometry,
                                  float(_option(self.config, "arm_board_margin_mm")))
+        self._towers = tower_masks(pose, (w, h), ref.shape[:2], towers or {}, self.geometry)
         self._reference = ref
 
     def check(self, image: np.ndarray) -> bool:
@@ -178,5 +220,6 @@ class ArmWatch:
         if cur.shape != self._reference.shape:
             self.last = None
             return False
-        self.last = arm_over_board(self._reference, cur, self._board, self.config)
+        self.last = arm_over_board(self._reference, cur, self._board, self.config,
+                                   self._towers)
         return self.last.arm

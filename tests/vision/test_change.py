@@ -11,9 +11,15 @@ import numpy as np
 import pytest
 
 from companion.controller import Controller
-from companion.rules import make_config
+from companion.rules import Site, SiteView, make_config
 from companion.session import GameSession
-from companion.vision.change import ArmWatch, arm_over_board, board_mask, thumbnail
+from companion.vision.change import (
+    ArmWatch,
+    arm_over_board,
+    board_mask,
+    thumbnail,
+    tower_masks,
+)
 from companion.vision.geometry import board_geometry
 
 W, H = 1280, 720
@@ -159,15 +165,57 @@ def test_a_tall_towers_new_top_at_the_pictures_edge_is_not_an_arm():
     assert watch.check(arm)
 
 
-def _controller(timeout: float) -> tuple[Controller, list[int]]:
+class ObliquePose:
+    """A camera looking down and to the board's north: a storey lifts a point by
+    twice its height in the picture (the board's far edge 34 px from the top)."""
+
+    class intrinsics:  # noqa: N801
+        size = (W, H)
+
+    def project(self, points: np.ndarray) -> np.ndarray:
+        p = np.asarray(points, np.float64).reshape(-1, 3)
+        return np.column_stack([W / 2 + SCALE * p[:, 0], 262 - SCALE * (p[:, 1] + 2 * p[:, 2])])
+
+
+def test_a_new_block_on_a_tower_running_out_of_the_picture_is_not_an_arm():
+    # Sydney N (site 10, at y = 104 mm) stands 2 storeys; a 2-storey block on it
+    # reaches from its foot on the board past the board's far edge to the
+    # picture's top edge: on the board and off it, as an arm is
+    pose = ObliquePose()
+    g = board_geometry()
+    table = np.full((H, W, 3), TABLE, np.uint8)
+    bw, bh = g.board_size
+    foot = pose.project(np.array([[-bw / 2, bh / 2, 0.0], [bw / 2, -bh / 2, 0.0]]))
+    cv2.rectangle(table, tuple(int(v) for v in foot[0]), tuple(int(v) for v in foot[1]),
+                  (80, 60, 55), -1)
+    built = table.copy()
+    cv2.rectangle(built, (624, 0), (656, 91), (40, 35, 190), -1)
+    plain = ArmWatch()
+    plain.settle(table, pose)
+    assert plain.check(built)  # without the towers: an arm
+    watch = ArmWatch()
+    watch.settle(table, pose, towers={10: 2, 16: 0})
+    assert not watch.check(built) and watch.last.reason == "changes on the board only"
+    # an arm reaching over that tower from the same edge is still an arm
+    arm = table.copy()
+    cv2.line(arm, (660, 0), (560, 260), (150, 170, 200), 70)
+    assert watch.check(arm)
+    # only towers whose volume (a block taller) reaches the picture's edge count
+    # (Sydney S and Sao Paulo S's 5 storeys, 4 more on each, stay in the picture)
+    masks = tower_masks(pose, (W, H), (90, 160), {10: 2, 16: 0, 43: 5})
+    assert len(masks) == 1 and masks[0][5, 80] and not masks[0][5, 60]
+
+
+def _controller(timeout: float, pose: object | None = None, sites: dict | None = None,
+                ) -> tuple[Controller, list[int]]:
     reads: list[int] = []
 
     class Reading:
         def __init__(self, image: np.ndarray) -> None:
-            self.sites: dict = {}
+            self.sites: dict = dict(sites or {})
             self.unseen: list = []
             self.cards: dict = {}
-            self.pose = FlatPose()
+            self.pose = pose or FlatPose()
 
     def reader(image: np.ndarray, previous_pose: object = None) -> Reading:
         reads.append(int(image[-1, -1, 0]))
@@ -210,3 +258,29 @@ def test_an_arm_resting_past_the_timeout_is_read_once():
         t += 1 / 15
     assert reads == [1, 2]
     assert ctl.stats.arm_timeouts == 1
+
+
+def test_the_controller_reads_a_new_top_running_out_of_the_picture():
+    # the scene read shows Sydney S (y = 36 mm) 4 storeys tall (as read: the record
+    # is empty); the 4-storey block then built on it reaches the picture's edge,
+    # and is read at once
+    pose = ObliquePose()
+    table = np.full((H, W, 3), TABLE, np.uint8)
+    bw, bh = board_geometry().board_size
+    foot = pose.project(np.array([[-bw / 2, bh / 2, 0.0], [bw / 2, -bh / 2, 0.0]]))
+    cv2.rectangle(table, tuple(int(v) for v in foot[0]), tuple(int(v) for v in foot[1]),
+                  (80, 60, 55), -1)
+    built = table.copy()
+    cv2.rectangle(built, (624, 0), (656, 119), (40, 35, 190), -1)
+    hand = _arm(table, (0.0, 110.0))  # the hand that builds, moving
+    frames = [_tagged(table, 1)] * 8 + [_tagged(hand, 2)] * 2 + [_tagged(built, 3)] * 8
+    ctl, reads = _controller(5.0, pose, {Site.from_index(16): SiteView(4, "red")})
+    for n, frame in enumerate(frames):
+        ctl.process(frame, n / 15)
+    assert reads == [1, 3] and ctl.stats.arm_frames == 0
+    # without that tower (the record's empty site, a block taller, stays in the
+    # picture) the change is held back as an arm: the scene is not read
+    ctl, reads = _controller(5.0, pose)
+    for n, frame in enumerate(frames):
+        ctl.process(frame, n / 15)
+    assert reads == [1] and ctl.stats.arm_frames == 4
