@@ -92,23 +92,28 @@ def tower_masks(pose: Any, image_size: tuple[int, int], thumb_shape: tuple[int, 
     top there runs out of the picture as an arm does. ``towers``: site index ->
     storeys."""
     g = geometry or board_geometry()
+    if not towers:
+        return []
     w, h = image_size
     th, tw = thumb_shape
     half = g.footprint / 2
+    index = np.array(sorted(towers), np.int64)
+    top = (np.array([towers[int(i)] for i in index], np.float64) + MAX_STOREYS) * g.storey
+    square = np.array([(-half, -half), (half, -half), (half, half), (-half, half)])
+    boxes = np.zeros((len(index), 8, 3))
+    boxes[:, :, :2] = (np.asarray(g.site_xy, np.float64)[index][:, None, :]
+                       + np.tile(square, (2, 1))[None])
+    boxes[:, 4:, 2] = top[:, None]
+    pts = (pose.project(boxes.reshape(-1, 3)) * (tw / w, th / h)).reshape(len(index), 8, 2)
     out: list[np.ndarray] = []
-    for index, storeys in sorted(towers.items()):
-        x, y = (float(v) for v in g.site_xy[index])
-        top = (storeys + MAX_STOREYS) * g.storey
-        box = np.array([(x + dx, y + dy, z) for z in (0.0, top)
-                        for dx, dy in ((-half, -half), (half, -half), (half, half), (-half, half))])
-        pts = pose.project(box) * (tw / w, th / h)
-        if not np.all(np.isfinite(pts)):
+    for p in pts:
+        if not np.all(np.isfinite(p)):
             continue
-        lo, hi = pts.min(axis=0), pts.max(axis=0)
+        lo, hi = p.min(axis=0), p.max(axis=0)
         if lo[0] > 0.5 and lo[1] > 0.5 and hi[0] < tw - 1.5 and hi[1] < th - 1.5:
             continue  # inside the picture: its new top cannot pass for an arm
         mask = np.zeros((th, tw), np.uint8)
-        hull = cv2.convexHull(np.asarray(pts, np.float32).reshape(-1, 1, 2))
+        hull = cv2.convexHull(np.asarray(p, np.float32).reshape(-1, 1, 2))
         cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), 1)
         out.append(cv2.dilate(mask, np.ones((3, 3), np.uint8)) > 0)
     return out
