@@ -439,8 +439,11 @@ class Controller:
         message = (f"{doubt.move.block.color} {recorded[0]} at {site.name} revised to "
                    f"{move.block.color} {move.block.storeys}: the block built on it fits "
                    "that tower better; check it")
+        try:
+            self.session.correct(doubt.ply, move, "revised by the camera", expect=doubt.move)
+        except RulesError:
+            return None  # the players changed the record meanwhile
         log.info("%s", message)
-        self.session.correct(doubt.ply, move, "revised by the camera")
         self.session.report("revised", message, site.name, ply=doubt.ply)
         self.stats.revisions += 1
         return fits[choice], tall

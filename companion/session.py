@@ -194,10 +194,20 @@ class GameSession:
             self._changed("move", {"ply": ply, "move": str(move), "legal": legal})
             return Outcome(move, legal, warning)
 
-    def correct(self, index: int, move: Move | None, note: str = "") -> None:
-        """Replace (or delete, with None) move ``index``; recorded as a correction."""
+    def correct(self, index: int, move: Move | None, note: str = "", *,
+                expect: Move | None = None) -> None:
+        """Replace (or delete, with None) move ``index``; recorded as a correction.
+
+        ``expect``: correct only if move ``index`` is still this one (else
+        RulesError): the camera's revision must not land on a move the players
+        changed meanwhile.
+        """
         with self._lock:
             live = self._require()
+            if expect is not None:
+                moves = live.record.moves
+                if index >= len(moves) or moves[index] != expect:
+                    raise RulesError(f"move {index} is no longer {expect}")
             record = live.record.with_correction(index, move, note)
             forced = False
             try:

@@ -7,7 +7,9 @@ import json
 import zipfile
 from typing import Any
 
-from companion.rules import Build, Site, parse_move
+import pytest
+
+from companion.rules import Build, RulesError, Site, parse_move
 from companion.session import GameSession
 
 # -- reading ---------------------------------------------------------------------
@@ -204,6 +206,12 @@ def test_a_warning_about_an_earlier_move_is_resolved_by_correcting_it(
                        headers=pin_headers)
     assert resp.status_code == 200
     assert client.get("/api/state").get_json()["warnings"][0]["resolved"] is True
+    # the camera corrects a move only if it is still the one it revised
+    other = session.record.moves[n - 1]
+    with pytest.raises(RulesError, match=f"^move {n - 2} is no longer {other}$"):
+        session.correct(n - 2, other, "revised by the camera", expect=other)
+    assert session.record.moves[n - 2] == build
+    session.correct(n - 2, build, "revised by the camera", expect=build)
 
 
 def test_correct_errors(client: Any, driver: Any, pin_headers: dict[str, str]) -> None:
