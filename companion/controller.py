@@ -362,7 +362,7 @@ class Controller:
             if fit is None:
                 fit = self._fit_block(prev, image, pose, site, state, reading, heights)
             if fit is not None:
-                from companion.vision.newblock import settle, weighed_totals, weighs
+                from companion.vision.newblock import settle, settled_totals
 
                 weighed = getattr(reading, "hypotheses", None)  # a fake reader has none
                 read_scores = weighed().get(site) if weighed else None
@@ -376,12 +376,8 @@ class Controller:
                 if decided:
                     views[site] = view
                     unseen = [c for c in unseen if c != site]
-                totals = None
-                if read_scores and weighs(self.new_block):
-                    totals = weighed_totals(fit, read_scores, base,
-                                            float(self.new_block["reading_weight"]),
-                                            float(self.new_block["reading_unlisted"]))
-                self._fitted = _Fitted(site, doubts, decided, base, totals)
+                self._fitted = _Fitted(site, doubts, decided, base,
+                                       settled_totals(fit, read_scores, base, self.new_block))
         return views, unseen, pixel_site
 
     def _reconsider(self, before: np.ndarray, after: np.ndarray, pose: Any, site: Site,
@@ -414,7 +410,7 @@ class Controller:
         if not contradicts(fit, read_scores, heights.get(site, 0), allowed[recorded],
                            self.new_block):
             return None  # the block built on it is one the rules allow: nothing to revise
-        before_state = next(s for n, s in enumerate(record.states()) if n == doubt.ply)
+        before_state = record.state_at(doubt.ply)
         fits = {recorded: fit}
         moved: dict[tuple[int, str], tuple[Build, dict[Site, int]]] = {}
         for key, total in doubt.totals.items():

@@ -306,7 +306,7 @@ class GameSession:
                 state, shown = live.state, len(effective)
             else:
                 shown = max(0, ply)
-                state = _state_at(record, shown)
+                state = record.state_at(shown)
             return _snapshot(record, effective, state, shown, live, self.version,
                              live.card_seen if shown == len(effective) else None,
                              self.guidance() if shown == len(effective) else None)
@@ -335,13 +335,6 @@ class GameSession:
     def _journal_entry(self, live: _Live, entry: dict[str, Any]) -> None:
         if self._journal is not None and live.game_id is not None:
             self._journal.append(live.game_id, entry)
-
-
-def _state_at(record: GameRecord, ply: int) -> GameState:
-    for n, state in enumerate(record.states()):
-        if n == ply:
-            return state
-    raise RulesError(f"no position {ply}")
 
 
 def move_json(n: int, entry: MoveEntry) -> dict[str, Any]:

@@ -101,6 +101,13 @@ class GameRecord:
         *_, final = self.states()
         return final
 
+    def state_at(self, ply: int) -> GameState:
+        """The position after the first ``ply`` effective moves (0: the start)."""
+        for n, state in enumerate(self.states()):
+            if n == ply:
+                return state
+        raise RulesError(f"no position {ply}")
+
     # -- JSON --------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         final = self.replay()

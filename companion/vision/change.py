@@ -163,6 +163,7 @@ def arm_over_board(reference: np.ndarray, current: np.ndarray, board: np.ndarray
     h, w = grown.shape
     min_px = int(_option(config, "arm_min_px"))
     large_px = int(_option(config, "arm_large_px"))
+    share = float(_option(config, "arm_tower_share"))
     for k in range(1, n):
         x, y, bw, bh, _area = stats[k]
         at_edge = x == 0 or y == 0 or x + bw == w or y + bh == h
@@ -174,8 +175,8 @@ def arm_over_board(reference: np.ndarray, current: np.ndarray, board: np.ndarray
         # the board runs out of the picture) is large; a tall tower's new top near
         # the edge is neither
         off = int(np.count_nonzero(mine & ~board))
-        share = float(_option(config, "arm_tower_share"))
-        if any(np.count_nonzero(mine & t) >= share * np.count_nonzero(mine) for t in towers):
+        least = share * (over + off)
+        if any(np.count_nonzero(mine & t) >= least for t in towers):
             continue  # a new block on a tower that runs out of the picture
         if over >= min_px and (off >= min_px or over >= large_px):
             return ArmCheck(True, frac, shift,

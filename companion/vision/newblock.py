@@ -64,15 +64,14 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
 
     With the reader's own scores for the heights it weighed there
     (``read_scores``: (height, colour) -> score, :meth:`Reading.hypotheses`),
-    both are weighed together (:func:`_weigh`). Without them the reading stands
+    both are weighed together (:func:`settled_totals`). Without them the reading stands
     where the fit scores it within ``keep_reading`` of its best (a near tie is
     not overruled), else the fit decides. Also whether the result is doubtful
     and whether it differs from the reading (the fit decided it).
     """
-    if read_scores and weighs(config):
-        storeys, colour, margin = _weigh(fit, read_scores, base_storeys,
-                                         float(_option(config, "reading_weight")),
-                                         float(_option(config, "reading_unlisted")))
+    totals = settled_totals(fit, read_scores, base_storeys, config)
+    if totals is not None:
+        storeys, colour, margin = _weigh(totals)
         view = SiteView(base_storeys + storeys, colour)
         return view, margin < float(_option(config, "weighed_doubt")), view != read
     grown = read.height - base_storeys if read is not None else 0
@@ -89,8 +88,19 @@ def weighs(config: Mapping[str, Any] | None = None) -> bool:
     return float(_option(config, "reading_weight")) > 0
 
 
-def _weigh(fit: BlockFit, read_scores: Mapping[tuple[int, str], float], base: int,
-           weight: float, unlisted: float) -> tuple[int, str, float]:
+def settled_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
+                   base: int, config: Mapping[str, Any] | None = None,
+                   ) -> dict[tuple[int, str], float] | None:
+    """The weighed totals :func:`settle` decides by, or None where it does not
+    weigh (no reader scores, or ``reading_weight`` 0): kept by the live table
+    for a doubtful move, to weigh it again later (:func:`reconsider`)."""
+    if not read_scores or not weighs(config):
+        return None
+    return weighed_totals(fit, read_scores, base, float(_option(config, "reading_weight")),
+                          float(_option(config, "reading_unlisted")))
+
+
+def _weigh(total: Mapping[tuple[int, str], float]) -> tuple[int, str, float]:
     """The (storeys, colour) the fit and the reading agree on best, and its margin.
 
     Each explains the same block differently: the fit by the pixels that
@@ -100,7 +110,6 @@ def _weigh(fit: BlockFit, read_scores: Mapping[tuple[int, str], float], base: in
     in different ways, they are right together more often (docs/vision-errors.md,
     twenty-fourth session).
     """
-    total = weighed_totals(fit, read_scores, base, weight, unlisted)
     (storeys, colour), best = max(total.items(), key=lambda kv: kv[1])
     others = [v for (k, _), v in total.items() if k != storeys]
     return storeys, colour, best - max(others) if others else math.inf
@@ -109,7 +118,7 @@ def _weigh(fit: BlockFit, read_scores: Mapping[tuple[int, str], float], base: in
 def weighed_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
                    base: int, weight: float, unlisted: float, scale: float | None = None,
                    ) -> dict[tuple[int, str], float]:
-    """Every (storeys, colour) of the fit, weighed with the reading (:func:`_weigh`).
+    """Every (storeys, colour) of the fit, weighed with the reading.
 
     Fit scores count in percent of the best fit (``scale``: points per fit
     score instead, so that fits on different towers under the block compare),
