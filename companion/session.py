@@ -227,8 +227,81 @@ class GameSession:
             if move is None:
                 live.warnings = [w if w.ply < index else replace(w, ply=w.ply - 1)
                                  for w in live.warnings if w.ply != index]
+                live.evidence = {p if p < index else p - 1: crop
+                                 for p, crop in live.evidence.items() if p != index}
             self._changed("correction", {"ply": index, "move": None if move is None
                                          else str(move), "forced": forced})
+
+    def insert(self, index: int, move: Move, note: str = "") -> dict[str, list[int]]:
+        """Put ``move`` before move ``index`` (a move the camera missed).
+
+        The moves after it are checked again on the new position: one recorded
+        against the rules (a build out of turn, because this one was missing) that
+        the rules now allow is corrected to itself, which clears its flag and
+        resolves its warning ("rechecked"); one that the rules now refuse is kept,
+        flagged, with a warning ("flagged"). Each is a correction in the record.
+        The inserted move itself is kept, flagged, if the rules refuse it.
+        """
+        with self._lock:
+            live = self._require()
+            record = live.record.with_insertion(index, move, note)
+            state = record.state_at(index)
+            try:
+                check_move(state, move)
+                forced = False
+            except IllegalMoveError as exc:
+                if exc.reason in ("game-over", "wrong-phase"):
+                    raise
+                record = live.record.with_insertion(index, move, note, forced=True)
+                forced = True
+            # Plan every correction before writing any, so a refusal changes nothing.
+            fixes: list[tuple[int, Move, IllegalMoveError | None]] = []
+            state = apply_move(state, move, check=False)
+            for n, entry in enumerate(record.effective()[index + 1:], index + 1):
+                problem: IllegalMoveError | None = None
+                try:
+                    check_move(state, entry.move)
+                except IllegalMoveError as exc:
+                    if exc.reason in ("game-over", "wrong-phase"):
+                        raise RulesError(f"move {n + 1} ({entry.move}) cannot follow it: "
+                                         f"{exc}") from None
+                    problem = exc
+                if entry.forced != (problem is not None):
+                    fixes.append((n, entry.move, problem))
+                try:
+                    state = apply_move(state, entry.move, check=False)
+                except RulesError as exc:
+                    raise RulesError(f"move {n + 1} ({entry.move}) cannot follow it: "
+                                     f"{exc}") from None
+            self._journal_entry(live, entry_json(record.entries[-1]))
+            live.record = record
+            live.warnings = [w if w.ply < index else replace(w, ply=w.ply + 1)
+                             for w in live.warnings]
+            live.evidence = {p if p < index else p + 1: crop
+                             for p, crop in live.evidence.items()}
+            done: dict[str, list[int]] = {"rechecked": [], "flagged": []}
+            for n, later, problem in fixes:
+                if problem is None:
+                    corrected = live.record.with_correction(n, later,
+                                                            "legal after the inserted move")
+                else:
+                    corrected = live.record.with_correction(
+                        n, later, "against the rules after the inserted move", forced=True)
+                self._journal_entry(live, entry_json(corrected.entries[-1]))
+                live.record = corrected
+                if problem is None:
+                    live.warnings = [replace(w, resolved=True) if w.ply == n else w
+                                     for w in live.warnings]
+                    done["rechecked"].append(n)
+                else:
+                    site = later.site.name if isinstance(later, Build) else None
+                    live.warnings.append(TableWarning(next(self._ids), n, problem.reason,
+                                                      str(problem), site))
+                    done["flagged"].append(n)
+            live.state = state
+            self._changed("insertion", {"ply": index, "move": str(move), "forced": forced,
+                                        **done})
+            return done
 
     def undo(self) -> None:
         """Take back the last move (a deleting correction)."""

@@ -38,12 +38,14 @@ class MoveEntry:
 
 @dataclass(frozen=True)
 class Correction:
-    """Replace move number ``index`` (0-based) with ``move``, or delete it (None)."""
+    """Replace move number ``index`` (0-based) with ``move``, or delete it (None);
+    with ``insert``, put ``move`` before move ``index`` (a move the camera missed)."""
 
     index: int
     move: Move | None
     note: str = ""
     forced: bool = False
+    insert: bool = False
 
 
 Entry = MoveEntry | Correction
@@ -69,6 +71,16 @@ class GameRecord:
             raise RecordError(f"no move number {index} to correct (the game has {n})")
         return replace(self, entries=self.entries + (Correction(index, move, note, forced),))
 
+    def with_insertion(self, index: int, move: Move, note: str = "",
+                       *, forced: bool = False) -> GameRecord:
+        """``move`` put before move ``index`` (``index`` = the number of moves: after
+        the last); the moves after it keep their own flags."""
+        n = len(self.effective())
+        if not 0 <= index <= n:
+            raise RecordError(f"no place {index} to insert a move (the game has {n})")
+        return replace(self, entries=self.entries + (Correction(index, move, note, forced,
+                                                                insert=True),))
+
     # -- reading -----------------------------------------------------------
     def effective(self) -> list[MoveEntry]:
         """The move list with every correction applied, in order."""
@@ -76,6 +88,9 @@ class GameRecord:
         for e in self.entries:
             if isinstance(e, MoveEntry):
                 moves.append(e)
+            elif e.insert:
+                assert e.move is not None
+                moves.insert(e.index, MoveEntry(e.move, e.forced, None))
             elif e.move is None:
                 del moves[e.index]
             else:
@@ -149,6 +164,12 @@ class GameRecord:
                                              bool(item.get("forced", False)),
                                              _text_or_none(item.get("warning")),
                                              _flag(item.get("doubtful", False), "doubtful")))
+                elif item.get("type") == "correction" and "inserts" in item:
+                    if item.get("move") is None:
+                        raise RecordError("an insertion needs a move")
+                    entries.append(Correction(int(item["inserts"]), parse_move(str(item["move"])),
+                                              str(item.get("note", "")),
+                                              bool(item.get("forced", False)), insert=True))
                 elif item.get("type") == "correction":
                     mv = item.get("move")
                     entries.append(Correction(int(item["replaces"]),
@@ -186,6 +207,11 @@ class GameRecord:
             if isinstance(e, MoveEntry):
                 count += 1
                 continue
+            if e.insert:
+                if not 0 <= e.index <= count:
+                    raise RecordError(f"an insertion names place {e.index}, which does not exist")
+                count += 1
+                continue
             if not 0 <= e.index < count:
                 raise RecordError(f"a correction names move {e.index}, which does not exist")
             if e.move is None:
@@ -203,7 +229,7 @@ def entry_json(e: Entry) -> dict[str, Any]:
         if e.doubtful:
             item["doubtful"] = True
         return item
-    item = {"type": "correction", "replaces": e.index,
+    item = {"type": "correction", "inserts" if e.insert else "replaces": e.index,
             "move": None if e.move is None else str(e.move)}
     if e.note:
         item["note"] = e.note

@@ -246,6 +246,29 @@ def correct(ply: int) -> Response:
     return jsonify({"ply": ply, "move": None if move is None else str(move)})
 
 
+@bp.post("/moves/<int:ply>/insert")
+def insert(ply: int) -> Response:
+    """Put a move the camera missed before move ``ply`` (0-based; the number of
+    moves puts it last). Later moves are checked again on the new position."""
+    require_table()
+    data = require_json()
+    if data.get("move") is None:
+        fail(400, "give the missing move in the move notation")
+    move = _parse(data["move"])
+    note = data.get("note", "")
+    if not isinstance(note, str):
+        fail(400, "'note' must be text")
+    sess = _require_game()
+    n = len(sess.record.effective())
+    if ply > n:
+        fail(404, f"no place {ply} to insert a move (the game has {n})")
+    try:
+        done = sess.insert(ply, move, note.strip()[:200])
+    except RulesError as exc:
+        fail(409, f"cannot insert that move: {exc}")
+    return jsonify({"ply": ply, "move": str(move), **done})
+
+
 @bp.post("/undo")
 def undo() -> Response:
     """Take back the last move."""

@@ -149,6 +149,51 @@ def test_correction_of_a_move_that_does_not_exist() -> None:
         GameRecord.from_json(data)
 
 
+def test_an_insertion_puts_a_missed_move_back_in_its_place() -> None:
+    cfg = make_config(4)
+    north = b(N, Site(2, 0, 0), "green", 4)  # the camera missed it
+    east = b(E, Site(3, 0, 0), "black", 4)
+    rec = record_from_moves(cfg, commits4() + [
+        b(S, Site(0, 0, 0), "red", 4), b(W, Site(1, 0, 0), "blue", 4)])
+    rec = rec.with_move(east, forced=True, warning="wrong-turn: it is another player's turn")
+    rec = rec.with_insertion(6, north, "missed by the camera")
+    assert isinstance(rec.entries[-1], Correction) and rec.entries[-1].insert
+    assert rec.moves[6:] == [north, east]
+    # the later move keeps its own flag: the record does not judge it again
+    assert [(e.forced, e.warning) for e in rec.effective()[6:]] == [
+        (False, None), (True, "wrong-turn: it is another player's turn")]
+    assert rec.replay().seat is S
+    data = rec.to_json()
+    assert data["entries"][-1] == {"type": "correction", "inserts": 6,
+                                   "move": "N c22 green4@2NW", "note": "missed by the camera"}
+    assert GameRecord.from_json(data) == rec
+    # at the end, and at the very start
+    last = rec.with_insertion(8, b(S, Site(0, 1, 1), "red", 3))
+    assert str(last.moves[-1]) == "S c11 red3@0C"
+    first = record_from_moves(cfg, commits4()[1:]).with_insertion(0, commits4()[0])
+    assert first.moves == commits4()
+    assert first.replay().phase.value == "build"
+
+
+def test_insertion_errors() -> None:
+    rec = record_from_moves(make_config(4), commits4())
+    with pytest.raises(RecordError, match=r"^no place 5 to insert a move \(the game has 4\)$"):
+        rec.with_insertion(5, b(S, Site(0, 0, 0), "red", 4))
+    data = rec.to_json()
+    data["entries"].append({"type": "correction", "inserts": 5, "move": "S c00 red4@0NW"})
+    with pytest.raises(RecordError, match="^an insertion names place 5, which does not exist$"):
+        GameRecord.from_json(data)
+    data["entries"][-1] = {"type": "correction", "inserts": 4, "move": None}
+    with pytest.raises(RecordError, match=r"^entries\[4\]: an insertion needs a move$"):
+        GameRecord.from_json(data)
+    # an illegal insertion without the forced flag does not load
+    data["entries"][-1] = {"type": "correction", "inserts": 4, "move": "W c20 blue4@1NW"}
+    with pytest.raises(RecordError, match=r"^move 5 \(W c20 blue4@1NW\): "):
+        GameRecord.from_json(data)
+    data["entries"][-1]["forced"] = True
+    assert GameRecord.from_json(data).replay().board.owner(Site(1, 0, 0)) == "blue"
+
+
 def test_forced_moves_are_kept_and_flagged() -> None:
     cfg = make_config(4)
     moves = commits4() + [b(S, Site(0, 0, 0), "red", 4)]

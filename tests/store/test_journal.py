@@ -21,6 +21,7 @@ from companion.rules import (
     RecordError,
     RulesError,
     Site,
+    apply_move,
     legal_moves,
     make_config,
 )
@@ -105,6 +106,35 @@ def test_corrections_and_warnings_journaled(make_journal, play) -> None:
         [w["reason"] for w in session.snapshot()["warnings"]]
 
 
+def test_a_missed_move_inserted_is_journaled_with_the_moves_it_rechecks(make_journal,
+                                                                         play) -> None:
+    journal = make_journal()
+    session = GameSession(make_config(4, seed=5, track_cards=True), journal=journal)
+    play(session, moves=8, seed=5)
+    before = session.state
+    missed = legal_moves(before)[0]
+    seen = legal_moves(apply_move(before, missed))[0]
+    # the camera missed ``missed``; the next player's build is out of turn
+    outcome = session.play(seen, allow_illegal=True)
+    assert not outcome.legal and outcome.warning is not None
+    assert outcome.warning.reason == "wrong-turn"
+    session.report("unexplained", "a tower grew elsewhere")  # about no move: stays open
+    done = session.insert(8, missed, "the camera missed it")
+    assert done == {"rechecked": [9], "flagged": []}
+    assert session.record.moves[8:] == [missed, seen]
+    assert [(e.forced, e.warning) for e in session.record.effective()[8:]] == [
+        (False, None), (False, None)]
+    assert [(w["ply"], w["reason"], w["resolved"]) for w in session.snapshot()["warnings"]] == [
+        (9, "wrong-turn", True), (10, "unexplained", False)]
+    _assert_same(journal, session)
+    raw = journal.raw(session.game_id or "")["entries"]
+    assert raw[-2:] == [
+        {"type": "correction", "inserts": 8, "move": str(missed),
+         "note": "the camera missed it"},
+        {"type": "correction", "replaces": 9, "move": str(seen),
+         "note": "legal after the inserted move"}]
+
+
 CONFIGS = [
     (4, "classic", ()), (2, "2017", ()), (3, "mayfair", ("monster",)),
     (4, "classic", ("godzilla",)), (3, "classic", ("slow-growth", "anti-trust")),
@@ -116,11 +146,11 @@ CONFIGS = [
 @given(config=st.sampled_from(CONFIGS), seed=st.integers(0, 50),
        actions=st.lists(st.tuples(
            st.sampled_from(["play", "play", "play", "play", "illegal", "correct", "undo",
-                            "restart"]),
+                            "insert", "restart"]),
            st.integers(0, 10 ** 6)), min_size=1, max_size=45))
 def test_replay_equals_live_state(config, seed, actions) -> None:
-    """Random legal moves, forced illegal builds, corrections, undos and restarts:
-    the journal always replays to exactly the live state."""
+    """Random legal moves, forced illegal builds, corrections, insertions, undos and
+    restarts: the journal always replays to exactly the live state."""
     n, edition, variants = config
     cfg = make_config(n, edition=edition, variants=variants, seed=seed, track_cards=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,6 +182,19 @@ def test_replay_equals_live_state(config, seed, actions) -> None:
                         assert session.record == record_before  # refused: unchanged
             elif kind == "undo" and effective:
                 session.undo()
+            elif kind == "insert" and effective:
+                index = max(0, effective - 1 - k % 4)
+                options = legal_moves(session.record.state_at(index))
+                if options:
+                    record_before = session.record
+                    try:
+                        done = session.insert(index, options[k % len(options)], f"missed {k}")
+                    except RulesError:
+                        assert session.record == record_before  # refused: unchanged
+                    else:
+                        later = session.record.effective()
+                        assert all(later[n].forced for n in done["flagged"])
+                        assert not any(later[n].forced for n in done["rechecked"])
             elif kind == "restart":
                 _assert_same(journal, session)
                 journal.close()

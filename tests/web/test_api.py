@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from companion.rules import Build, RulesError, Site, parse_move
+from companion.rules import Build, RulesError, Site, legal_moves, parse_move
 from companion.session import GameSession
 
 # -- reading ---------------------------------------------------------------------
@@ -225,6 +225,65 @@ def test_correct_errors(client: Any, driver: Any, pin_headers: dict[str, str]) -
     resp = client.post("/api/moves/0/correct", json={"note": "?"}, headers=pin_headers)
     assert resp.status_code == 400
     assert resp.get_json() == {"error": 'give the corrected move, or "move": null to delete it'}
+
+
+def test_insert_a_move_the_camera_missed(client: Any, driver: Any, session: GameSession,
+                                         pin_headers: dict[str, str]) -> None:
+    driver.to_build_phase()
+    k = len(session.record.moves)
+    missed, seen = driver.play(2)
+    session.undo()
+    session.undo()  # the camera never saw ``missed``
+    outcome = session.play(seen, allow_illegal=True)  # out of turn: the move before is missing
+    assert outcome.warning is not None and outcome.warning.reason == "wrong-turn"
+    resp = client.post(f"/api/moves/{k}/insert", json={"move": str(missed), "note": "missed"},
+                       headers=pin_headers)
+    assert resp.status_code == 200
+    assert resp.get_json() == {"ply": k, "move": str(missed), "rechecked": [k + 1],
+                               "flagged": []}
+    data = client.get("/api/state").get_json()
+    assert [(m["notation"], m.get("forced", False)) for m in data["moves"][k:]] == [
+        (str(missed), False), (str(seen), False)]
+    assert [(w["ply"], w["reason"], w["resolved"]) for w in data["warnings"]] == [
+        (k + 1, "wrong-turn", True)]
+    assert data["game"]["to_move_seat"] == session.state.seat.value
+
+
+def test_an_inserted_move_flags_a_later_move_it_makes_illegal(
+        client: Any, driver: Any, session: GameSession, pin_headers: dict[str, str]) -> None:
+    driver.to_build_phase()
+    k = len(session.record.moves)
+    first, second = driver.play(2)
+    assert isinstance(first, Build)
+    # the same seat building twice in a row: its own next move comes out of turn
+    extra = next(m for m in legal_moves(session.record.state_at(k))
+                 if isinstance(m, Build) and m.site != first.site and m.card != first.card)
+    resp = client.post(f"/api/moves/{k}/insert", json={"move": str(extra)}, headers=pin_headers)
+    assert resp.status_code == 200
+    assert resp.get_json() == {"ply": k, "move": str(extra), "rechecked": [],
+                               "flagged": [k + 1]}
+    data = client.get("/api/state").get_json()
+    assert [(m["notation"], m.get("forced", False)) for m in data["moves"][k:]] == [
+        (str(extra), False), (str(first), True), (str(second), False)]
+    [warning] = data["warnings"]
+    assert (warning["ply"], warning["reason"], warning["site"], warning["resolved"]) == (
+        k + 1, "wrong-turn", first.site.name, False)
+    assert session.record.replay() == session.state
+
+
+def test_insert_errors(client: Any, driver: Any, pin_headers: dict[str, str]) -> None:
+    driver.play(3)
+    resp = client.post("/api/moves/4/insert", json={"move": "S commit ?"}, headers=pin_headers)
+    assert resp.status_code == 404
+    assert resp.get_json() == {"error": "no place 4 to insert a move (the game has 3)"}
+    resp = client.post("/api/moves/0/insert", json={"note": "?"}, headers=pin_headers)
+    assert resp.status_code == 400
+    assert resp.get_json() == {"error": "give the missing move in the move notation"}
+    resp = client.post("/api/moves/0/insert", json={"move": "S c11 red1@0C"},
+                       headers=pin_headers)
+    assert resp.status_code == 409
+    assert resp.get_json() == {"error": "cannot insert that move: every player must first "
+                                        "choose this round's blocks"}
 
 
 def test_undo(client: Any, driver: Any, session: GameSession,

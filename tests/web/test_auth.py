@@ -19,6 +19,7 @@ CHANGING = [
     ("/api/moves", {"move": "S commit ?"}),
     ("/api/cards", {"seat": "S", "card": "c11"}),
     ("/api/moves/0/correct", {"move": None}),
+    ("/api/moves/0/insert", {"move": "S commit ?"}),
     ("/api/undo", {}),
     ("/api/warnings/1/resolve", {}),
 ]

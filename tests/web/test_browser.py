@@ -231,3 +231,38 @@ def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: Ga
         assert item.locator(".doubt").inner_text() == f"? check this site ({site})"
         assert page.locator(f"#log li[data-ply='{ply + 1}'] .doubt").count() == 0
         ctx.close()
+
+
+def test_a_missed_move_is_inserted_from_its_warning(browser: Any, table: WebServer,
+                                                    session: GameSession, driver: Any) -> None:
+    """The camera missed a build; the next one came out of turn: entered in its place."""
+    driver.to_build_phase()
+    k = len(session.record.moves)
+    missed, seen = driver.play(2)
+    session.undo()
+    session.undo()
+    assert not session.play(seen, allow_illegal=True).legal
+    ctx = browser.new_context(viewport={"width": 1200, "height": 900})
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(table.url + "/")
+    page.wait_for_selector("#warnings:not([hidden])")
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("body.unlocked")
+    page.click("#warnings button:has-text('A move before it is missing')")
+    row = page.locator("#log .insert-row")
+    assert "Missed before move" in row.inner_text()
+    # the seat after the last recorded move's is suggested
+    assert row.locator("input").input_value() == f"{missed.seat.value} "
+    row.locator("input").fill(str(missed))
+    row.locator("button[type=submit]").click()
+    page.wait_for_selector("#warnings", state="hidden")
+    _log_has(page, str(missed))
+    assert page.locator(f"#log li[data-ply='{k}'] .notation").inner_text() == str(missed)
+    assert page.locator(f"#log li[data-ply='{k + 1}'] .notation").inner_text() == str(seen)
+    assert page.locator("#log .flagged").count() == 0
+    assert session.record.moves[k:] == [missed, seen]
+    assert not errors, errors
+    ctx.close()

@@ -23,6 +23,7 @@
     selectedRound: null,
     roundsSeen: null,
     editing: null,       // ply being edited in the log
+    inserting: null,     // ply before which a missed move is being entered
     connected: false,
   };
 
@@ -547,8 +548,12 @@
               act(`/api/warnings/${w.id}/resolve`, {}, "Kept as it is") },
             "It happened: keep it"),
             move ? h("button", { type: "button", class: "btn btn-small", onclick: () => {
-              ui.editing = w.ply; renderLog(ui.snap); scrollToPly(w.ply);
-            } }, "Fix the move") : null) : null)));
+              ui.editing = w.ply; ui.inserting = null; renderLog(ui.snap); scrollToPly(w.ply);
+            } }, "Fix the move") : null,
+            move && w.reason === "wrong-turn" ? h("button", { type: "button",
+              class: "btn btn-small", onclick: () => {
+                ui.inserting = w.ply; ui.editing = null; renderLog(ui.snap); scrollToPly(w.ply);
+              } }, "A move before it is missing") : null) : null)));
     }
   }
 
@@ -590,8 +595,13 @@
           loading: "lazy", src: `/evidence/${encodeURIComponent(m.crop)}.jpg` }) : null,
         ui.unlocked ? h("span", { class: "move-actions" },
           h("button", { type: "button", class: "btn btn-tiny", title: "edit this move",
-            onclick: (ev) => { ev.stopPropagation(); ui.editing = i; renderLog(ui.snap); } },
-          "Edit"),
+            onclick: (ev) => {
+              ev.stopPropagation(); ui.editing = i; ui.inserting = null; renderLog(ui.snap);
+            } }, "Edit"),
+          h("button", { type: "button", class: "btn btn-tiny", title: "a move before this " +
+            "one was missed: enter it", onclick: (ev) => {
+              ev.stopPropagation(); ui.inserting = i; ui.editing = null; renderLog(ui.snap);
+            } }, "Insert before"),
           h("button", { type: "button", class: "btn btn-tiny danger", title: "delete this move",
             onclick: (ev) => {
               ev.stopPropagation();
@@ -601,11 +611,13 @@
               }
             } }, "Delete")) : null);
       item.addEventListener("click", () => stepTo(i + 1));
+      if (ui.inserting === i && ui.unlocked) log.append(insertRow(s, i));
       log.append(item);
       if (ui.editing === i && ui.unlocked) log.append(editRow(m, i));
     });
     const cur = log.querySelector(".current");
-    if (cur && ui.editing === null && !log.contains(document.activeElement)) {
+    if (cur && ui.editing === null && ui.inserting === null &&
+        !log.contains(document.activeElement)) {
       const parent = log;
       const top = cur.offsetTop - parent.offsetTop;
       if (top < parent.scrollTop || top > parent.scrollTop + parent.clientHeight - 40) {
@@ -627,6 +639,33 @@
       const done = await act(`/api/moves/${i}/correct`, { move: input.value.trim(),
         note: "corrected on the page" }, "Move corrected");
       if (done) ui.editing = null;
+    });
+    setTimeout(() => input.focus(), 0);
+    return h("li", { class: "edit" }, form);
+  }
+
+  function insertRow(s, i) {
+    // The seat before the flagged move is the likeliest one to have been missed.
+    const prev = i > 0 ? s.moves[i - 1] : null;
+    const seats = (s.game ? s.game.players : []).map((p) => p.seat);
+    const after = prev && seats.length ? seats[(seats.indexOf(prev.seat) + 1) % seats.length]
+      : "";
+    const input = h("input", { value: after ? `${after} ` : "", "aria-label": "missed move",
+      placeholder: "the missed move, e.g. E c02 black1@3NE", spellcheck: "false",
+      autocomplete: "off" });
+    const form = h("form", { class: "edit-row insert-row" },
+      h("span", { class: "muted" }, `Missed before move ${i + 1}:`), input,
+      h("button", { class: "btn btn-small btn-primary", type: "submit" }, "Insert"),
+      h("button", { class: "btn btn-small", type: "button", onclick: () => {
+        ui.inserting = null; renderLog(ui.snap);
+      } }, "Cancel"));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const done = await act(`/api/moves/${i}/insert`, { move: input.value.trim(),
+        note: "missed move entered on the page" }, (d) => "Move inserted" +
+        (d.flagged.length ? `; now against the rules: move ${d.flagged.map((n) => n + 1)
+          .join(", ")}` : ""));
+      if (done) ui.inserting = null;
     });
     setTimeout(() => input.focus(), 0);
     return h("li", { class: "edit" }, form);
