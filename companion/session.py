@@ -35,7 +35,6 @@ from companion.rules import (
     new_game,
 )
 from companion.rules.record import (
-    Correction,
     MoveEntry,
     entry_json,
     final_result,
@@ -195,8 +194,13 @@ class GameSession:
             return Outcome(move, legal, warning)
 
     def correct(self, index: int, move: Move | None, note: str = "", *,
-                expect: Move | None = None) -> None:
+                expect: Move | None = None) -> dict[str, list[int]]:
         """Replace (or delete, with None) move ``index``; recorded as a correction.
+
+        The corrected move is kept, flagged, if the rules refuse it (what the
+        table did). The moves after it are checked again (see ``insert``); returns
+        the numbers of those that lost their flag ("rechecked") or got one
+        ("flagged").
 
         ``expect``: correct only if move ``index`` is still this one (else
         RulesError): the camera's revision must not land on a move the players
@@ -210,18 +214,12 @@ class GameSession:
                     raise RulesError(f"move {index} is no longer {expect}")
             record = live.record.with_correction(index, move, note)
             forced = False
-            try:
-                state = record.replay()
-            except RulesError:
-                # The corrected move may itself be illegal (what the table did):
-                # keep it, flagged, rather than refuse the fix.
+            if move is not None and not _allowed(record.state_at(index), move):
                 record = live.record.with_correction(index, move, note, forced=True)
-                state = record.replay()
                 forced = True
-            corr = record.entries[-1]
-            assert isinstance(corr, Correction)
-            self._journal_entry(live, entry_json(corr))
-            live.record, live.state = record, state
+            fixes, state = _recheck(record, index if move is None else index + 1)
+            self._journal_entry(live, entry_json(record.entries[-1]))
+            live.record = record
             live.warnings = [replace(w, resolved=True) if w.ply == index else w
                              for w in live.warnings]
             if move is None:
@@ -229,8 +227,11 @@ class GameSession:
                                  for w in live.warnings if w.ply != index]
                 live.evidence = {p if p < index else p - 1: crop
                                  for p, crop in live.evidence.items() if p != index}
+            done = self._apply_fixes(live, fixes, "the correction")
+            live.state = state
             self._changed("correction", {"ply": index, "move": None if move is None
-                                         else str(move), "forced": forced})
+                                         else str(move), "forced": forced, **done})
+            return done
 
     def insert(self, index: int, move: Move, note: str = "") -> dict[str, list[int]]:
         """Put ``move`` before move ``index`` (a move the camera missed).
@@ -245,63 +246,45 @@ class GameSession:
         with self._lock:
             live = self._require()
             record = live.record.with_insertion(index, move, note)
-            state = record.state_at(index)
-            try:
-                check_move(state, move)
-                forced = False
-            except IllegalMoveError as exc:
-                if exc.reason in ("game-over", "wrong-phase"):
-                    raise
+            forced = False
+            if not _allowed(record.state_at(index), move):
                 record = live.record.with_insertion(index, move, note, forced=True)
                 forced = True
-            # Plan every correction before writing any, so a refusal changes nothing.
-            fixes: list[tuple[int, Move, IllegalMoveError | None]] = []
-            state = apply_move(state, move, check=False)
-            for n, entry in enumerate(record.effective()[index + 1:], index + 1):
-                problem: IllegalMoveError | None = None
-                try:
-                    check_move(state, entry.move)
-                except IllegalMoveError as exc:
-                    if exc.reason in ("game-over", "wrong-phase"):
-                        raise RulesError(f"move {n + 1} ({entry.move}) cannot follow it: "
-                                         f"{exc}") from None
-                    problem = exc
-                if entry.forced != (problem is not None):
-                    fixes.append((n, entry.move, problem))
-                try:
-                    state = apply_move(state, entry.move, check=False)
-                except RulesError as exc:
-                    raise RulesError(f"move {n + 1} ({entry.move}) cannot follow it: "
-                                     f"{exc}") from None
+            fixes, state = _recheck(record, index + 1)
             self._journal_entry(live, entry_json(record.entries[-1]))
             live.record = record
             live.warnings = [w if w.ply < index else replace(w, ply=w.ply + 1)
                              for w in live.warnings]
             live.evidence = {p if p < index else p + 1: crop
                              for p, crop in live.evidence.items()}
-            done: dict[str, list[int]] = {"rechecked": [], "flagged": []}
-            for n, later, problem in fixes:
-                if problem is None:
-                    corrected = live.record.with_correction(n, later,
-                                                            "legal after the inserted move")
-                else:
-                    corrected = live.record.with_correction(
-                        n, later, "against the rules after the inserted move", forced=True)
-                self._journal_entry(live, entry_json(corrected.entries[-1]))
-                live.record = corrected
-                if problem is None:
-                    live.warnings = [replace(w, resolved=True) if w.ply == n else w
-                                     for w in live.warnings]
-                    done["rechecked"].append(n)
-                else:
-                    site = later.site.name if isinstance(later, Build) else None
-                    live.warnings.append(TableWarning(next(self._ids), n, problem.reason,
-                                                      str(problem), site))
-                    done["flagged"].append(n)
+            done = self._apply_fixes(live, fixes, "the inserted move")
             live.state = state
             self._changed("insertion", {"ply": index, "move": str(move), "forced": forced,
                                         **done})
             return done
+
+    def _apply_fixes(self, live: _Live, fixes: list[tuple[int, Move, IllegalMoveError | None]],
+                     after: str) -> dict[str, list[int]]:
+        """Journal and apply what ``_recheck`` found, one correction per move."""
+        done: dict[str, list[int]] = {"rechecked": [], "flagged": []}
+        for n, later, problem in fixes:
+            if problem is None:
+                corrected = live.record.with_correction(n, later, f"legal after {after}")
+            else:
+                corrected = live.record.with_correction(
+                    n, later, f"against the rules after {after}", forced=True)
+            self._journal_entry(live, entry_json(corrected.entries[-1]))
+            live.record = corrected
+            if problem is None:
+                live.warnings = [replace(w, resolved=True) if w.ply == n else w
+                                 for w in live.warnings]
+                done["rechecked"].append(n)
+            else:
+                site = later.site.name if isinstance(later, Build) else None
+                live.warnings.append(TableWarning(next(self._ids), n, problem.reason,
+                                                  str(problem), site))
+                done["flagged"].append(n)
+        return done
 
     def undo(self) -> None:
         """Take back the last move (a deleting correction)."""
@@ -408,6 +391,43 @@ class GameSession:
     def _journal_entry(self, live: _Live, entry: dict[str, Any]) -> None:
         if self._journal is not None and live.game_id is not None:
             self._journal.append(live.game_id, entry)
+
+
+def _allowed(state: GameState, move: Move) -> bool:
+    """Whether the rules allow ``move``; False if only the table let it stand.
+    A move in the wrong phase or after the end cannot be recorded at all."""
+    try:
+        check_move(state, move)
+    except IllegalMoveError as exc:
+        if exc.reason in ("game-over", "wrong-phase"):
+            raise
+        return False
+    return True
+
+
+def _recheck(record: GameRecord, start: int
+             ) -> tuple[list[tuple[int, Move, IllegalMoveError | None]], GameState]:
+    """The moves from ``start`` on whose flag no longer fits the position before
+    them (a forced move the rules now allow, or an unflagged one they refuse),
+    with the rules' objection; and the final position. Nothing is changed, so a
+    refusal (RulesError) leaves the game as it was."""
+    state = record.state_at(start)
+    fixes: list[tuple[int, Move, IllegalMoveError | None]] = []
+    for n, entry in enumerate(record.effective()[start:], start):
+        problem: IllegalMoveError | None = None
+        try:
+            check_move(state, entry.move)
+        except IllegalMoveError as exc:
+            if exc.reason in ("game-over", "wrong-phase"):
+                raise RulesError(f"move {n + 1} ({entry.move}) cannot follow: {exc}") from None
+            problem = exc
+        if entry.forced != (problem is not None):
+            fixes.append((n, entry.move, problem))
+        try:
+            state = apply_move(state, entry.move, check=False)
+        except RulesError as exc:
+            raise RulesError(f"move {n + 1} ({entry.move}) cannot follow: {exc}") from None
+    return fixes, state
 
 
 def move_json(n: int, entry: MoveEntry) -> dict[str, Any]:

@@ -226,7 +226,8 @@ def see_card() -> Response:
 
 @bp.post("/moves/<int:ply>/correct")
 def correct(ply: int) -> Response:
-    """Replace move ``ply`` (0-based) with new notation, or delete it (``move``: null)."""
+    """Replace move ``ply`` (0-based) with new notation, or delete it (``move``: null).
+    Later moves are checked again on the new position, as after an insertion."""
     require_table()
     data = require_json()
     if "move" not in data:
@@ -240,10 +241,10 @@ def correct(ply: int) -> Response:
     if ply >= n:
         fail(404, f"no move number {ply} to correct (the game has {n})")
     try:
-        sess.correct(ply, move, note.strip()[:200])
+        done = sess.correct(ply, move, note.strip()[:200])
     except RulesError as exc:
         fail(409, f"cannot make that correction: {exc}")
-    return jsonify({"ply": ply, "move": None if move is None else str(move)})
+    return jsonify({"ply": ply, "move": None if move is None else str(move), **done})
 
 
 @bp.post("/moves/<int:ply>/insert")

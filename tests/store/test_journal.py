@@ -177,9 +177,13 @@ def test_replay_equals_live_state(config, seed, actions) -> None:
                 if options:
                     record_before = session.record
                     try:
-                        session.correct(index, options[k % len(options)], f"fix {k}")
+                        done = session.correct(index, options[k % len(options)], f"fix {k}")
                     except RulesError:
                         assert session.record == record_before  # refused: unchanged
+                    else:
+                        later = session.record.effective()
+                        assert all(later[n].forced for n in done["flagged"])
+                        assert not any(later[n].forced for n in done["rechecked"])
             elif kind == "undo" and effective:
                 session.undo()
             elif kind == "insert" and effective:

@@ -180,13 +180,14 @@ def test_correct_a_move(client: Any, driver: Any, session: GameSession,
     resp = client.post(f"/api/moves/{n - 1}/correct", json={"move": None, "note": "wrong"},
                        headers=pin_headers)
     assert resp.status_code == 200
-    assert resp.get_json() == {"ply": n - 1, "move": None}
+    assert resp.get_json() == {"ply": n - 1, "move": None, "rechecked": [], "flagged": []}
     assert len(session.record.moves) == n - 1
     # the same move again, as a replacement of itself
     resp = client.post(f"/api/moves/{n - 2}/correct", json={"move": str(first_build)},
                        headers=pin_headers)
     assert resp.status_code == 200
-    assert resp.get_json() == {"ply": n - 2, "move": str(first_build)}
+    assert resp.get_json() == {"ply": n - 2, "move": str(first_build), "rechecked": [],
+                               "flagged": []}
 
 
 def test_a_warning_about_an_earlier_move_is_resolved_by_correcting_it(
@@ -494,3 +495,29 @@ def test_moves_seen_in_state_match_notation(client: Any, driver: Any) -> None:
     assert [m["notation"] for m in data["moves"]] == [str(m) for m in moves]
     assert all(parse_move(m["notation"]) == mv for m, mv in zip(data["moves"], moves,
                                                                  strict=True))
+
+
+def test_a_move_keeps_its_photo_crop_when_moves_before_it_are_deleted_or_inserted(
+        driver: Any, session: GameSession) -> None:
+    driver.to_build_phase()
+    k = len(session.record.moves)
+    first = driver.next_move()
+    session.play(first, evidence="crop-a")
+    second = driver.next_move()
+    session.play(second, evidence="crop-b")
+
+    def crops() -> list[tuple[str, str | None, bool]]:
+        return [(m["notation"], m.get("crop"), m.get("forced", False))
+                for m in session.snapshot()["moves"][k:]]
+
+    # the first build deleted: the second is now out of turn, kept and flagged
+    assert session.correct(k, None, "nobody built there") == {"rechecked": [], "flagged": [k]}
+    assert crops() == [(str(second), "crop-b", True)]
+    assert [(w["ply"], w["reason"]) for w in session.snapshot()["warnings"]] == [
+        (k, "wrong-turn")]
+    # put back: the second is in turn again
+    assert session.insert(k, first, "it was there after all") == {"rechecked": [k + 1],
+                                                                  "flagged": []}
+    assert crops() == [(str(first), None, False), (str(second), "crop-b", False)]
+    assert [(w["ply"], w["reason"], w["resolved"]) for w in session.snapshot()["warnings"]] == [
+        (k + 1, "wrong-turn", True)]

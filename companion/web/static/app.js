@@ -607,7 +607,7 @@
               ev.stopPropagation();
               if (confirm(`Delete move ${i + 1} (${m.notation})?`)) {
                 act(`/api/moves/${i}/correct`, { move: null, note: "deleted on the page" },
-                  "Move deleted");
+                  afterFix("Move deleted"));
               }
             } }, "Delete")) : null);
       item.addEventListener("click", () => stepTo(i + 1));
@@ -637,11 +637,17 @@
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const done = await act(`/api/moves/${i}/correct`, { move: input.value.trim(),
-        note: "corrected on the page" }, "Move corrected");
+        note: "corrected on the page" }, afterFix("Move corrected"));
       if (done) ui.editing = null;
     });
     setTimeout(() => input.focus(), 0);
     return h("li", { class: "edit" }, form);
+  }
+
+  // The toast after a fix names the later moves the rules now refuse.
+  function afterFix(text) {
+    return (d) => text + (d.flagged && d.flagged.length ? `; now against the rules: move ` +
+      d.flagged.map((n) => n + 1).join(", ") : "");
   }
 
   function insertRow(s, i) {
@@ -662,9 +668,7 @@
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const done = await act(`/api/moves/${i}/insert`, { move: input.value.trim(),
-        note: "missed move entered on the page" }, (d) => "Move inserted" +
-        (d.flagged.length ? `; now against the rules: move ${d.flagged.map((n) => n + 1)
-          .join(", ")}` : ""));
+        note: "missed move entered on the page" }, afterFix("Move inserted"));
       if (done) ui.inserting = null;
     });
     setTimeout(() => input.focus(), 0);
