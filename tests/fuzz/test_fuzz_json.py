@@ -50,7 +50,8 @@ def _near(value: Any) -> st.SearchStrategy[Any]:
     if isinstance(value, str):
         return st.sampled_from(["", value.upper(), value + "x", value[:-1], " " + value,
                                 "red", "purple", "S", "X", "2NE", "c00", "c33", "S c00 pass",
-                                "S commit ?", "S commit red:4,3,2,1,1,1", "move", "correction"])
+                                "S commit ?", "S commit red:4,3,2,1,1,1", "move", "correction",
+                                "inserts", "replaces"])
     return st.nothing()
 
 
@@ -92,6 +93,9 @@ def _bot_record(n: int, seed: int, plies: int | None = None, edition: str = "cla
     if undo:
         session.undo()
         session.correct(0, session.record.moves[0], "fixed by hand")
+        last = session.record.moves[-1]
+        session.undo()
+        session.insert(len(session.record.moves), last, "missed by the camera")
     return session.record.to_json()
 
 
@@ -205,7 +209,7 @@ def test_known_bug_board_unhashable_seat(seat: Any) -> None:
                     "players": [{"name": "A", "seat": seat, "colors": ["red"]}]})
 
 
-@pytest.mark.parametrize("where", ["seed", "slow_growth_order", "replaces"])
+@pytest.mark.parametrize("where", ["seed", "slow_growth_order", "replaces", "inserts"])
 def test_known_bug_record_infinity(where: str) -> None:
     data: dict[str, Any] = {"format": "manhattan-game/1",
                             "header": {"players": _PLAYERS},
@@ -215,6 +219,8 @@ def test_known_bug_record_infinity(where: str) -> None:
         data["header"]["seed"] = inf
     elif where == "slow_growth_order":
         data["header"]["slow_growth_order"] = [inf] * 6
+    elif where == "inserts":
+        data["entries"].append({"type": "correction", "inserts": inf, "move": "W commit ?"})
     else:
         data["entries"].append({"type": "correction", "replaces": inf, "move": None})
     with pytest.raises(RecordError):
