@@ -293,6 +293,19 @@ class Controller:
                 self.stats.warnings += 1
             self.stats.decide_latency.append(
                 timestamp - (self._still_since or timestamp) + time.perf_counter() - t0)
+        elif decision.kind == "several" and decision.suggested:
+            # two builds in one scene (a hand hid the board between them): recorded
+            # as the likeliest pair, each marked for the players to check, and the
+            # warning names them; the turn order (and the LEDs) stay right
+            ply = len(self.session.record.effective())
+            for move in decision.suggested:
+                self.session.play(move, allow_illegal=True, doubtful=True)
+                self._doubted.pop(move.site, None)
+                self.stats.moves += 1
+                self._auto_commit()
+            site = decision.changed[0].name if decision.changed else None
+            self.session.report(decision.kind, decision.message, site, ply=ply)
+            self.stats.warnings += 1
         else:
             site = decision.changed[0].name if decision.changed else None
             self.session.report(decision.kind, decision.message, site)

@@ -39,7 +39,7 @@ class SimTable:
                  size: tuple[int, int] | None = None, hand_frames: int = 2,
                  still_frames: int = 9, fps: float = 15.0, kind: str = "mounted",
                  rest_frames: int = 0,
-                 names: tuple[str, ...] = ()) -> None:
+                 names: tuple[str, ...] = (), quick: tuple[int, ...] = ()) -> None:
         self.rng = np.random.default_rng([seed, 4242])
         ed = get_edition(edition)
         seated = tuple(Player(names[i] if i < len(names) else p.name, p.seat, p.colors)
@@ -55,6 +55,9 @@ class SimTable:
         self.hand_frames = hand_frames
         self.still_frames = still_frames
         self.rest_frames = rest_frames  # the last hand frame held still (a resting hand)
+        # builds (0-based) after which the next player reaches in at once: no still
+        # scene between the two, as when a hand hides the board while both build
+        self.quick = frozenset(quick)
         self.dt = 1.0 / fps
         self.moves: list[Move] = []
         self._frames = self._generate()
@@ -119,6 +122,8 @@ class SimTable:
             if self.hand_frames:
                 for _ in range(self.rest_frames):
                     yield self._emit(image, truth, "hand")
+            if len(self.moves) - 1 in self.quick:
+                continue
             image, truth = self._render([])
             for _ in range(self.still_frames):
                 yield self._emit(image, truth, "still")

@@ -10,6 +10,7 @@ better is kept, with its legality warning.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -50,6 +51,10 @@ class Decision:
     message: str = ""
     cost: float = 0.0
     changed: tuple[Site, ...] = ()
+    #: for "several": the likeliest legal builds, in turn order, that explain every
+    #: changed site (recorded as separate moves, each to be checked; none: the
+    #: players enter the moves)
+    suggested: tuple[Build, ...] = ()
 
 
 def changed_sites(state: GameState, sites: Mapping[Site, SiteView],
@@ -92,6 +97,10 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     their first colour, to be corrected if it was more), then the scene again.
     The same when no change is in view but a new card is, and the card builds at
     exactly one site out of sight (a pass would be illegal: the player built).
+    Two builds in one scene (a hand hid the board between them) are ``"several"``:
+    at two or three sites, or stacked at one whose top is the next player's; with
+    ``suggested`` the legal builds in turn order that explain them, to be recorded
+    as separate moves and checked (``explain_several``, ``stacked_pair``).
     """
     new_cards = dict(new_cards or {})
     if state.phase is not Phase.BUILD:
@@ -125,6 +134,12 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         return Decision("move", move, True, None, "", 0.0, ())
     if len(changed) > 1:
         names = ", ".join(s.name for s in changed)
+        suggested = explain_several(state, sites, changed, new_cards)
+        if suggested:
+            return Decision("several", changed=tuple(changed), suggested=suggested,
+                            message=f"{len(changed)} sites changed at once ({names}): "
+                                    "recorded as " + ", then ".join(map(str, suggested))
+                                    + "; check each move")
         return Decision("several", changed=tuple(changed),
                         message=f"{len(changed)} sites changed at once ({names}); "
                                 "confirm each move")
@@ -149,10 +164,81 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         missed = _missed_move(state, move, cards_read, out_of_sight)
         if missed is not None:
             return missed
+    if reason == "wrong-turn":
+        pair = stacked_pair(state, site, view, new_cards)
+        if pair is not None and pair[0] < cost:
+            return Decision("several", changed=(site,), suggested=pair[1],
+                            message=f"two blocks were built at {site.name} at once: recorded "
+                                    f"as {pair[1][0]}, then {pair[1][1]}; check each move")
     if cost >= HEIGHT_COST * 3 + COLOR_COST:
         return Decision("unexplained", move, legal, reason,
                         f"the change at {site.name} fits no move well", cost, (site,))
     return Decision("move", move, legal, reason, message, cost, (site,))
+
+
+#: Most sites explained as consecutive builds (orders tried: n factorial).
+MAX_SUGGESTED = 3
+
+
+def explain_several(state: GameState, sites: Mapping[Site, SiteView],
+                    changed: Sequence[Site], new_cards: Mapping[Seat, Card]
+                    ) -> tuple[Build, ...]:
+    """The likeliest legal builds, one per changed site and in turn order from the
+    player to move, that explain a scene where several sites changed (two players
+    built while a hand hid the board). Every order of the sites is tried, each
+    site's build ranked as a single change is; the cheapest sequence whose every
+    build fits well (the colour read; then at most two storeys off, or the card
+    on the stack another or none new) wins. Empty when none does (or too many sites changed)."""
+    if not 1 < len(changed) <= MAX_SUGGESTED:
+        return ()
+    best: tuple[float, tuple[Build, ...]] | None = None
+    for order in itertools.permutations(changed):
+        now, total, moves = state, 0.0, []
+        for site in order:
+            view = sites.get(site)
+            if view is None or now.phase is not Phase.BUILD:
+                break
+            # a player whose stack shows no new card is less likely to have built
+            unplayed = CARD_COST if now.seat not in new_cards else 0.0
+            step = min(((_cost(now, m, view, new_cards) + unplayed, m)
+                        for m in legal_builds(now) if m.site == site),
+                       key=lambda cm: cm[0], default=None)
+            if step is None or step[0] >= COLOR_COST:
+                break  # a suggestion keeps the colour seen: a storey off at most
+            total += step[0]
+            moves.append(step[1])
+            now = apply_move(now, step[1])
+        else:
+            if best is None or total < best[0] - 1e-9:
+                best = (total, tuple(moves))
+    return () if best is None else best[1]
+
+
+def stacked_pair(state: GameState, site: Site, view: SiteView,
+                 new_cards: Mapping[Seat, Card]) -> tuple[float, tuple[Build, Build]] | None:
+    """The likeliest pair of legal builds at one site, the player to move's and then
+    the next player's on it, that explains what is seen there, and its cost: a
+    top of the next player's colour is their build out of turn, or both built
+    while a hand hid the board. A player to move with no new card on their stack
+    is less likely to have built (``CARD_COST``)."""
+    best: tuple[float, tuple[Build, Build]] | None = None
+    for first in legal_builds(state):
+        if first.site != site:
+            continue
+        card = new_cards.get(first.seat)
+        cost = CARD_COST if card != first.card else 0.0
+        if best is not None and cost >= best[0]:
+            continue
+        after = apply_move(state, first)
+        if after.phase is not Phase.BUILD:
+            continue
+        for second in legal_builds(after):
+            if second.site != site:
+                continue
+            total = cost + _cost(after, second, view, new_cards)
+            if best is None or total < best[0] - 1e-9:
+                best = (total, (first, second))
+    return best
 
 
 def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],

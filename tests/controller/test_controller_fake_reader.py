@@ -167,3 +167,22 @@ def test_a_move_out_of_sight_is_recorded_when_the_next_player_builds():
     assert warning["ply"] == next(n for n, e in enumerate(session.record.effective())
                                   if e.move == builds[4])
     assert session.state.seat is Seat.N
+
+
+@pytest.mark.parametrize("seed", [10, 6])
+def test_two_builds_in_one_scene_are_recorded_as_two_moves_to_check(seed):
+    # seed 10: the two builds at two sites; seed 6: stacked at one site
+    cfg, builds, readings = _script(seed, 5)
+    del readings[3]  # builds 3 and 4 made while a hand hid the board: one scene
+    assert (builds[2].site == builds[3].site) == (seed == 6)
+    session = GameSession(make_config(list(cfg.players)))
+    ctl = Controller(session, lambda image, previous_pose=None: readings[int(image[0, 0, 0])])
+    _film(ctl, len(readings))
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [e.move for e in entries] == builds  # and the build after them read as usual
+    assert [e.doubtful for e in entries] == [False, False, True, True, False]
+    [warning] = session.snapshot()["warnings"]
+    assert (warning["reason"], warning["ply"], warning["resolved"]) == ("several", 6, False)
+    assert warning["message"].endswith(
+        f"recorded as {builds[2]}, then {builds[3]}; check each move")
+    assert ctl.stats.moves == 5

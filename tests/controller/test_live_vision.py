@@ -18,11 +18,12 @@ from companion.vision.reader import read_image
 HONG_KONG_S, HONG_KONG_C = Site.parse("3S"), Site.parse("3C")
 
 
-def _track(seed: int, moves: int, still_frames: int = 8
+def _track(seed: int, moves: int, still_frames: int = 8, quick: tuple[int, ...] = ()
            ) -> tuple[SimTable, GameSession, VisionReader, list[tuple[np.ndarray, Any]]]:
     """SimTable game ``seed`` filmed with hands up to ``moves`` moves, every still
-    scene read by the vision reader; also each scene read and its reading."""
-    table = SimTable(seed=seed, hand_frames=2, still_frames=still_frames)
+    scene read by the vision reader; also each scene read and its reading.
+    ``quick``: builds after which the next player's hand comes at once."""
+    table = SimTable(seed=seed, hand_frames=2, still_frames=still_frames, quick=quick)
     session = GameSession(table.companion_config())
     reader = VisionReader(colors=list(table.companion_config().colors))
     seen: list[tuple[np.ndarray, Any]] = []
@@ -138,3 +139,20 @@ def test_a_doubtful_build_is_revised_by_the_block_built_on_it() -> None:
     assert (warning["reason"], warning["ply"], warning["site"]) == ("revised", ply, "Hong Kong E")
     assert warning["message"] == ("blue 2 at Hong Kong E revised to blue 1: the block built "
                                   "on it fits that tower better; check it")
+
+
+def test_two_builds_under_one_hand_are_recorded_as_two_moves_to_check() -> None:
+    # SimTable seed 1: West reaches in as South's hand leaves Hong Kong S (build 4),
+    # so the camera never sees the board between South's red 4 there and West's
+    # blue 1 at Sao Paulo SE: two sites changed in one still scene
+    table, session, _, seen = _track(1, 7, still_frames=6, quick=(4,))
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:7]]
+    assert [str(m) for m in table.moves[4:6]] == ["S c21 red4@3S", "W c02 blue1@4SE"]
+    assert [e.doubtful for e in entries] == [False] * 4 + [True, True, False]
+    [warning] = session.snapshot()["warnings"]
+    assert warning["reason"] == "several"
+    assert warning["message"] == (
+        "2 sites changed at once (Hong Kong S, Sao Paulo SE): recorded as S c21 red4@3S, "
+        "then W c02 blue1@4SE; check each move")
+    assert len(seen) == 7  # no still scene between the two builds

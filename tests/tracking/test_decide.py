@@ -85,7 +85,27 @@ def test_two_changes_at_once_are_reported_not_merged():
     d = decide(state, _views(board))
     assert d.kind == "several" and d.move is None
     assert d.changed == (Site(1, 1, 1), Site(3, 0, 0))
-    assert "2 sites changed at once" in d.message
+    assert d.message == "2 sites changed at once (Sydney C, Hong Kong NW); confirm each move"
+    assert d.suggested == ()  # red twice: no two players' builds in turn explain it
+
+
+def test_two_builds_at_once_are_explained_by_the_likeliest_pair_in_turn_order():
+    state = _state_with()  # South (red) to move, then West (blue)
+    west = Build(Seat.W, Card.for_site(Seat.W, 1, 1), Site(0, 1, 1), Block("blue", 2))
+    south = Build(Seat.S, Card(2, 0), Site(4, 2, 0), Block("red", 4))
+    board = state.board.with_block(west.site, west.block).with_block(south.site, south.block)
+    views = _views(board)
+    views[south.site] = SiteView(5, "red")  # a storey too many: no block has 5
+    d = decide(state, views, new_cards={Seat.S: south.card, Seat.W: west.card})
+    assert d.kind == "several" and d.move is None
+    assert d.changed == (west.site, south.site)  # in site order, not turn order
+    assert d.suggested == (south, west)
+    assert d.message == ("2 sites changed at once (Manhattan C, Sao Paulo SW): recorded as "
+                         f"{south}, then {west}; check each move")
+    # a change no build of the next player explains: no suggestion
+    views[west.site] = SiteView(2, "green")
+    d = decide(state, views, new_cards={Seat.S: south.card})
+    assert d.kind == "several" and d.suggested == ()
 
 
 def test_an_unseen_site_is_not_a_change():
@@ -181,3 +201,22 @@ def test_the_next_players_build_after_a_move_out_of_sight_records_that_move_firs
         d = decide(state, _views(board), new_cards={Seat.W: w_card}, out_of_sight=hidden,
                    cards_read=cards)
         assert d.kind == "move" and d.reason == "wrong-turn", hidden
+
+
+def test_two_blocks_stacked_at_once_are_two_builds_not_one_out_of_turn():
+    state = _state_with()  # South (red) to move, then West (blue)
+    south = Build(Seat.S, Card(1, 1), Site(2, 1, 1), Block("red", 2))
+    west = Build(Seat.W, Card.for_site(Seat.W, 1, 1), Site(2, 1, 1), Block("blue", 3))
+    board = state.board.with_block(south.site, south.block).with_block(west.site, west.block)
+    d = decide(state, _views(board), new_cards={Seat.S: south.card, Seat.W: west.card})
+    assert d.kind == "several" and d.changed == (south.site,)
+    assert d.suggested == (south, west)
+    assert d.message == (f"two blocks were built at Frankfurt C at once: recorded as {south}, "
+                         f"then {west}; check each move")
+    # a blue 4 there and no new card on South's stack: West built out of turn, alone
+    # (South's red 1 under a blue 3 would explain it too, but South played no card)
+    alone = Build(Seat.W, west.card, west.site, Block("blue", 4))
+    d = decide(state, _views(state.board.with_block(alone.site, alone.block)),
+               new_cards={Seat.W: west.card})
+    assert d.kind == "move" and not d.legal and d.reason == "wrong-turn"
+    assert d.move == alone
