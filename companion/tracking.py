@@ -164,9 +164,14 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         missed = _missed_move(state, move, cards_read, out_of_sight)
         if missed is not None:
             return missed
-    if reason == "wrong-turn":
+    if reason == "wrong-turn" or move.block.color != view.owner:
+        # the next player's colour on top: their build out of turn, or both players
+        # built there while a hand hid the board (the pair must explain it better;
+        # where the mover's own build explains it but for the colour, a misread
+        # colour is as likely, unless the next player's stack shows a new card too)
         pair = stacked_pair(state, site, view, new_cards)
-        if pair is not None and pair[0] < cost:
+        if pair is not None and pair[0] < cost and (
+                reason == "wrong-turn" or pair[1][1].seat in new_cards):
             return Decision("several", changed=(site,), suggested=pair[1],
                             message=f"two blocks were built at {site.name} at once: recorded "
                                     f"as {pair[1][0]}, then {pair[1][1]}; check each move")

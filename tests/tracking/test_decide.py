@@ -220,3 +220,22 @@ def test_two_blocks_stacked_at_once_are_two_builds_not_one_out_of_turn():
                new_cards={Seat.W: west.card})
     assert d.kind == "move" and not d.legal and d.reason == "wrong-turn"
     assert d.move == alone
+
+
+def test_a_top_of_the_next_players_colour_on_the_movers_build_needs_their_new_card():
+    state = _state_with()  # South (red) to move, then West (blue)
+    south = Build(Seat.S, Card(1, 1), Site(2, 1, 1), Block("red", 2))
+    west = Build(Seat.W, Card.for_site(Seat.W, 1, 1), Site(2, 1, 1), Block("blue", 1))
+    views = _views(state.board)
+    views[south.site] = SiteView(3, "blue")
+    # both stacks show a new card: both built (which of them built the 2 and which
+    # the 1 the picture cannot tell: the players check)
+    d = decide(state, views, new_cards={Seat.S: south.card, Seat.W: west.card})
+    assert d.kind == "several"
+    assert [(m.seat, m.card, m.site, m.block.color) for m in d.suggested] == [
+        (Seat.S, south.card, south.site, "red"), (Seat.W, west.card, west.site, "blue")]
+    assert sum(m.block.storeys for m in d.suggested) == 3
+    # only South's: South's red 3, its colour misread, is as likely: one move
+    d = decide(state, views, new_cards={Seat.S: south.card})
+    assert d.kind == "move" and d.legal
+    assert d.move == Build(Seat.S, south.card, south.site, Block("red", 3))
