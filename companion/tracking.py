@@ -193,7 +193,8 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
     built while a hand hid the board). Every order of the sites is tried, each
     site's build ranked as a single change is; the cheapest sequence whose every
     build fits well (the colour read; then at most two storeys off, or the card
-    on the stack another or none new) wins. Empty when none does (or too many sites changed)."""
+    on the stack another or none new) wins. Empty when none does, or when more
+    than ``MAX_SUGGESTED`` sites changed."""
     if not 1 < len(changed) <= MAX_SUGGESTED:
         return ()
     best: tuple[float, tuple[Build, ...]] | None = None
@@ -209,7 +210,7 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
                         for m in legal_builds(now) if m.site == site),
                        key=lambda cm: cm[0], default=None)
             if step is None or step[0] >= COLOR_COST:
-                break  # a suggestion keeps the colour seen: a storey off at most
+                break  # a suggestion keeps the colour seen
             total += step[0]
             moves.append(step[1])
             now = apply_move(now, step[1])
