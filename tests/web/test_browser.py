@@ -264,5 +264,13 @@ def test_a_missed_move_is_inserted_from_its_warning(browser: Any, table: WebServ
     assert page.locator(f"#log li[data-ply='{k + 1}'] .notation").inner_text() == str(seen)
     assert page.locator("#log .flagged").count() == 0
     assert session.record.moves[k:] == [missed, seen]
+    # the same form corrects a move: the seen build entered again, as itself
+    page.locator(f"#log li[data-ply='{k + 1}'] button:has-text('Edit')").click()
+    edit = page.locator("#log form.edit-row:not(.insert-row)")
+    assert edit.locator("input").input_value() == str(seen)
+    edit.locator("button[type=submit]").click()
+    page.wait_for_selector(".toast:has-text('Move corrected')")
+    assert session.record.moves[k:] == [missed, seen]
+    assert len(session.record.entries) == len(session.record.effective()) + 6
     assert not errors, errors
     ctx.close()

@@ -626,22 +626,29 @@
     }
   }
 
-  function editRow(m, i) {
-    const input = h("input", { value: m.notation, "aria-label": "corrected move",
-      spellcheck: "false", autocomplete: "off" });
-    const form = h("form", { class: "edit-row" }, input,
-      h("button", { class: "btn btn-small btn-primary", type: "submit" }, "Save"),
+  // A one-line move form in the log: the notation, a submit and a cancel button.
+  function moveRow({ value, label, placeholder, prefix, cls, submit, path, note, toast, close }) {
+    const input = h("input", { value, "aria-label": label, placeholder, spellcheck: "false",
+      autocomplete: "off" });
+    const form = h("form", { class: cls }, prefix ? h("span", { class: "muted" }, prefix) : null,
+      input,
+      h("button", { class: "btn btn-small btn-primary", type: "submit" }, submit),
       h("button", { class: "btn btn-small", type: "button", onclick: () => {
-        ui.editing = null; renderLog(ui.snap);
+        close(); renderLog(ui.snap);
       } }, "Cancel"));
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
-      const done = await act(`/api/moves/${i}/correct`, { move: input.value.trim(),
-        note: "corrected on the page" }, afterFix("Move corrected"));
-      if (done) ui.editing = null;
+      const done = await act(path, { move: input.value.trim(), note }, afterFix(toast));
+      if (done) close();
     });
     setTimeout(() => input.focus(), 0);
     return h("li", { class: "edit" }, form);
+  }
+
+  function editRow(m, i) {
+    return moveRow({ value: m.notation, label: "corrected move", cls: "edit-row",
+      submit: "Save", path: `/api/moves/${i}/correct`, note: "corrected on the page",
+      toast: "Move corrected", close: () => { ui.editing = null; } });
   }
 
   // The toast after a fix names the later moves the rules now refuse.
@@ -651,28 +658,16 @@
   }
 
   function insertRow(s, i) {
-    // The seat before the flagged move is the likeliest one to have been missed.
+    // The seat after the move before it is the likeliest one to have been missed.
     const prev = i > 0 ? s.moves[i - 1] : null;
     const seats = (s.game ? s.game.players : []).map((p) => p.seat);
     const after = prev && seats.length ? seats[(seats.indexOf(prev.seat) + 1) % seats.length]
       : "";
-    const input = h("input", { value: after ? `${after} ` : "", "aria-label": "missed move",
-      placeholder: "the missed move, e.g. E c02 black1@3NE", spellcheck: "false",
-      autocomplete: "off" });
-    const form = h("form", { class: "edit-row insert-row" },
-      h("span", { class: "muted" }, `Missed before move ${i + 1}:`), input,
-      h("button", { class: "btn btn-small btn-primary", type: "submit" }, "Insert"),
-      h("button", { class: "btn btn-small", type: "button", onclick: () => {
-        ui.inserting = null; renderLog(ui.snap);
-      } }, "Cancel"));
-    form.addEventListener("submit", async (ev) => {
-      ev.preventDefault();
-      const done = await act(`/api/moves/${i}/insert`, { move: input.value.trim(),
-        note: "missed move entered on the page" }, afterFix("Move inserted"));
-      if (done) ui.inserting = null;
-    });
-    setTimeout(() => input.focus(), 0);
-    return h("li", { class: "edit" }, form);
+    return moveRow({ value: after ? `${after} ` : "", label: "missed move",
+      placeholder: "the missed move, e.g. E c02 black1@3NE",
+      prefix: `Missed before move ${i + 1}:`, cls: "edit-row insert-row", submit: "Insert",
+      path: `/api/moves/${i}/insert`, note: "missed move entered on the page",
+      toast: "Move inserted", close: () => { ui.inserting = null; } });
   }
 
   function scrollToPly(ply) {
