@@ -120,14 +120,25 @@ class GameSession:
         """Continue a game read back from the journal, exactly where it was.
 
         Moves whose site the camera read by a narrow margin (``MoveEntry.doubtful``)
-        stay marked "check this site" on the page until they are corrected.
+        stay marked "check this site" on the page until they are corrected. A move
+        kept against the rules shows its warning again: the one recorded with it,
+        or (a move flagged by a correction, which records no text) the rules'
+        objection on its position.
         """
         with self._lock:
-            live = _Live(record, record.replay(), game_id)
+            states = list(record.states())
+            live = _Live(record, states[-1], game_id)
             for ply, entry in enumerate(record.effective()):
                 if entry.warning:
                     reason, _, message = entry.warning.partition(": ")
                     live.warnings.append(TableWarning(next(self._ids), ply, reason, message))
+                elif entry.forced:
+                    try:
+                        check_move(states[ply], entry.move)
+                    except IllegalMoveError as exc:
+                        site = entry.move.site.name if isinstance(entry.move, Build) else None
+                        live.warnings.append(TableWarning(next(self._ids), ply, exc.reason,
+                                                          str(exc), site))
             self._live = live
             self._changed("resume")
 

@@ -133,6 +133,19 @@ def test_a_missed_move_inserted_is_journaled_with_the_moves_it_rechecks(make_jou
          "note": "the camera missed it"},
         {"type": "correction", "replaces": 9, "move": str(seen),
          "note": "legal after the inserted move"}]
+    # the same move deleted again: the build after it is flagged by a correction,
+    # which records no text; after a restart its warning is shown all the same
+    assert session.correct(8, None, "not there after all") == {"rechecked": [],
+                                                                "flagged": [8]}
+    [flagged] = [w for w in session.snapshot()["warnings"] if not w["resolved"]
+                 and w["ply"] == 8]
+    _assert_same(journal, session)
+    resumed = GameSession(journal=journal)
+    resume_or_start(resumed, journal, lambda: pytest.fail("must resume"))
+    again = [w for w in resumed.snapshot()["warnings"] if w["ply"] == 8]
+    assert [(w["reason"], w["message"], w["site"]) for w in again] == [
+        (flagged["reason"], flagged["message"], flagged["site"])]
+    assert flagged["reason"] == "wrong-turn"
 
 
 CONFIGS = [
