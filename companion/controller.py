@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -96,6 +96,17 @@ class _Doubt:
     move: Build
     base: int
     totals: Mapping[tuple[int, str], float]
+
+
+def doubt_ply(moves: Sequence[Any], move: Build) -> int | None:
+    """Where the doubtful build ``move`` now stands in the record: the last build at
+    its site, if that is still ``move`` (None: corrected by the players, or built
+    on since). Found by its site, not its number: the players may have inserted
+    or deleted a move before it meanwhile."""
+    at_site = [n for n, m in enumerate(moves) if isinstance(m, Build) and m.site == move.site]
+    if not at_site or moves[at_site[-1]] != move:
+        return None
+    return at_site[-1]
 
 
 def pose_shift_px(before: Any, after: Any) -> float:
@@ -409,11 +420,11 @@ class Controller:
         from companion.vision.newblock import contradicts, reconsider
 
         record = self.session.record
-        moves = record.moves
-        if doubt.game != self.session.game_id or doubt.ply >= len(moves) \
-                or moves[doubt.ply] != doubt.move or any(
-                isinstance(m, Build) and m.site == site for m in moves[doubt.ply + 1:]):
+        ply = doubt_ply(record.moves, doubt.move) \
+            if doubt.game == self.session.game_id else None
+        if ply is None:
             return None  # corrected by the players, or built on since
+        doubt = replace(doubt, ply=ply)  # moves inserted or deleted before it meanwhile
         recorded = (doubt.move.block.storeys, doubt.move.block.color)
         near = float(self.new_block["weighed_doubt"])
         top = doubt.totals.get(recorded)

@@ -186,3 +186,20 @@ def test_two_builds_in_one_scene_are_recorded_as_two_moves_to_check(seed):
     assert warning["message"].endswith(
         f"recorded as {builds[2]}, then {builds[3]}; check each move")
     assert ctl.stats.moves == 5
+
+
+def test_a_doubtful_build_is_found_by_its_site_after_moves_before_it_change():
+    from companion.controller import doubt_ply
+
+    _, builds, _ = _script(6, 5)
+    doubtful = builds[1]  # W blue 2 at Sydney NE, which N and E built on later
+    moves = [*builds[:2], builds[4]]
+    assert doubt_ply(moves, doubtful) == 1
+    # a move the camera missed inserted before it (or one deleted): found all the same
+    assert doubt_ply([builds[0], builds[4], *moves], doubtful) == 3
+    assert doubt_ply(moves[1:], doubtful) == 0
+    # built on since, or corrected by the players: nothing to revise
+    assert doubt_ply(builds, doubtful) is None
+    other = Build(doubtful.seat, doubtful.card, doubtful.site, Block("blue", 1))
+    assert doubt_ply([builds[0], other], doubtful) is None
+    assert doubt_ply([builds[0]], doubtful) is None
