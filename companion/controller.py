@@ -277,6 +277,19 @@ class Controller:
             unseen = [*unseen, *decision.changed]
             decision = decide(state, views, unseen, new_cards, pixel_site,
                               out_of_sight=list(reading.unseen))
+        if decision.kind == "move" and decision.reason == "wrong-turn" \
+                and isinstance(decision.move, Build) and decision.move.seat != state.seat:
+            # two blocks stacked under one hand can stand taller than the one block
+            # the reading was held to: read that site again allowing two, and keep
+            # the pair (the mover's build and the next player's on it) if the rules
+            # and that reading make one of it
+            site = decision.move.site
+            view = self._wide_view(image, reading, site)
+            if view is not None and view != views.get(site):
+                again = decide(state, {**views, site: view}, unseen, new_cards, pixel_site,
+                               out_of_sight=list(reading.unseen), cards_read=self._cards)
+                if again.kind == "several":
+                    decision = again
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])
@@ -322,6 +335,21 @@ class Controller:
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
         self._update_leds()
+
+    def _wide_view(self, image: np.ndarray, reading: ReadingLike, site: Site
+                   ) -> SiteView | None:
+        """``site`` read again allowing two blocks more than the record's tower (the
+        others held as before); None when the reader takes no range."""
+        if not self._reader_takes_range or not self.session.has_game:
+            return None
+        ranges = self._height_range()
+        low, high = ranges[site]
+        try:
+            wide = self.reader(image, getattr(reading, "pose", None), height_range={
+                **ranges, site: (low, high + MAX_STOREYS)})
+        except ValueError:
+            return None
+        return wide.sites.get(site)
 
     def _towers(self, reading: ReadingLike) -> dict[int, int]:
         """Site index -> storeys of the towers in the scene just read: the record's,

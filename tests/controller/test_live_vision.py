@@ -156,3 +156,20 @@ def test_two_builds_under_one_hand_are_recorded_as_two_moves_to_check() -> None:
         "2 sites changed at once (Hong Kong S, Sao Paulo SE): recorded as S c21 red4@3S, "
         "then W c02 blue1@4SE; check each move")
     assert len(seen) == 7  # no still scene between the two builds
+
+
+def test_two_blocks_stacked_under_one_hand_are_read_again_allowing_both() -> None:
+    # SimTable seed 16: South's red 4 and West's blue 4 both on Cairo W's black 4
+    # (builds 4 and 5) with no still scene between. Held to one block more than the
+    # record's 4 storeys, the site read 8, a blue 4 out of turn; read again allowing
+    # two blocks it reads 12, and the rules make the pair of it
+    table, session, _, _ = _track(16, 6, still_frames=6, quick=(4,))
+    assert [str(m) for m in table.moves[3:6]] == ["E c01 black4@5W", "S c10 red4@5W",
+                                                  "W c21 blue4@5W"]
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:6]]
+    assert [e.doubtful for e in entries][4:] == [True, True]
+    [warning] = session.snapshot()["warnings"]
+    assert (warning["reason"], warning["site"]) == ("several", "Cairo W")
+    assert warning["message"] == ("two blocks were built at Cairo W at once: recorded as "
+                                  "S c10 red4@5W, then W c21 blue4@5W; check each move")
