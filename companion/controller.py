@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -89,10 +89,10 @@ class _Fitted:
 
 @dataclass(frozen=True)
 class _Doubt:
-    """A doubtful build, kept until the next block at its site is fitted."""
+    """A doubtful build, kept until the next block at its site is fitted (found
+    again in the record by its site: ``doubt_ply``)."""
 
     game: str | None
-    ply: int
     move: Build
     base: int
     totals: Mapping[tuple[int, str], float]
@@ -304,13 +304,12 @@ class Controller:
             if fitted is not None:
                 # the reading's own doubt counts only where the reading stood
                 doubtful = fitted.doubts or (doubtful and not fitted.decided)
-            ply = len(self.session.record.effective())
             outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
             if isinstance(moved, Site):
                 self._doubted.pop(moved, None)
                 if doubtful and fitted is not None and fitted.totals \
                         and isinstance(decision.move, Build):
-                    self._doubted[moved] = _Doubt(self.session.game_id, ply, decision.move,
+                    self._doubted[moved] = _Doubt(self.session.game_id, decision.move,
                                                   fitted.base, fitted.totals)
             self.stats.moves += 1
             if outcome.warning is not None:
@@ -452,7 +451,6 @@ class Controller:
             if doubt.game == self.session.game_id else None
         if ply is None:
             return None  # corrected by the players, or built on since
-        doubt = replace(doubt, ply=ply)  # moves inserted or deleted before it meanwhile
         recorded = (doubt.move.block.storeys, doubt.move.block.color)
         near = float(self.new_block["weighed_doubt"])
         top = doubt.totals.get(recorded)
@@ -462,7 +460,7 @@ class Controller:
         if not contradicts(fit, read_scores, heights.get(site, 0), allowed[recorded],
                            self.new_block):
             return None  # the block built on it is one the rules allow: nothing to revise
-        before_state = record.state_at(doubt.ply)
+        before_state = record.state_at(ply)
         fits = {recorded: fit}
         moved: dict[tuple[int, str], tuple[Build, dict[Site, int]]] = {}
         for key, total in doubt.totals.items():
@@ -471,7 +469,7 @@ class Controller:
             move = Build(doubt.move.seat, doubt.move.card, site, Block(key[1], key[0]))
             try:
                 check_move(before_state, move)
-                state = record.with_correction(doubt.ply, move).replay()
+                state = record.with_correction(ply, move).replay()
             except RulesError:
                 continue  # the rules never allowed that block, or a later move then
             tall = {**heights, site: heights.get(site, 0) - recorded[0] + key[0]}
@@ -488,11 +486,11 @@ class Controller:
                    f"{move.block.color} {move.block.storeys}: the block built on it fits "
                    "that tower better; check it")
         try:
-            self.session.correct(doubt.ply, move, "revised by the camera", expect=doubt.move)
+            self.session.correct(ply, move, "revised by the camera", expect=doubt.move)
         except RulesError:
             return None  # the players changed the record meanwhile
         log.info("%s", message)
-        self.session.report("revised", message, site.name, ply=doubt.ply)
+        self.session.report("revised", message, site.name, ply=ply)
         self.stats.revisions += 1
         return fits[choice], tall
 

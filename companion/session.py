@@ -224,11 +224,12 @@ class GameSession:
                 if index >= len(moves) or moves[index] != expect:
                     raise RulesError(f"move {index} is no longer {expect}")
             record = live.record.with_correction(index, move, note)
-            forced = False
-            if move is not None and not _allowed(record.state_at(index), move):
+            before = record.state_at(index)
+            forced = move is not None and not _allowed(before, move)
+            if forced:
                 record = live.record.with_correction(index, move, note, forced=True)
-                forced = True
-            fixes, state = _recheck(record, index if move is None else index + 1)
+            fixes, state = (_recheck(record, index, before) if move is None else
+                            _recheck(record, index + 1, apply_move(before, move, check=False)))
             self._journal_entry(live, entry_json(record.entries[-1]))
             live.record = record
             live.warnings = [replace(w, resolved=True) if w.ply == index else w
@@ -257,11 +258,11 @@ class GameSession:
         with self._lock:
             live = self._require()
             record = live.record.with_insertion(index, move, note)
-            forced = False
-            if not _allowed(record.state_at(index), move):
+            before = record.state_at(index)
+            forced = not _allowed(before, move)
+            if forced:
                 record = live.record.with_insertion(index, move, note, forced=True)
-                forced = True
-            fixes, state = _recheck(record, index + 1)
+            fixes, state = _recheck(record, index + 1, apply_move(before, move, check=False))
             self._journal_entry(live, entry_json(record.entries[-1]))
             live.record = record
             live.warnings = [w if w.ply < index else replace(w, ply=w.ply + 1)
@@ -416,13 +417,13 @@ def _allowed(state: GameState, move: Move) -> bool:
     return True
 
 
-def _recheck(record: GameRecord, start: int
+def _recheck(record: GameRecord, start: int, state: GameState
              ) -> tuple[list[tuple[int, Move, IllegalMoveError | None]], GameState]:
-    """The moves from ``start`` on whose flag no longer fits the position before
-    them (a forced move the rules now allow, or an unflagged one they refuse),
-    with the rules' objection; and the final position. Nothing is changed, so a
-    refusal (RulesError) leaves the game as it was."""
-    state = record.state_at(start)
+    """The moves from ``start`` on (``state``: the position before move ``start``)
+    whose flag no longer fits the position before them (a forced move the rules
+    now allow, or an unflagged one they refuse), with the rules' objection; and
+    the final position. Nothing is changed, so a refusal (RulesError) leaves the
+    game as it was."""
     fixes: list[tuple[int, Move, IllegalMoveError | None]] = []
     for n, entry in enumerate(record.effective()[start:], start):
         problem: IllegalMoveError | None = None

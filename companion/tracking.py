@@ -205,10 +205,8 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
             if view is None or now.phase is not Phase.BUILD:
                 break
             # a player whose stack shows no new card is less likely to have built
-            unplayed = CARD_COST if now.seat not in new_cards else 0.0
-            step = min(((_cost(now, m, view, new_cards) + unplayed, m)
-                        for m in legal_builds(now) if m.site == site),
-                       key=lambda cm: cm[0], default=None)
+            step = _best_build(now, site, view, new_cards,
+                               CARD_COST if now.seat not in new_cards else 0.0)
             if step is None or step[0] >= COLOR_COST:
                 break  # a suggestion keeps the colour seen
             total += step[0]
@@ -238,13 +236,19 @@ def stacked_pair(state: GameState, site: Site, view: SiteView,
         after = apply_move(state, first)
         if after.phase is not Phase.BUILD:
             continue
-        for second in legal_builds(after):
-            if second.site != site:
-                continue
-            total = cost + _cost(after, second, view, new_cards)
-            if best is None or total < best[0] - 1e-9:
-                best = (total, (first, second))
+        second = _best_build(after, site, view, new_cards, cost)
+        if second is not None and (best is None or second[0] < best[0] - 1e-9):
+            best = (second[0], (first, second[1]))
     return best
+
+
+def _best_build(state: GameState, site: Site, view: SiteView, new_cards: Mapping[Seat, Card],
+                extra: float = 0.0) -> tuple[float, Build] | None:
+    """The legal build at ``site`` of the player to move ranked best against
+    ``view`` (as a single change is), and its cost plus ``extra``."""
+    return min(((_cost(state, m, view, new_cards) + extra, m)
+                for m in legal_builds(state) if m.site == site),
+               key=lambda cm: cm[0], default=None)
 
 
 def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
