@@ -449,8 +449,8 @@ class Controller:
         record = self.session.record
         ply = doubt_ply(record.moves, doubt.move) \
             if doubt.game == self.session.game_id else None
-        if ply is None:
-            return None  # corrected by the players, or built on since
+        if ply is None or record.effective()[ply].agreed:
+            return None  # corrected or kept by the players, or built on since
         recorded = (doubt.move.block.storeys, doubt.move.block.color)
         near = float(self.new_block["weighed_doubt"])
         top = doubt.totals.get(recorded)

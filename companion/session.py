@@ -61,10 +61,14 @@ class TableWarning:
     site: str | None = None
     crop: str | None = None  # evidence id of the photo crop, if any
     resolved: bool = False
+    # False: a camera report about no recorded move (``ply`` is then the number of
+    # moves at the time, which a later move takes over)
+    about_move: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "ply": self.ply, "reason": self.reason, "message": self.message,
-                "site": self.site, "crop": self.crop, "resolved": self.resolved}
+                "site": self.site, "crop": self.crop, "resolved": self.resolved,
+                "about_move": self.about_move}
 
 
 @dataclass(frozen=True)
@@ -120,15 +124,18 @@ class GameSession:
         """Continue a game read back from the journal, exactly where it was.
 
         Moves whose site the camera read by a narrow margin (``MoveEntry.doubtful``)
-        stay marked "check this site" on the page until they are corrected. A move
-        kept against the rules shows its warning again: the one recorded with it,
-        or (a move flagged by a correction, which records no text) the rules'
-        objection on its position.
+        stay marked "check this site" on the page until they are corrected or
+        kept. A move kept against the rules shows its warning again, unless the
+        players kept it so (``MoveEntry.agreed``): the one recorded with it, or (a
+        move flagged by a correction, which records no text) the rules' objection
+        on its position.
         """
         with self._lock:
             states = list(record.states())
             live = _Live(record, states[-1], game_id)
             for ply, entry in enumerate(record.effective()):
+                if entry.agreed:
+                    continue
                 if entry.warning:
                     reason, _, message = entry.warning.partition(": ")
                     live.warnings.append(TableWarning(next(self._ids), ply, reason, message))
@@ -232,11 +239,11 @@ class GameSession:
                             _recheck(record, index + 1, apply_move(before, move, check=False)))
             self._journal_entry(live, entry_json(record.entries[-1]))
             live.record = record
-            live.warnings = [replace(w, resolved=True) if w.ply == index else w
-                             for w in live.warnings]
+            live.warnings = [replace(w, resolved=True) if w.ply == index and w.about_move
+                             else w for w in live.warnings]
             if move is None:
                 live.warnings = [w if w.ply < index else replace(w, ply=w.ply - 1)
-                                 for w in live.warnings if w.ply != index]
+                                 for w in live.warnings if w.ply != index or not w.about_move]
                 live.evidence = {p if p < index else p - 1: crop
                                  for p, crop in live.evidence.items() if p != index}
             done = self._apply_fixes(live, fixes, "the correction")
@@ -288,8 +295,8 @@ class GameSession:
             self._journal_entry(live, entry_json(corrected.entries[-1]))
             live.record = corrected
             if problem is None:
-                live.warnings = [replace(w, resolved=True) if w.ply == n else w
-                                 for w in live.warnings]
+                live.warnings = [replace(w, resolved=True) if w.ply == n and w.about_move
+                                 else w for w in live.warnings]
                 done["rechecked"].append(n)
             else:
                 site = later.site.name if isinstance(later, Build) else None
@@ -315,19 +322,41 @@ class GameSession:
             live = self._require()
             warning = TableWarning(next(self._ids),
                                    len(live.record.effective()) if ply is None else ply,
-                                   reason, message, site, evidence)
+                                   reason, message, site, evidence, about_move=ply is not None)
             live.warnings.append(warning)
             self._changed("warning", {"reason": reason, "message": message})
             return warning
 
     def resolve_warning(self, warning_id: int) -> None:
+        """The players keep what the table shows. A warning about a move settles
+        that move (``keep``), so it does not come back when the game is resumed."""
         with self._lock:
             live = self._require()
-            if not any(w.id == warning_id for w in live.warnings):
+            warning = next((w for w in live.warnings if w.id == warning_id), None)
+            if warning is None:
                 raise RulesError(f"no warning {warning_id}")
+            if (warning.about_move and not warning.resolved
+                    and warning.ply < len(live.record.effective())):
+                self._keep(live, warning.ply)
             live.warnings = [replace(w, resolved=True) if w.id == warning_id else w
                              for w in live.warnings]
-            self._changed("warning")
+            self._changed("warning", {"ply": warning.ply} if warning.about_move else None)
+
+    def keep(self, index: int) -> None:
+        """The players looked at move ``index`` and keep it as it is: recorded as a
+        correction (``agreed``) that clears its "check this site" mark and resolves
+        its warnings, for good (the camera no longer revises it either)."""
+        with self._lock:
+            live = self._require()
+            self._keep(live, index)
+            self._changed("kept", {"ply": index})
+
+    def _keep(self, live: _Live, index: int) -> None:
+        record = live.record.with_agreement(index, "kept by the players")
+        self._journal_entry(live, entry_json(record.entries[-1]))
+        live.record = record
+        live.warnings = [replace(w, resolved=True) if w.ply == index and w.about_move else w
+                         for w in live.warnings]
 
     def see_card(self, seat: Seat, card: Card) -> None:
         """The camera saw a new card on ``seat``'s stack: the page and LEDs show its sites."""
@@ -459,6 +488,8 @@ def move_json(n: int, entry: MoveEntry) -> dict[str, Any]:
         out["warning"] = entry.warning
     if entry.doubtful:
         out["doubtful"] = True
+    if entry.agreed:
+        out["agreed"] = True
     return out
 
 

@@ -28,24 +28,29 @@ RECORD_FORMAT = "manhattan-game/1"
 @dataclass(frozen=True)
 class MoveEntry:
     """A move as it happened; ``forced`` marks an illegal build the table let stand,
-    ``doubtful`` one whose site the camera read by a narrow margin (worth a look)."""
+    ``doubtful`` one whose site the camera read by a narrow margin (worth a look),
+    ``agreed`` one the players looked at and kept as it is (its warning is settled)."""
 
     move: Move
     forced: bool = False
     warning: str | None = None
     doubtful: bool = False
+    agreed: bool = False
 
 
 @dataclass(frozen=True)
 class Correction:
     """Replace move number ``index`` (0-based) with ``move``, or delete it (None);
-    with ``insert``, put ``move`` before move ``index`` (a move the camera missed)."""
+    with ``insert``, put ``move`` before move ``index`` (a move the camera missed);
+    ``agreed``: the players kept move ``index`` as it is (it keeps its warning text,
+    and its warning is not raised again when the game is resumed)."""
 
     index: int
     move: Move | None
     note: str = ""
     forced: bool = False
     insert: bool = False
+    agreed: bool = False
 
 
 Entry = MoveEntry | Correction
@@ -71,6 +76,16 @@ class GameRecord:
             raise RecordError(f"no move number {index} to correct (the game has {n})")
         return replace(self, entries=self.entries + (Correction(index, move, note, forced),))
 
+    def with_agreement(self, index: int, note: str = "") -> GameRecord:
+        """Move ``index`` kept as it stands, flags and all: the players settled its
+        warning (or the camera's doubt about it)."""
+        effective = self.effective()
+        if not 0 <= index < len(effective):
+            raise RecordError(f"no move number {index} to keep (the game has {len(effective)})")
+        entry = effective[index]
+        return replace(self, entries=self.entries + (
+            Correction(index, entry.move, note, entry.forced, agreed=True),))
+
     def with_insertion(self, index: int, move: Move, note: str = "",
                        *, forced: bool = False) -> GameRecord:
         """``move`` put before move ``index`` (``index`` = the number of moves: after
@@ -93,8 +108,11 @@ class GameRecord:
                 moves.insert(e.index, MoveEntry(e.move, e.forced, None))
             elif e.move is None:
                 del moves[e.index]
+            elif e.agreed and moves[e.index].move == e.move:
+                moves[e.index] = MoveEntry(e.move, e.forced, moves[e.index].warning,
+                                           agreed=True)
             else:
-                moves[e.index] = MoveEntry(e.move, e.forced, None)
+                moves[e.index] = MoveEntry(e.move, e.forced, None, agreed=e.agreed)
         return moves
 
     @property
@@ -163,7 +181,8 @@ class GameRecord:
                     entries.append(MoveEntry(parse_move(str(item["move"])),
                                              bool(item.get("forced", False)),
                                              _text_or_none(item.get("warning")),
-                                             _flag(item.get("doubtful", False), "doubtful")))
+                                             _flag(item.get("doubtful", False), "doubtful"),
+                                             _flag(item.get("agreed", False), "agreed")))
                 elif item.get("type") == "correction" and "inserts" in item:
                     if item.get("move") is None:
                         raise RecordError("an insertion needs a move")
@@ -175,7 +194,8 @@ class GameRecord:
                     entries.append(Correction(int(item["replaces"]),
                                               None if mv is None else parse_move(str(mv)),
                                               str(item.get("note", "")),
-                                              bool(item.get("forced", False))))
+                                              bool(item.get("forced", False)),
+                                              agreed=_flag(item.get("agreed", False), "agreed")))
                 else:
                     raise RecordError(f"entries[{n}]: unknown entry type {item.get('type')!r}")
             except RulesError as exc:
@@ -228,6 +248,8 @@ def entry_json(e: Entry) -> dict[str, Any]:
             item["warning"] = e.warning
         if e.doubtful:
             item["doubtful"] = True
+        if e.agreed:
+            item["agreed"] = True
         return item
     item = {"type": "correction", "inserts" if e.insert else "replaces": e.index,
             "move": None if e.move is None else str(e.move)}
@@ -235,6 +257,8 @@ def entry_json(e: Entry) -> dict[str, Any]:
         item["note"] = e.note
     if e.forced:
         item["forced"] = True
+    if e.agreed:
+        item["agreed"] = True
     return item
 
 

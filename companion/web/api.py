@@ -247,6 +247,20 @@ def correct(ply: int) -> Response:
     return jsonify({"ply": ply, "move": None if move is None else str(move), **done})
 
 
+@bp.post("/moves/<int:ply>/keep")
+def keep(ply: int) -> Response:
+    """The players looked at move ``ply`` (0-based) and keep it as it is: its
+    "check this site" mark and its warnings go, also after a restart."""
+    require_table()
+    require_json()
+    sess = _require_game()
+    n = len(sess.record.effective())
+    if ply >= n:
+        fail(404, f"no move number {ply} to keep (the game has {n})")
+    sess.keep(ply)
+    return jsonify({"ply": ply, "kept": True})
+
+
 @bp.post("/moves/<int:ply>/insert")
 def insert(ply: int) -> Response:
     """Put a move the camera missed before move ``ply`` (0-based; the number of

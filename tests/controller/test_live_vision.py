@@ -141,6 +141,27 @@ def test_a_doubtful_build_is_revised_by_the_block_built_on_it() -> None:
                                   "on it fits that tower better; check it")
 
 
+def test_a_doubtful_build_the_players_kept_is_not_revised() -> None:
+    # the same game, but the players looked at Hong Kong E after move 2 and kept
+    # the blue 2 ("Looks right"): the camera does not overrule them later
+    table = SimTable(seed=31, hand_frames=2, still_frames=8)
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
+    kept = None
+    while len(table.moves) <= 3:
+        frame = table.read()
+        ctl.process(frame.image, frame.timestamp)
+        effective = session.record.effective()
+        if kept is None and effective and str(effective[-1].move) == "W c01 blue2@3E":
+            kept = len(effective) - 1
+            session.keep(kept)
+    assert kept is not None and ctl.stats.revisions == 0
+    entry = session.record.effective()[kept]
+    assert (str(entry.move), entry.agreed, entry.doubtful) == ("W c01 blue2@3E", True, False)
+    assert [e.note for e in session.record.entries if isinstance(e, Correction)] == [
+        "kept by the players"]
+
+
 def test_two_builds_under_one_hand_are_recorded_as_two_moves_to_check() -> None:
     # SimTable seed 1: West reaches in as South's hand leaves Hong Kong S (build 4),
     # so the camera never sees the board between South's red 4 there and West's

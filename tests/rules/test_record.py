@@ -230,6 +230,31 @@ def test_a_doubtful_move_keeps_its_mark_until_corrected() -> None:
         GameRecord.from_json(data)
 
 
+def test_a_move_the_players_keep_keeps_its_flag_and_warning_and_loses_its_doubt() -> None:
+    cfg = make_config(4)
+    rec = record_from_moves(cfg, commits4() + [b(S, Site(0, 0, 0), "red", 4)])
+    rec = rec.with_move(b(W, Site(0, 0, 0), "blue", 1), forced=True, warning="too few storeys",
+                        doubtful=True)
+    kept = rec.with_agreement(5, "kept by the players")
+    assert kept.entries[-1] == Correction(5, b(W, Site(0, 0, 0), "blue", 1),
+                                          "kept by the players", True, agreed=True)
+    assert kept.effective()[5] == MoveEntry(b(W, Site(0, 0, 0), "blue", 1), True,
+                                            "too few storeys", False, True)
+    data = kept.to_json()
+    assert data["entries"][-1] == {"type": "correction", "replaces": 5,
+                                   "move": "W c20 blue1@0NW", "note": "kept by the players",
+                                   "forced": True, "agreed": True}
+    assert GameRecord.from_json(data) == kept
+    # a later correction to another move is not kept
+    other = kept.with_correction(5, b(W, Site(1, 0, 0), "blue", 1))
+    assert other.effective()[5] == MoveEntry(b(W, Site(1, 0, 0), "blue", 1))
+    with pytest.raises(RecordError, match=r"^no move number 6 to keep \(the game has 6\)$"):
+        rec.with_agreement(6)
+    data["entries"][-1]["agreed"] = 1
+    with pytest.raises(RecordError, match=r"^entries\[6\]: 'agreed' must be true or false$"):
+        GameRecord.from_json(data)
+
+
 def test_recorded_round_scores_are_checked_on_load() -> None:
     rec = one_round_record()
     data = rec.to_json()

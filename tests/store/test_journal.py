@@ -106,6 +106,37 @@ def test_corrections_and_warnings_journaled(make_journal, play) -> None:
         [w["reason"] for w in session.snapshot()["warnings"]]
 
 
+def test_a_warning_the_players_keep_stays_settled_after_a_restart(make_journal, play) -> None:
+    journal = make_journal()
+    session = GameSession(make_config(4, seed=5, track_cards=True), journal=journal)
+    play(session, moves=10, seed=5)
+    state = session.state
+    hand = state.hand()
+    assert hand is not None
+    bad = Build(state.seat, hand[0], Site.parse("0NW"), Block(state.player.colors[0], 1))
+    outcome = session.play(bad, allow_illegal=True)
+    assert outcome.warning is not None and outcome.warning.reason == "wrong-site"
+    ply = outcome.warning.ply
+    # a camera report about no move: resolving it records nothing
+    report = session.report("several", "two sites changed at once")
+    session.resolve_warning(report.id)
+    assert len(journal.raw(session.game_id or "")["entries"]) == len(session.record.entries)
+    assert not session.record.effective()[ply].agreed
+    # "It happened: keep it"
+    session.resolve_warning(outcome.warning.id)
+    raw = journal.raw(session.game_id or "")["entries"]
+    assert raw[-1] == {"type": "correction", "replaces": ply, "move": str(bad),
+                       "note": "kept by the players", "forced": True, "agreed": True}
+    _assert_same(journal, session)
+    kept = session.snapshot()["moves"][ply]
+    assert (kept["forced"], kept["agreed"], kept["warning"]) == (
+        True, True, outcome.warning.reason + ": " + outcome.warning.message)
+    resumed = GameSession(journal=journal)
+    resume_or_start(resumed, journal, lambda: pytest.fail("must resume"))
+    assert resumed.snapshot()["warnings"] == []
+    assert resumed.snapshot()["moves"][ply] == kept
+
+
 def test_a_missed_move_inserted_is_journaled_with_the_moves_it_rechecks(make_journal,
                                                                          play) -> None:
     journal = make_journal()
@@ -159,11 +190,12 @@ CONFIGS = [
 @given(config=st.sampled_from(CONFIGS), seed=st.integers(0, 50),
        actions=st.lists(st.tuples(
            st.sampled_from(["play", "play", "play", "play", "illegal", "correct", "undo",
-                            "insert", "restart"]),
+                            "insert", "keep", "restart"]),
            st.integers(0, 10 ** 6)), min_size=1, max_size=45))
 def test_replay_equals_live_state(config, seed, actions) -> None:
-    """Random legal moves, forced illegal builds, corrections, insertions, undos and
-    restarts: the journal always replays to exactly the live state."""
+    """Random legal moves, forced illegal builds, corrections, insertions, moves the
+    players keep, undos and restarts: the journal always replays to exactly the live
+    state, and a resumed table warns about exactly the flagged moves nobody kept."""
     n, edition, variants = config
     cfg = make_config(n, edition=edition, variants=variants, seed=seed, track_cards=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -197,6 +229,9 @@ def test_replay_equals_live_state(config, seed, actions) -> None:
                         later = session.record.effective()
                         assert all(later[n].forced for n in done["flagged"])
                         assert not any(later[n].forced for n in done["rechecked"])
+            elif kind == "keep" and effective:
+                session.keep(k % effective)
+                assert session.record.effective()[k % effective].agreed
             elif kind == "undo" and effective:
                 session.undo()
             elif kind == "restart":
@@ -206,6 +241,10 @@ def test_replay_equals_live_state(config, seed, actions) -> None:
                 assert journal.notices == []
                 session = GameSession(journal=journal)
                 resume_or_start(session, journal, lambda: cfg)
+                flagged = [n for n, e in enumerate(session.record.effective())
+                           if e.forced and not e.agreed]
+                assert [w["ply"] for w in session.snapshot()["warnings"]
+                        if not w["resolved"]] == flagged
         _assert_same(journal, session)
         journal.close()
 

@@ -320,6 +320,23 @@ def test_resolve_warning(client: Any, driver: Any, session: GameSession,
     assert resp.get_json() == {"error": "no warning 99"}
 
 
+def test_a_report_about_no_move_is_not_taken_by_the_move_recorded_after_it(
+        client: Any, driver: Any, session: GameSession, pin_headers: dict[str, str]) -> None:
+    driver.play(1)
+    report = session.report("several", "two sites changed at once")
+    (move,) = driver.play(1)
+    shown = client.get("/api/state").get_json()["warnings"]
+    assert [(w["ply"], w["about_move"], w["resolved"]) for w in shown] == [(1, False, False)]
+    # correcting move 1 (to itself) is no answer to the report ...
+    resp = client.post("/api/moves/1/correct", json={"move": str(move)}, headers=pin_headers)
+    assert resp.status_code == 200
+    assert client.get("/api/state").get_json()["warnings"][0]["resolved"] is False
+    # ... and resolving the report does not keep move 1
+    resp = client.post(f"/api/warnings/{report.id}/resolve", json={}, headers=pin_headers)
+    assert resp.status_code == 200
+    assert "agreed" not in client.get("/api/state").get_json()["moves"][1]
+
+
 # -- set-up ----------------------------------------------------------------------------
 
 

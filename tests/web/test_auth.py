@@ -20,6 +20,7 @@ CHANGING = [
     ("/api/cards", {"seat": "S", "card": "c11"}),
     ("/api/moves/0/correct", {"move": None}),
     ("/api/moves/0/insert", {"move": "S commit ?"}),
+    ("/api/moves/0/keep", {}),
     ("/api/undo", {}),
     ("/api/warnings/1/resolve", {}),
 ]

@@ -211,7 +211,8 @@ def test_page_without_a_game(browser: Any) -> None:
 
 def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: GameSession,
                                                         driver: Any) -> None:
-    """A replayed move whose site its photo read narrowly: "check this site" beside it only."""
+    """A replayed move whose site its photo read narrowly: "check this site" beside it
+    only, until the players say it looks right."""
     driver.play(8)
     record = session.record
     ply = next(n for n, e in enumerate(record.effective()) if type(e.move).__name__ == "Build")
@@ -230,6 +231,14 @@ def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: Ga
         site = record.effective()[ply].move.site.name  # type: ignore[union-attr]
         assert item.locator(".doubt").inner_text() == f"? check this site ({site})"
         assert page.locator(f"#log li[data-ply='{ply + 1}'] .doubt").count() == 0
+        # the players look at the site: the move is right, the mark goes for good
+        page.fill("#pin", PIN)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_selector("body.unlocked")
+        page.click("#log .doubt button:has-text('Looks right')")
+        page.wait_for_selector("#log .doubt", state="detached")
+        assert session.record.effective()[ply].agreed
+        assert not session.record.effective()[ply].doubtful
         ctx.close()
 
 

@@ -102,3 +102,31 @@ def test_the_mark_is_journaled_and_a_restarted_table_shows_it(make_app: Any, pin
     marked = [m["notation"] for m in fresh.snapshot()["moves"] if m.get("doubtful")]
     assert marked == [DOUBTFUL_MOVE]
     journal.close()
+
+
+def test_looks_right_keeps_the_move_for_good(make_app: Any, pin: str, pin_headers: dict,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Any) -> None:
+    journal = Journal(tmp_path / "games.sqlite")
+    session = GameSession(journal=journal)
+    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
+    client = make_app(session, services={
+        "replay": make_replay_service(session, journal=journal)}).test_client()
+    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                       content_type="multipart/form-data",
+                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
+                                        for k in range(7)]})
+    assert resp.status_code == 200, resp.get_json()
+    resp = client.post("/api/moves/6/keep", json={}, headers=pin_headers)
+    assert (resp.status_code, resp.get_json()) == (200, {"ply": 6, "kept": True})
+    move = client.get("/api/state").get_json()["moves"][6]
+    assert (move["notation"], "doubtful" in move, move["agreed"]) == (DOUBTFUL_MOVE, False, True)
+    resp = client.post("/api/moves/10/keep", json={}, headers=pin_headers)
+    assert (resp.status_code, resp.get_json()) == (
+        404, {"error": "no move number 10 to keep (the game has 10)"})
+    game_id, record = journal.current_game()
+    fresh = GameSession(journal=journal)
+    fresh.resume(record, game_id)
+    assert [m["ply"] for m in fresh.snapshot()["moves"] if m.get("doubtful")] == []
+    assert fresh.snapshot()["moves"][6]["agreed"] is True
+    journal.close()

@@ -533,7 +533,7 @@
     clear(box).append(h("h2", {}, open.length === 1 ? "Check the table" : `Check the table ` +
       `(${open.length})`));
     for (const w of open) {
-      const move = s.moves[w.ply];
+      const move = w.about_move === false ? null : s.moves[w.ply];
       const plain = META.reasons[w.reason] || REPORTS[w.reason];
       box.append(h("div", { class: "warning" },
         w.crop && META.services.evidence ? h("img", { class: "crop", alt: "photo of the site",
@@ -588,9 +588,14 @@
         h("div", { class: "move-body" },
           h("code", { class: "notation" }, m.notation),
           h("span", { class: "human" }, describe(m)),
-          m.warning ? h("span", { class: "flag" }, `\u26a0 ${m.warning}`) : null,
+          m.warning ? h("span", { class: "flag" }, `\u26a0 ${m.warning}` +
+            (m.agreed ? " (kept by the players)" : "")) : null,
           m.doubtful ? h("span", { class: "doubt", title: "the photo read this site by a " +
-            "narrow margin: it may be misread" }, `? check this site (${m.site})`) : null),
+            "narrow margin: it may be misread" }, `? check this site (${m.site})`,
+            ui.unlocked ? h("button", { type: "button", class: "btn btn-tiny", title:
+              "the move is right as recorded", onclick: (ev) => {
+                ev.stopPropagation(); act(`/api/moves/${i}/keep`, {}, "Kept as it is");
+              } }, "Looks right") : null) : null),
         m.crop && META.services.evidence ? h("img", { class: "thumb", alt: "camera crop",
           loading: "lazy", src: `/evidence/${encodeURIComponent(m.crop)}.jpg` }) : null,
         ui.unlocked ? h("span", { class: "move-actions" },
