@@ -20,10 +20,23 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from companion.rules import Block, Build, Card, Commit, Phase, RulesError, Seat, Site, SiteView
+from companion.rules import (
+    Block,
+    Build,
+    Card,
+    Commit,
+    IllegalMoveError,
+    Phase,
+    RulesError,
+    Seat,
+    Site,
+    SiteView,
+    apply_move,
+    check_move,
+)
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
-from companion.tracking import decide
+from companion.tracking import Decision, decide
 from companion.vision.change import ArmWatch, DiffMotionGate
 
 __all__ = ["ArmWatch", "Controller", "ControllerStats", "DiffMotionGate", "pose_shift_px"]
@@ -85,6 +98,38 @@ class _Fitted:
     base: int  # the record's tower under it
     #: (storeys, colour) -> weighed total, when the reader's scores were weighed in
     totals: Mapping[tuple[int, str], float] | None = None
+
+
+@dataclass(frozen=True)
+class _Scene:
+    """The last two still scenes compared: what changed per site, for a second look."""
+
+    before: np.ndarray
+    after: np.ndarray
+    pose: Any
+    heights: Mapping[Site, int]  # the record's towers before the change
+    scores: Sequence[Any]  # vision.sitechange.SiteChange, highest first
+
+
+def _allowed(state: Any, move: Build) -> bool:
+    try:
+        check_move(state, move)
+    except IllegalMoveError:
+        return False
+    return True
+
+
+def _next_card_builds_there(state: Any, move: Build, new_cards: Mapping[Seat, Card]) -> bool:
+    """Whether the player after ``move``'s shows a new card that builds at its site."""
+    if move.seat != state.seat:
+        return False
+    try:
+        after = apply_move(state, move, check=False)
+    except RulesError:
+        return False
+    card = new_cards.get(after.seat)
+    return (after.phase is Phase.BUILD and card is not None and after.seat != move.seat
+            and card.site_cell(after.seat) == (move.site.row, move.site.col))
 
 
 @dataclass(frozen=True)
@@ -163,6 +208,7 @@ class Controller:
         self.new_block = _new_block_config()
         #: the new block fitted in the last still scene
         self._fitted: _Fitted | None = None
+        self._scene: _Scene | None = None
         #: doubtful builds by site, to weigh again when the next block there is fitted
         self._doubted: dict[Site, _Doubt] = {}
 
@@ -277,12 +323,14 @@ class Controller:
             unseen = [*unseen, *decision.changed]
             decision = decide(state, views, unseen, new_cards, pixel_site,
                               out_of_sight=list(reading.unseen))
-        if decision.kind == "move" and decision.reason == "wrong-turn" \
-                and isinstance(decision.move, Build) and decision.move.seat != state.seat:
+        if decision.kind == "move" and isinstance(decision.move, Build) and (
+                (decision.reason == "wrong-turn" and decision.move.seat != state.seat)
+                or _next_card_builds_there(state, decision.move, new_cards)):
             # two blocks stacked under one hand can stand taller than the one block
-            # the reading was held to: read that site again allowing two, and keep
-            # the pair (the mover's build and the next player's on it) if the rules
-            # and that reading make one of it
+            # the reading was held to (the build seen is the next player's, out of
+            # turn; or the next player shows a new card for this very site): read
+            # that site again allowing two, and keep the pair (the mover's build and
+            # the next player's on it) if the rules and that reading make one of it
             site = decision.move.site
             view = self._wide_view(image, reading, site)
             if view is not None and view != views.get(site):
@@ -290,6 +338,15 @@ class Controller:
                                out_of_sight=list(reading.unseen), cards_read=self._cards)
                 if again.kind == "several":
                     decision = again
+        if decision.kind == "move" and decision.reason == "wrong-turn" \
+                and isinstance(decision.move, Build) and decision.move.seat != state.seat:
+            # the player to move built too, but their block changed few pixels (a
+            # storey on a tower, mostly hidden): look for it where their new card
+            # builds, and keep the pair if it makes the build seen the next one's
+            pair = self._pair_with_missed(state, decision.move, reading, views, unseen,
+                                          new_cards, pixel_site)
+            if pair is not None:
+                decision = pair
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])
@@ -334,6 +391,50 @@ class Controller:
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
         self._update_leds()
+
+    def _pair_with_missed(self, state: Any, seen: Build, reading: ReadingLike,
+                          views: Mapping[Site, SiteView], unseen: list[Site],
+                          new_cards: Mapping[Seat, Card], pixel_site: Site | None,
+                          ) -> Decision | None:
+        """The build seen was the next player's, out of turn, and the player to move
+        shows a new card: their block is at one of the sites that card gives, where
+        the pixels changed (most, and at least ``focus_card_score``) and a block of
+        theirs fits the change. Both builds, in turn order, as a "several" decision
+        (each recorded for the players to check); None if that does not explain
+        the scene."""
+        card = new_cards.get(state.seat)
+        scene = self._scene
+        if card is None or scene is None:
+            return None
+        cell = card.site_cell(state.seat)
+        floor = float(self.change.get("focus_card_score", 0.0))
+        first: Build | None = None
+        for c in scene.scores:  # highest first
+            if c.score < floor:
+                return None
+            if c.site == seen.site or (c.site.row, c.site.col) != cell:
+                continue
+            fit = self._fit_block(scene.before, scene.after, scene.pose, c.site, state,
+                                  reading, scene.heights)
+            if fit is None or fit.colour not in state.player.colors:
+                return None
+            first = Build(state.seat, card, c.site, Block(fit.colour, fit.storeys))
+            break
+        if first is None or not _allowed(state, first):
+            return None
+        after = apply_move(state, first)
+        if after.phase is not Phase.BUILD or after.seat is not seen.seat:
+            return None
+        held = {**views, first.site: after.board.views()[first.site]}
+        again = decide(after, held, unseen, new_cards, pixel_site,
+                       out_of_sight=list(reading.unseen), cards_read=self._cards)
+        if again.kind != "move" or again.reason is not None or not isinstance(again.move, Build):
+            return None
+        return Decision("several", changed=(first.site, again.move.site),
+                        suggested=(first, again.move),
+                        message=f"a block at {first.site.name} barely changed the picture, "
+                                f"and {again.move.site.name} changed: recorded as {first}, "
+                                f"then {again.move}; check each move")
 
     def _wide_view(self, image: np.ndarray, reading: ReadingLike, site: Site
                    ) -> SiteView | None:
@@ -382,6 +483,7 @@ class Controller:
         """
         prev, self._prev_still = self._prev_still, image
         self._fitted = None
+        self._scene = None
         pose = getattr(reading, "pose", None)
         if prev is None or pose is None or not hasattr(pose, "project") \
                 or prev.shape != image.shape:
@@ -391,6 +493,7 @@ class Controller:
         record = state.board.views()
         heights = {s: v.height for s, v in record.items()}
         scores = site_change_scores(prev, image, pose, heights)
+        self._scene = _Scene(prev, image, pose, heights, scores)
         found = focus(scores, lambda c: reading.sites.get(c) != record.get(c), self.change)
         if found.bumped:
             log.info("many sites changed at once: camera bumped? reading the whole board")
@@ -443,7 +546,6 @@ class Controller:
         doubt = self._doubted.pop(site, None)
         if doubt is None or not read_scores:
             return None
-        from companion.rules import check_move
         from companion.vision.newblock import contradicts, reconsider
 
         record = self.session.record

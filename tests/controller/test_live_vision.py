@@ -179,6 +179,40 @@ def test_two_builds_under_one_hand_are_recorded_as_two_moves_to_check() -> None:
     assert len(seen) == 7  # no still scene between the two builds
 
 
+def test_a_stacked_pair_is_read_again_when_the_next_player_shows_a_card_for_that_site(
+        ) -> None:
+    # SimTable seed 18: South's red 4 on East's black 4 at Sao Paulo NE (builds 3
+    # and 4) under one hand. Held to one block, the site read a black 1, East's
+    # colour and in turn; but South shows a new card (c02) for that very site: read
+    # again allowing two blocks it is a red 8, and the rules make the pair of it
+    table, session, _, _ = _track(18, 6, still_frames=6, quick=(3,))
+    assert [str(m) for m in table.moves[3:5]] == ["E c22 black4@4NE", "S c02 red4@4NE"]
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:6]]
+    assert [e.doubtful for e in entries][3:5] == [True, True]
+    [warning] = session.snapshot()["warnings"]
+    assert (warning["reason"], warning["site"]) == ("several", "Sao Paulo NE")
+    assert warning["message"] == ("two blocks were built at Sao Paulo NE at once: recorded as "
+                                  "E c22 black4@4NE, then S c02 red4@4NE; check each move")
+
+
+def test_a_block_that_barely_changed_the_picture_is_found_at_its_card_sites() -> None:
+    # SimTable seed 6: East's black 1 on Manhattan C's 3-storey tower (build 3)
+    # changes few pixels, and South's red 4 at Sao Paulo SW comes before the board
+    # is still: South's build out of turn. East's new card (c11) builds at the six
+    # centre sites; Manhattan C changed there and a black 1 fits it: both recorded
+    table, session, _, _ = _track(6, 6, still_frames=6, quick=(3,))
+    assert [str(m) for m in table.moves[3:5]] == ["E c11 black1@0C", "S c20 red4@4SW"]
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:6]]
+    assert [e.doubtful for e in entries] == [False] * 3 + [True, True, False]
+    [warning] = session.snapshot()["warnings"]
+    assert (warning["reason"], warning["site"]) == ("several", "Manhattan C")
+    assert warning["message"] == (
+        "a block at Manhattan C barely changed the picture, and Sao Paulo SW changed: "
+        "recorded as E c11 black1@0C, then S c20 red4@4SW; check each move")
+
+
 def test_two_blocks_stacked_under_one_hand_are_read_again_allowing_both() -> None:
     # SimTable seed 16: South's red 4 and West's blue 4 both on Cairo W's black 4
     # (builds 4 and 5) with no still scene between. Held to one block more than the
