@@ -25,7 +25,6 @@ from companion.rules import (
     Build,
     Card,
     Commit,
-    IllegalMoveError,
     Phase,
     RulesError,
     Seat,
@@ -33,6 +32,7 @@ from companion.rules import (
     SiteView,
     apply_move,
     check_move,
+    is_legal,
 )
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
@@ -109,14 +109,6 @@ class _Scene:
     pose: Any
     heights: Mapping[Site, int]  # the record's towers before the change
     scores: Sequence[Any]  # vision.sitechange.SiteChange, highest first
-
-
-def _allowed(state: Any, move: Build) -> bool:
-    try:
-        check_move(state, move)
-    except IllegalMoveError:
-        return False
-    return True
 
 
 def _next_card_builds_there(state: Any, move: Build, new_cards: Mapping[Seat, Card]) -> bool:
@@ -420,7 +412,7 @@ class Controller:
                 return None
             first = Build(state.seat, card, c.site, Block(fit.colour, fit.storeys))
             break
-        if first is None or not _allowed(state, first):
+        if first is None or not is_legal(state, first):
             return None
         after = apply_move(state, first)
         if after.phase is not Phase.BUILD or after.seat is not seen.seat:

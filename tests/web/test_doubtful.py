@@ -82,9 +82,10 @@ def test_undo_keeps_the_mark_and_a_correction_of_that_move_clears_it(uploaded: A
     assert marked() == []
 
 
-def test_the_mark_is_journaled_and_a_restarted_table_shows_it(make_app: Any, pin: str,
-                                                              monkeypatch: pytest.MonkeyPatch,
-                                                              tmp_path: Any) -> None:
+@pytest.fixture
+def journaled(make_app: Any, pin: str, monkeypatch: pytest.MonkeyPatch,
+              tmp_path: Any) -> Any:
+    """The page's client after the upload, on a table that journals its game; and the journal."""
     journal = Journal(tmp_path / "games.sqlite")
     session = GameSession(journal=journal)
     monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
@@ -95,28 +96,22 @@ def test_the_mark_is_journaled_and_a_restarted_table_shows_it(make_app: Any, pin
                        data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
                                         for k in range(7)]})
     assert resp.status_code == 200, resp.get_json()
+    yield client, journal
+    journal.close()
+
+
+def test_the_mark_is_journaled_and_a_restarted_table_shows_it(journaled: Any) -> None:
+    _, journal = journaled
     # the table restarts: a new session takes the game back from the journal
     game_id, record = journal.current_game()
     fresh = GameSession(journal=journal)
     fresh.resume(record, game_id)
     marked = [m["notation"] for m in fresh.snapshot()["moves"] if m.get("doubtful")]
     assert marked == [DOUBTFUL_MOVE]
-    journal.close()
 
 
-def test_looks_right_keeps_the_move_for_good(make_app: Any, pin: str, pin_headers: dict,
-                                             monkeypatch: pytest.MonkeyPatch,
-                                             tmp_path: Any) -> None:
-    journal = Journal(tmp_path / "games.sqlite")
-    session = GameSession(journal=journal)
-    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
-    client = make_app(session, services={
-        "replay": make_replay_service(session, journal=journal)}).test_client()
-    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
-                       content_type="multipart/form-data",
-                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
-                                        for k in range(7)]})
-    assert resp.status_code == 200, resp.get_json()
+def test_looks_right_keeps_the_move_for_good(journaled: Any, pin_headers: dict) -> None:
+    client, journal = journaled
     resp = client.post("/api/moves/6/keep", json={}, headers=pin_headers)
     assert (resp.status_code, resp.get_json()) == (200, {"ply": 6, "kept": True})
     move = client.get("/api/state").get_json()["moves"][6]
@@ -129,4 +124,3 @@ def test_looks_right_keeps_the_move_for_good(make_app: Any, pin: str, pin_header
     fresh.resume(record, game_id)
     assert [m["ply"] for m in fresh.snapshot()["moves"] if m.get("doubtful")] == []
     assert fresh.snapshot()["moves"][6]["agreed"] is True
-    journal.close()
