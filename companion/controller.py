@@ -36,7 +36,7 @@ from companion.rules import (
 )
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
-from companion.tracking import Decision, decide
+from companion.tracking import Decision, best_build, decide, stacked_pair
 from companion.vision.change import ArmWatch, DiffMotionGate
 
 __all__ = ["ArmWatch", "Controller", "ControllerStats", "DiffMotionGate", "pose_shift_px"]
@@ -125,6 +125,17 @@ def _next_card_builds_there(state: Any, move: Build, new_cards: Mapping[Seat, Ca
 
 
 @dataclass(frozen=True)
+class _OffColour:
+    """The last build, recorded although the colour read on top was another."""
+
+    game: str | None
+    ply: int
+    move: Build
+    before: Any  # the position it was played from
+    new_cards: Mapping[Seat, Card]  # the new cards seen with it
+
+
+@dataclass(frozen=True)
 class _Doubt:
     """A doubtful build, kept until the next block at its site is fitted (found
     again in the record by its site: ``doubt_ply``)."""
@@ -201,6 +212,7 @@ class Controller:
         #: the new block fitted in the last still scene
         self._fitted: _Fitted | None = None
         self._scene: _Scene | None = None
+        self._off_colour: _OffColour | None = None
         #: doubtful builds by site, to weigh again when the next block there is fitted
         self._doubted: dict[Site, _Doubt] = {}
 
@@ -339,6 +351,21 @@ class Controller:
                                           new_cards, pixel_site)
             if pair is not None:
                 decision = pair
+        off_colour = self._off_colour  # checked against the record: the last move
+        if decision.kind == "move" and decision.reason == "wrong-turn" \
+                and isinstance(decision.move, Build) and decision.move.seat != state.seat \
+                and off_colour is not None:
+            # the build before was recorded against the colour on top, which is the
+            # skipped player's: both built there under one hand (the same card played
+            # again shows no new card). Revise it into the pair, then decide again
+            revised = self._revise_into_pair(reading, state, off_colour)
+            if revised is not None:
+                was = state.board.views().get(revised)
+                state = self.session.state
+                if views.get(revised) == was:  # unchanged since: the revised tower
+                    views = {**views, revised: state.board.views()[revised]}
+                decision = decide(state, views, unseen, new_cards, pixel_site,
+                                  out_of_sight=list(reading.unseen), cards_read=self._cards)
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])
@@ -354,6 +381,13 @@ class Controller:
                 # the reading's own doubt counts only where the reading stood
                 doubtful = fitted.doubts or (doubtful and not fitted.decided)
             outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
+            seen = views.get(moved) if isinstance(moved, Site) else None
+            self._off_colour = None
+            if isinstance(decision.move, Build) and seen is not None \
+                    and seen.owner != decision.move.block.color:
+                self._off_colour = _OffColour(self.session.game_id,
+                                              len(self.session.record.effective()) - 1,
+                                              decision.move, state, dict(new_cards))
             if isinstance(moved, Site):
                 self._doubted.pop(moved, None)
                 if doubtful and fitted is not None and fitted.totals \
@@ -383,6 +417,45 @@ class Controller:
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
         self._update_leds()
+
+    def _revise_into_pair(self, reading: ReadingLike, state: Any, off: _OffColour
+                          ) -> Site | None:
+        """The last move, recorded although the colour on top was the player's after
+        it, revised into two builds at its site (that player's on the mover's) when
+        that player is the one now skipped and the site, read again allowing two
+        blocks, is better explained so; the record is corrected and the missed
+        build inserted, and the players told. Returns the site, or None."""
+        record = self.session.record
+        ply = len(record.effective()) - 1
+        if off.game != self.session.game_id or off.ply != ply or record.moves[ply] != off.move:
+            return None
+        site = off.move.site
+        if self._scene is None:
+            return None
+        # read as it stood then: the build seen now may stand on it
+        view = self._wide_view(self._scene.before, reading, site)
+        if view is None:
+            return None
+        pair = stacked_pair(off.before, site, view, off.new_cards)
+        single = best_build(off.before, site, view, off.new_cards)
+        if pair is None or single is None or pair[0] >= single[0] \
+                or pair[1][1].seat is not state.seat:
+            return None
+        first, second = pair[1]
+        try:
+            if first != off.move:
+                self.session.correct(ply, first, "revised by the camera: two blocks there",
+                                     expect=off.move)
+            self.session.insert(ply + 1, second, "missed by the camera: built on the move before")
+        except RulesError:
+            return None
+        message = (f"two blocks were built at {site.name} at once: recorded as {first}, "
+                   f"then {second}; check each move")
+        log.info("%s", message)
+        self.session.report("several", message, site.name, ply=ply)
+        self.stats.moves += 1
+        self.stats.warnings += 1
+        return site
 
     def _pair_with_missed(self, state: Any, seen: Build, reading: ReadingLike,
                           views: Mapping[Site, SiteView], unseen: list[Site],

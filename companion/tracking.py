@@ -205,7 +205,7 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
             if view is None or now.phase is not Phase.BUILD:
                 break
             # a player whose stack shows no new card is less likely to have built
-            step = _best_build(now, site, view, new_cards,
+            step = best_build(now, site, view, new_cards,
                                CARD_COST if now.seat not in new_cards else 0.0)
             if step is None or step[0] >= COLOR_COST:
                 break  # a suggestion keeps the colour seen
@@ -236,14 +236,14 @@ def stacked_pair(state: GameState, site: Site, view: SiteView,
         after = apply_move(state, first)
         if after.phase is not Phase.BUILD:
             continue
-        second = _best_build(after, site, view, new_cards, cost)
+        second = best_build(after, site, view, new_cards, cost)
         if second is not None and (best is None or second[0] < best[0] - 1e-9):
             best = (second[0], (first, second[1]))
     return best
 
 
-def _best_build(state: GameState, site: Site, view: SiteView, new_cards: Mapping[Seat, Card],
-                extra: float = 0.0) -> tuple[float, Build] | None:
+def best_build(state: GameState, site: Site, view: SiteView, new_cards: Mapping[Seat, Card],
+               extra: float = 0.0) -> tuple[float, Build] | None:
     """The legal build at ``site`` of the player to move ranked best against
     ``view`` (as a single change is), and its cost plus ``extra``."""
     return min(((_cost(state, m, view, new_cards) + extra, m)

@@ -196,6 +196,30 @@ def test_a_stacked_pair_is_read_again_when_the_next_player_shows_a_card_for_that
                                   "E c22 black4@4NE, then S c02 red4@4NE; check each move")
 
 
+def test_a_build_recorded_against_the_colour_on_top_is_revised_into_the_pair() -> None:
+    # SimTable seed 13: South's red 2 and West's blue 1 on Cairo NW's 4 storeys
+    # (builds 4 and 5) under one hand; West played c20 again, so its stack showed
+    # no new card, and the scene was recorded as South's red 3 (against the blue
+    # read on top). North's green 4 there next is out of turn (West was skipped):
+    # read as it stood, allowing two blocks, the site is South's red 2 under
+    # West's blue 1. The record is corrected, West's build inserted, and North's
+    # build recorded in turn
+    table, session, _, _ = _track(13, 8, still_frames=6, quick=(4,))
+    assert [str(m) for m in table.moves[4:7]] == ["S c00 red2@5NW", "W c20 blue1@5NW",
+                                                  "N c22 green4@5NW"]
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:8]]
+    fixes = [(str(e.move), e.note, e.insert) for e in session.record.entries
+             if isinstance(e, Correction)]
+    assert fixes == [("S c00 red2@5NW", "revised by the camera: two blocks there", False),
+                     ("W c20 blue1@5NW", "missed by the camera: built on the move before",
+                      True)]
+    [warning] = session.snapshot()["warnings"]
+    assert (warning["reason"], warning["site"], warning["ply"]) == ("several", "Cairo NW", 8)
+    assert warning["message"] == ("two blocks were built at Cairo NW at once: recorded as "
+                                  "S c00 red2@5NW, then W c20 blue1@5NW; check each move")
+
+
 def test_a_block_that_barely_changed_the_picture_is_found_at_its_card_sites() -> None:
     # SimTable seed 6: East's black 1 on Manhattan C's 3-storey tower (build 3)
     # changes few pixels, and South's red 4 at Sao Paulo SW comes before the board
