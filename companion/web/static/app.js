@@ -10,7 +10,7 @@
   const SEAT_NAMES = { S: "South", W: "West", N: "North", E: "East" };
   // what the camera reports besides broken rules (companion.tracking)
   const REPORTS = {
-    several: "several sites changed at once",
+    several: "more than one move at once",
     unexplained: "a change on the board that no move explains",
     revised: "a move the camera revised",
   };
