@@ -445,8 +445,9 @@ class Controller:
         try:
             if first != off.move:
                 self.session.correct(ply, first, "revised by the camera: two blocks there",
-                                     expect=off.move)
-            self.session.insert(ply + 1, second, "missed by the camera: built on the move before")
+                                     expect=off.move, doubtful=True)
+            self.session.insert(ply + 1, second, "missed by the camera: built on the move before",
+                                doubtful=True)
         except RulesError:
             return None
         message = (f"two blocks were built at {site.name} at once: recorded as {first}, "

@@ -212,7 +212,7 @@ class GameSession:
             return Outcome(move, legal, warning)
 
     def correct(self, index: int, move: Move | None, note: str = "", *,
-                expect: Move | None = None) -> dict[str, list[int]]:
+                expect: Move | None = None, doubtful: bool = False) -> dict[str, list[int]]:
         """Replace (or delete, with None) move ``index``; recorded as a correction.
 
         The corrected move is kept, flagged, if the rules refuse it (what the
@@ -222,7 +222,8 @@ class GameSession:
 
         ``expect``: correct only if move ``index`` is still this one (else
         RulesError): the camera's revision must not land on a move the players
-        changed meanwhile.
+        changed meanwhile. ``doubtful``: the camera's own correction, marked "check
+        this site" as a doubtful move is.
         """
         with self._lock:
             live = self._require()
@@ -230,11 +231,12 @@ class GameSession:
                 moves = live.record.moves
                 if index >= len(moves) or moves[index] != expect:
                     raise RulesError(f"move {index} is no longer {expect}")
-            record = live.record.with_correction(index, move, note)
+            record = live.record.with_correction(index, move, note, doubtful=doubtful)
             before = record.state_at(index)
             forced = move is not None and not _allowed(before, move)
             if forced:
-                record = live.record.with_correction(index, move, note, forced=True)
+                record = live.record.with_correction(index, move, note, forced=True,
+                                                     doubtful=doubtful)
             fixes, state = (_recheck(record, index, before) if move is None else
                             _recheck(record, index + 1, apply_move(before, move, check=False)))
             self._journal_entry(live, entry_json(record.entries[-1]))
@@ -252,7 +254,8 @@ class GameSession:
                                          else str(move), "forced": forced, **done})
             return done
 
-    def insert(self, index: int, move: Move, note: str = "") -> dict[str, list[int]]:
+    def insert(self, index: int, move: Move, note: str = "", *,
+               doubtful: bool = False) -> dict[str, list[int]]:
         """Put ``move`` before move ``index`` (a move the camera missed).
 
         The moves after it are checked again on the new position: one recorded
@@ -261,14 +264,16 @@ class GameSession:
         resolves its warning ("rechecked"); one that the rules now refuse is kept,
         flagged, with a warning ("flagged"). Each is a correction in the record.
         The inserted move itself is kept, flagged, if the rules refuse it.
+        ``doubtful``: inserted by the camera, marked "check this site".
         """
         with self._lock:
             live = self._require()
-            record = live.record.with_insertion(index, move, note)
+            record = live.record.with_insertion(index, move, note, doubtful=doubtful)
             before = record.state_at(index)
             forced = not _allowed(before, move)
             if forced:
-                record = live.record.with_insertion(index, move, note, forced=True)
+                record = live.record.with_insertion(index, move, note, forced=True,
+                                                    doubtful=doubtful)
             fixes, state = _recheck(record, index + 1, apply_move(before, move, check=False))
             self._journal_entry(live, entry_json(record.entries[-1]))
             live.record = record

@@ -43,7 +43,8 @@ class Correction:
     """Replace move number ``index`` (0-based) with ``move``, or delete it (None);
     with ``insert``, put ``move`` before move ``index`` (a move the camera missed);
     ``agreed``: the players kept move ``index`` as it is (it keeps its warning text,
-    and its warning is not raised again when the game is resumed)."""
+    and its warning is not raised again when the game is resumed); ``doubtful``:
+    the camera's own correction, worth a look (as ``MoveEntry.doubtful``)."""
 
     index: int
     move: Move | None
@@ -51,6 +52,7 @@ class Correction:
     forced: bool = False
     insert: bool = False
     agreed: bool = False
+    doubtful: bool = False
 
 
 Entry = MoveEntry | Correction
@@ -70,11 +72,12 @@ class GameRecord:
                                                                doubtful),))
 
     def with_correction(self, index: int, move: Move | None, note: str = "",
-                        *, forced: bool = False) -> GameRecord:
+                        *, forced: bool = False, doubtful: bool = False) -> GameRecord:
         n = len(self.effective())
         if not 0 <= index < n:
             raise RecordError(f"no move number {index} to correct (the game has {n})")
-        return replace(self, entries=self.entries + (Correction(index, move, note, forced),))
+        return replace(self, entries=self.entries + (
+            Correction(index, move, note, forced, doubtful=doubtful and move is not None),))
 
     def with_agreement(self, index: int, note: str = "") -> GameRecord:
         """Move ``index`` kept as it stands, flags and all: the players settled its
@@ -87,14 +90,15 @@ class GameRecord:
             Correction(index, entry.move, note, entry.forced, agreed=True),))
 
     def with_insertion(self, index: int, move: Move, note: str = "",
-                       *, forced: bool = False) -> GameRecord:
+                       *, forced: bool = False, doubtful: bool = False) -> GameRecord:
         """``move`` put before move ``index`` (``index`` = the number of moves: after
         the last); the moves after it keep their own flags."""
         n = len(self.effective())
         if not 0 <= index <= n:
             raise RecordError(f"no place {index} to insert a move (the game has {n})")
         return replace(self, entries=self.entries + (Correction(index, move, note, forced,
-                                                                insert=True),))
+                                                                insert=True,
+                                                                doubtful=doubtful),))
 
     # -- reading -----------------------------------------------------------
     def effective(self) -> list[MoveEntry]:
@@ -105,14 +109,14 @@ class GameRecord:
                 moves.append(e)
             elif e.insert:
                 assert e.move is not None
-                moves.insert(e.index, MoveEntry(e.move, e.forced, None))
+                moves.insert(e.index, MoveEntry(e.move, e.forced, None, e.doubtful))
             elif e.move is None:
                 del moves[e.index]
             elif e.agreed and moves[e.index].move == e.move:
                 moves[e.index] = MoveEntry(e.move, e.forced, moves[e.index].warning,
                                            agreed=True)
             else:
-                moves[e.index] = MoveEntry(e.move, e.forced, None, agreed=e.agreed)
+                moves[e.index] = MoveEntry(e.move, e.forced, None, e.doubtful, e.agreed)
         return moves
 
     @property
@@ -188,14 +192,18 @@ class GameRecord:
                         raise RecordError("an insertion needs a move")
                     entries.append(Correction(int(item["inserts"]), parse_move(str(item["move"])),
                                               str(item.get("note", "")),
-                                              bool(item.get("forced", False)), insert=True))
+                                              bool(item.get("forced", False)), insert=True,
+                                              doubtful=_flag(item.get("doubtful", False),
+                                                             "doubtful")))
                 elif item.get("type") == "correction":
                     mv = item.get("move")
                     entries.append(Correction(int(item["replaces"]),
                                               None if mv is None else parse_move(str(mv)),
                                               str(item.get("note", "")),
                                               bool(item.get("forced", False)),
-                                              agreed=_flag(item.get("agreed", False), "agreed")))
+                                              agreed=_flag(item.get("agreed", False), "agreed"),
+                                              doubtful=_flag(item.get("doubtful", False),
+                                                             "doubtful")))
                 else:
                     raise RecordError(f"entries[{n}]: unknown entry type {item.get('type')!r}")
             except RulesError as exc:
@@ -259,6 +267,8 @@ def entry_json(e: Entry) -> dict[str, Any]:
         item["forced"] = True
     if e.agreed:
         item["agreed"] = True
+    if e.doubtful:
+        item["doubtful"] = True
     return item
 
 

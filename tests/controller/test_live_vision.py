@@ -214,6 +214,7 @@ def test_a_build_recorded_against_the_colour_on_top_is_revised_into_the_pair() -
     assert fixes == [("S c00 red2@5NW", "revised by the camera: two blocks there", False),
                      ("W c20 blue1@5NW", "missed by the camera: built on the move before",
                       True)]
+    assert [e.doubtful for e in entries][4:6] == [True, True]  # marked, as pairs are
     [warning] = session.snapshot()["warnings"]
     assert (warning["reason"], warning["site"], warning["ply"]) == ("several", "Cairo NW", 8)
     assert warning["message"] == ("two blocks were built at Cairo NW at once: recorded as "

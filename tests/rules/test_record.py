@@ -228,6 +228,23 @@ def test_a_doubtful_move_keeps_its_mark_until_corrected() -> None:
     data["entries"][4]["doubtful"] = "yes"
     with pytest.raises(RecordError, match=r"^entries\[4\]: 'doubtful' must be true or false$"):
         GameRecord.from_json(data)
+    # the camera's own corrections carry the mark (a deletion cannot)
+    camera = (again.with_correction(4, b(S, Site(0, 0, 0), "red", 3), "revised", doubtful=True)
+              .with_insertion(5, b(W, Site(0, 0, 0), "blue", 4), "missed", doubtful=True)
+              .with_correction(6, None, "gone", doubtful=True))
+    assert [(str(e.move), e.doubtful) for e in camera.effective()[4:]] == [
+        ("S c00 red3@0NW", True), ("W c20 blue4@0NW", True)]
+    cdata = camera.to_json()
+    assert cdata["entries"][-3:] == [
+        {"type": "correction", "replaces": 4, "move": "S c00 red3@0NW", "note": "revised",
+         "doubtful": True},
+        {"type": "correction", "inserts": 5, "move": "W c20 blue4@0NW", "note": "missed",
+         "doubtful": True},
+        {"type": "correction", "replaces": 6, "move": None, "note": "gone"}]
+    assert GameRecord.from_json(cdata) == camera
+    cdata["entries"][-2]["doubtful"] = 1
+    with pytest.raises(RecordError, match=r"^entries\[7\]: 'doubtful' must be true or false$"):
+        GameRecord.from_json(cdata)
 
 
 def test_a_move_the_players_keep_keeps_its_flag_and_warning_and_loses_its_doubt() -> None:
