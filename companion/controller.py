@@ -111,10 +111,16 @@ class _Scene:
     scores: Sequence[Any]  # vision.sitechange.SiteChange, highest first
 
 
+def _out_of_turn(decision: Decision, state: Any) -> bool:
+    """Whether ``decision`` is a build by another player than the one to move."""
+    return (decision.kind == "move" and decision.reason == "wrong-turn"
+            and isinstance(decision.move, Build) and decision.move.seat != state.seat)
+
+
 def _next_card_builds_there(state: Any, move: Build, new_cards: Mapping[Seat, Card]) -> bool:
     """Whether the player after ``move``'s shows a new card that builds at its site."""
-    if move.seat != state.seat:
-        return False
+    if move.seat != state.seat or not any(seat != move.seat for seat in new_cards):
+        return False  # (most scenes: no other new card, and no position to work out)
     try:
         after = apply_move(state, move, check=False)
     except RulesError:
@@ -327,9 +333,9 @@ class Controller:
             unseen = [*unseen, *decision.changed]
             decision = decide(state, views, unseen, new_cards, pixel_site,
                               out_of_sight=list(reading.unseen))
-        if decision.kind == "move" and isinstance(decision.move, Build) and (
-                (decision.reason == "wrong-turn" and decision.move.seat != state.seat)
-                or _next_card_builds_there(state, decision.move, new_cards)):
+        if _out_of_turn(decision, state) or (
+                decision.kind == "move" and isinstance(decision.move, Build)
+                and _next_card_builds_there(state, decision.move, new_cards)):
             # two blocks stacked under one hand can stand taller than the one block
             # the reading was held to (the build seen is the next player's, out of
             # turn; or the next player shows a new card for this very site): read
@@ -342,8 +348,7 @@ class Controller:
                                out_of_sight=list(reading.unseen), cards_read=self._cards)
                 if again.kind == "several":
                     decision = again
-        if decision.kind == "move" and decision.reason == "wrong-turn" \
-                and isinstance(decision.move, Build) and decision.move.seat != state.seat:
+        if _out_of_turn(decision, state):
             # the player to move built too, but their block changed few pixels (a
             # storey on a tower, mostly hidden): look for it where their new card
             # builds, and keep the pair if it makes the build seen the next one's
@@ -352,9 +357,7 @@ class Controller:
             if pair is not None:
                 decision = pair
         off_colour = self._off_colour  # checked against the record: the last move
-        if decision.kind == "move" and decision.reason == "wrong-turn" \
-                and isinstance(decision.move, Build) and decision.move.seat != state.seat \
-                and off_colour is not None:
+        if off_colour is not None and _out_of_turn(decision, state):
             # the build before was recorded against the colour on top, which is the
             # skipped player's: both built there under one hand (the same card played
             # again shows no new card). Revise it into the pair, then decide again

@@ -206,7 +206,7 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
                 break
             # a player whose stack shows no new card is less likely to have built
             step = best_build(now, site, view, new_cards,
-                               CARD_COST if now.seat not in new_cards else 0.0)
+                              CARD_COST if now.seat not in new_cards else 0.0)
             if step is None or step[0] >= COLOR_COST:
                 break  # a suggestion keeps the colour seen
             total += step[0]

@@ -35,6 +35,13 @@ def _track(seed: int, moves: int, still_frames: int = 8, quick: tuple[int, ...] 
     return table, session, reader, seen
 
 
+def _builds_as_played(table: SimTable, session: GameSession, n: int) -> list[MoveEntry]:
+    """The record's builds, asserted to be the first ``n`` moves played, in order."""
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:n]]
+    return entries
+
+
 def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
     table, session, reader, seen = _track(1, 8, still_frames=6)
     recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
@@ -167,8 +174,7 @@ def test_two_builds_under_one_hand_are_recorded_as_two_moves_to_check() -> None:
     # so the camera never sees the board between South's red 4 there and West's
     # blue 1 at Sao Paulo SE: two sites changed in one still scene
     table, session, _, seen = _track(1, 7, still_frames=6, quick=(4,))
-    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
-    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:7]]
+    entries = _builds_as_played(table, session, 7)
     assert [str(m) for m in table.moves[4:6]] == ["S c21 red4@3S", "W c02 blue1@4SE"]
     assert [e.doubtful for e in entries] == [False] * 4 + [True, True, False]
     [warning] = session.snapshot()["warnings"]
@@ -187,8 +193,7 @@ def test_a_stacked_pair_is_read_again_when_the_next_player_shows_a_card_for_that
     # again allowing two blocks it is a red 8, and the rules make the pair of it
     table, session, _, _ = _track(18, 6, still_frames=6, quick=(3,))
     assert [str(m) for m in table.moves[3:5]] == ["E c22 black4@4NE", "S c02 red4@4NE"]
-    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
-    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:6]]
+    entries = _builds_as_played(table, session, 6)
     assert [e.doubtful for e in entries][3:5] == [True, True]
     [warning] = session.snapshot()["warnings"]
     assert (warning["reason"], warning["site"]) == ("several", "Sao Paulo NE")
@@ -207,8 +212,7 @@ def test_a_build_recorded_against_the_colour_on_top_is_revised_into_the_pair() -
     table, session, _, _ = _track(13, 8, still_frames=6, quick=(4,))
     assert [str(m) for m in table.moves[4:7]] == ["S c00 red2@5NW", "W c20 blue1@5NW",
                                                   "N c22 green4@5NW"]
-    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
-    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:8]]
+    entries = _builds_as_played(table, session, 8)
     fixes = [(str(e.move), e.note, e.insert) for e in session.record.entries
              if isinstance(e, Correction)]
     assert fixes == [("S c00 red2@5NW", "revised by the camera: two blocks there", False),
@@ -228,8 +232,7 @@ def test_a_block_that_barely_changed_the_picture_is_found_at_its_card_sites() ->
     # centre sites; Manhattan C changed there and a black 1 fits it: both recorded
     table, session, _, _ = _track(6, 6, still_frames=6, quick=(3,))
     assert [str(m) for m in table.moves[3:5]] == ["E c11 black1@0C", "S c20 red4@4SW"]
-    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
-    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:6]]
+    entries = _builds_as_played(table, session, 6)
     assert [e.doubtful for e in entries] == [False] * 3 + [True, True, False]
     [warning] = session.snapshot()["warnings"]
     assert (warning["reason"], warning["site"]) == ("several", "Manhattan C")
@@ -246,8 +249,7 @@ def test_two_blocks_stacked_under_one_hand_are_read_again_allowing_both() -> Non
     table, session, _, _ = _track(16, 6, still_frames=6, quick=(4,))
     assert [str(m) for m in table.moves[3:6]] == ["E c01 black4@5W", "S c10 red4@5W",
                                                   "W c21 blue4@5W"]
-    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
-    assert [str(e.move) for e in entries] == [str(m) for m in table.moves[:6]]
+    entries = _builds_as_played(table, session, 6)
     assert [e.doubtful for e in entries][4:] == [True, True]
     [warning] = session.snapshot()["warnings"]
     assert (warning["reason"], warning["site"]) == ("several", "Cairo W")
