@@ -264,33 +264,34 @@ def change_map(before: np.ndarray, after: np.ndarray,
     return out
 
 
-def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
-                  base_storeys: int, colours: Sequence[str], model: ColourModel, *,
-                  towers: Mapping[Site, int] | None = None, wb: WhiteBalance | None = None,
-                  geometry: BoardGeometry | None = None,
-                  config: Mapping[str, Any] | None = None) -> BlockFit | None:
-    """The storeys (1..max) and colour of the block built at ``site`` between two frames.
+@dataclass(frozen=True)
+class _Maps:
+    """What the hypotheses at one site are scored on: per pixel of a window round it."""
 
-    ``base_storeys``: the tower there before (the record's); ``colours``: the
-    colours the block may have (names of ``model``); ``towers``: the record's
-    other towers, whose silhouettes hide what stands behind them. None when
-    too little of the block would be in view or nothing there changed.
-    """
+    xy: np.ndarray  # the site's centre on the board, mm
+    offset: np.ndarray  # the window's corner in the image
+    maps: list[np.ndarray]  # change, in view, then how much each colour it looks
+    colours: list[str]
+
+
+def _site_maps(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site, z0: float,
+               storeys: int, colours: Sequence[str], model: ColourModel,
+               towers: Mapping[Site, int] | None, wb: WhiteBalance | None, g: BoardGeometry,
+               config: Mapping[str, Any] | None) -> _Maps | None:
+    """The change, visibility and colour maps of the window that holds every
+    prism at ``site`` from height ``z0`` (mm) up to ``storeys`` more; None when it
+    is out of view."""
     if before.shape != after.shape:
         raise ValueError("the two frames differ in size")
-    g = geometry or board_geometry()
     cand = [c for c in dict.fromkeys(colours) if c in model.names]
     if not cand:
         return None
     H, W = after.shape[:2]
     xy = np.asarray(g.site_xy[site.index], np.float64)
     half = g.footprint / 2
-    z0 = g.storey * base_storeys
-    top = int(_option(config, "max_storeys"))
     shifts = [float(x) for x in _option(config, "shifts_mm")]
-    turns = [math.radians(float(x)) for x in _option(config, "turns_deg")]
     reach = half * math.sqrt(2) + max(abs(x) for x in shifts)
-    box = _prisms(xy, z0, g.storey, np.array([top]), [0.0], [0.0], reach)[0]
+    box = _prisms(xy, z0, g.storey, np.array([storeys]), [0.0], [0.0], reach)[0]
     corners = pose.project(box)
     if not np.all(np.isfinite(corners)):
         return None
@@ -328,13 +329,36 @@ def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
         looks[name] = (weight * cm.reshape(shape)).astype(np.float32)
     maps = [np.where(seen, d, 0.0), seen.astype(np.float64),
             *(np.where(seen, looks[name], 0.0) for name in cand)]
+    return _Maps(xy, offset, maps, cand)
+
+
+def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
+                  base_storeys: int, colours: Sequence[str], model: ColourModel, *,
+                  towers: Mapping[Site, int] | None = None, wb: WhiteBalance | None = None,
+                  geometry: BoardGeometry | None = None,
+                  config: Mapping[str, Any] | None = None) -> BlockFit | None:
+    """The storeys (1..max) and colour of the block built at ``site`` between two frames.
+
+    ``base_storeys``: the tower there before (the record's); ``colours``: the
+    colours the block may have (names of ``model``); ``towers``: the record's
+    other towers, whose silhouettes hide what stands behind them. None when
+    too little of the block would be in view or nothing there changed.
+    """
+    g = geometry or board_geometry()
+    top = int(_option(config, "max_storeys"))
+    z0 = g.storey * base_storeys
+    m = _site_maps(before, after, pose, site, z0, top, colours, model, towers, wb, g, config)
+    if m is None:
+        return None
+    shifts = [float(x) for x in _option(config, "shifts_mm")]
+    turns = [math.radians(float(x)) for x in _option(config, "turns_deg")]
     ks = np.repeat(np.arange(1, top + 1), len(shifts) ** 2 * len(turns))
-    prisms = _prisms(xy, z0, g.storey, ks, shifts, turns, half)  # (N, 8, 3)
-    pix = pose.project(prisms.reshape(-1, 3)).reshape(len(ks), 8, 2) - offset
-    sums = _hull_sums(pix, maps)  # (maps, N)
+    prisms = _prisms(m.xy, z0, g.storey, ks, shifts, turns, g.footprint / 2)  # (N, 8, 3)
+    pix = pose.project(prisms.reshape(-1, 3)).reshape(len(ks), 8, 2) - m.offset
+    sums = _hull_sums(pix, m.maps)  # (maps, N)
     best_visible = int(sums[1].max())
     scores: dict[tuple[str, int], float] = {}
-    for j, name in enumerate(cand):
+    for j, name in enumerate(m.colours):
         total = sums[0] + sums[2 + j]
         for k in range(1, top + 1):
             scores[(name, k)] = float(total[ks == k].max())
@@ -347,3 +371,47 @@ def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
     second = max(rivals) if rivals else -math.inf
     margin = (score - second) / max(abs(score), 1.0)
     return BlockFit(storeys, colour, score, margin, scores)
+
+
+def fit_stacks(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
+               base_storeys: int, stacks: Sequence[Sequence[tuple[str, int]]],
+               model: ColourModel, *, towers: Mapping[Site, int] | None = None,
+               wb: WhiteBalance | None = None, geometry: BoardGeometry | None = None,
+               config: Mapping[str, Any] | None = None) -> list[float] | None:
+    """Scores, on the scale of ``fit_new_block``, of blocks built on one another at
+    ``site`` between two frames: each stack a list of (colour, storeys) from the
+    bottom. Stacks of one height differ only in where each colour should show: a
+    pair stacked under one hand is told from one block of the top's colour by
+    the lower block's side faces. Each block keeps the placement of the one
+    under it. None when the site is out of view."""
+    g = geometry or board_geometry()
+    z0 = g.storey * base_storeys
+    tallest = max(sum(k for _, k in st) for st in stacks)
+    colours = [c for st in stacks for c, _ in st]
+    m = _site_maps(before, after, pose, site, z0, tallest, colours, model, towers, wb, g,
+                   config)
+    if m is None or any(c not in m.colours for c in colours):
+        return None
+    shifts = [float(x) for x in _option(config, "shifts_mm")]
+    turns = [math.radians(float(x)) for x in _option(config, "turns_deg")]
+    n = len(shifts) ** 2 * len(turns)
+    out = []
+    for st in stacks:
+        total = sum(k for _, k in st)
+        # the prism from each block's foot to the stack's top, every placement
+        feet = np.cumsum([0] + [k for _, k in st[:-1]])
+        score = None
+        for (colour, _), foot in zip(st, feet, strict=True):
+            prisms = _prisms(m.xy, z0 + g.storey * foot, g.storey,
+                             np.full(n, total - foot), shifts, turns, g.footprint / 2)
+            pix = pose.project(prisms.reshape(-1, 3)).reshape(n, 8, 2) - m.offset
+            sums = _hull_sums(pix, m.maps)
+            looks = sums[2 + m.colours.index(colour)]
+            if score is None:  # the whole stack: its change, and the bottom's colour
+                score, below = sums[0] + looks, colour
+            else:  # from here up the colour is this block's, not the one below's
+                score = score - sums[2 + m.colours.index(below)] + looks
+                below = colour
+        assert score is not None
+        out.append(float(score.max()))
+    return out

@@ -13,6 +13,7 @@ from companion.vision.newblock import (
     BlockFit,
     contradicts,
     fit_new_block,
+    fit_stacks,
     reconsider,
     settle,
 )
@@ -55,6 +56,32 @@ def test_each_block_of_a_game_is_fitted_exactly() -> None:
     assert len(want) == 10
     assert {s for s, _ in want} == {1, 2, 3, 4}
     assert got == want
+
+
+def test_two_blocks_stacked_at_once_are_told_from_one_by_the_lower_ones_sides() -> None:
+    # SimTable seed 4's first builds: South's red 1 and West's blue 1 at Hong Kong W,
+    # fitted across both (the still between them left out): as tall as a blue 2,
+    # but only the red under the blue shows a red storey
+    table = SimTable(seed=4, hand_frames=1, still_frames=1)
+    stills = _stills(table, 2)
+    assert [str(m) for m in table.moves[:2]] == ["S c10 red1@3W", "W c21 blue1@3W"]
+    colours = list(table.companion_config().colors)
+    model = ColourModel.for_colours(board_geometry(), colours)
+    pose, site = _pose(table), Site.parse("3W")
+    (before, _), (after, ply) = stills[0], stills[-1]
+    assert ply == 2
+    single, pair, upside_down = fit_stacks(
+        before, after, pose, site, 0,
+        [[("blue", 2)], [("red", 1), ("blue", 1)], [("blue", 1), ("red", 1)]], model)
+    assert pair > single > upside_down
+    assert 100 * (pair - single) / abs(single) > 5  # the controller's pair_lead
+    # one block is a stack of one: the same scores as the fit of a new block
+    fit = fit_new_block(before, after, pose, site, 0, ["red", "blue"], model)
+    assert fit is not None
+    one = fit_stacks(before, after, pose, site, 0,
+                     [[(c, k)] for c in ("red", "blue") for k in (1, 2, 3, 4)], model)
+    assert one == pytest.approx([fit.scores[(c, k)] for c in ("red", "blue")
+                                 for k in (1, 2, 3, 4)])
 
 
 def test_nothing_changed_is_no_fit() -> None:
