@@ -14,7 +14,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,6 +33,7 @@ from companion.rules import (
     apply_move,
     check_move,
     is_legal,
+    legal_builds,
 )
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
@@ -117,6 +118,14 @@ def _out_of_turn(decision: Decision, state: Any) -> bool:
             and isinstance(decision.move, Build) and decision.move.seat != state.seat)
 
 
+def _plays(decision: Decision, seat: Seat, card: Card | None) -> bool:
+    """Whether ``decision`` has ``seat`` play ``card`` first (True without a card)."""
+    if card is None:
+        return True
+    first = decision.suggested[0] if decision.suggested else decision.move
+    return getattr(first, "seat", None) == seat and getattr(first, "card", None) == card
+
+
 def _next_card_builds_there(state: Any, move: Build, new_cards: Mapping[Seat, Card]) -> bool:
     """Whether the player after ``move``'s shows a new card that builds at its site."""
     if move.seat != state.seat or not any(seat != move.seat for seat in new_cards):
@@ -128,6 +137,16 @@ def _next_card_builds_there(state: Any, move: Build, new_cards: Mapping[Seat, Ca
     card = new_cards.get(after.seat)
     return (after.phase is Phase.BUILD and card is not None and after.seat != move.seat
             and card.site_cell(after.seat) == (move.site.row, move.site.col))
+
+
+@dataclass(frozen=True)
+class _LastScene:
+    """The scene the last moves were recorded from, while no move came since."""
+
+    scene: _Scene
+    game: str | None
+    ply: int  # the record's length after them
+    sites: tuple[Site, ...]  # where they were built
 
 
 @dataclass(frozen=True)
@@ -218,6 +237,7 @@ class Controller:
         #: the new block fitted in the last still scene
         self._fitted: _Fitted | None = None
         self._scene: _Scene | None = None
+        self._last: _LastScene | None = None
         self._off_colour: _OffColour | None = None
         #: doubtful builds by site, to weigh again when the next block there is fitted
         self._doubted: dict[Site, _Doubt] = {}
@@ -320,9 +340,17 @@ class Controller:
         state = self.session.state  # an earlier doubtful build may have been revised
         decision = decide(state, views, unseen, new_cards, pixel_site,
                           out_of_sight=list(reading.unseen), cards_read=self._cards)
+        if decision.kind == "missed" and isinstance(decision.move, Build):
+            # the player to move built where their card says, the next player's
+            # build is what shows: first where that card builds in view and the
+            # pixels changed (a block on a tower the reading held as it stood)
+            pair = self._missed_in_view(state, decision.move, reading, views, unseen,
+                                        new_cards, pixel_site)
+            if pair is not None:
+                decision = pair
         if decision.kind == "missed" and decision.move is not None:
-            # the player to move built out of sight, and the next player's build is
-            # what shows: record the one the card says, then explain the scene again
+            # out of sight, then: record the one the card says, and explain the
+            # scene again
             site = decision.changed[0].name if decision.changed else None
             self.session.report(decision.reason or "unseen-move", decision.message, site)
             self.session.play(decision.move, allow_illegal=True)
@@ -354,6 +382,13 @@ class Controller:
             # builds, and keep the pair if it makes the build seen the next one's
             pair = self._pair_with_missed(state, decision.move, reading, views, unseen,
                                           new_cards, pixel_site)
+            if pair is None:
+                # or in the scene before, beside the build recorded from it
+                pair = self._pair_with_missed(state, decision.move, reading, views, unseen,
+                                              new_cards, pixel_site, earlier=True)
+            if pair is None:
+                # or under the build seen: the mover played the same card again
+                pair = self._pair_by_sides(state, decision.move, reading)
             if pair is not None:
                 decision = pair
         off_colour = self._off_colour  # checked against the record: the last move
@@ -369,6 +404,29 @@ class Controller:
                     views = {**views, revised: state.board.views()[revised]}
                 decision = decide(state, views, unseen, new_cards, pixel_site,
                                   out_of_sight=list(reading.unseen), cards_read=self._cards)
+        if decision.kind in ("move", "several") and (
+                decision.reason == "wrong-site"
+                or not _plays(decision, state.seat, new_cards.get(state.seat))):
+            # the mover's new card builds elsewhere: at a site of that card which
+            # changed about as much, two blocks stacked under one hand may stand
+            # taller than the reading there was held to (its new top hides the
+            # site behind, which then changed most). After a build where its card
+            # does not build (the rules' warning), only in another city: not a
+            # site the new tower hides in part
+            wrong_site = decision.move.site.city \
+                if decision.reason == "wrong-site" and isinstance(decision.move, Build) else None
+            elsewhere = self._card_site_again(image, reading, state, unseen, new_cards,
+                                              wrong_site)
+            if elsewhere is not None:
+                decision = elsewhere
+        if decision.kind == "move" and decision.reason is None \
+                and isinstance(decision.move, Build) and decision.move.seat == state.seat:
+            # the next player may have built too, in the same scene, where their new
+            # card builds: a block on a tower changes too little to count as a
+            # second change beside the mover's
+            pair = self._pair_with_next(state, decision.move, reading, new_cards)
+            if pair is not None:
+                decision = pair
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])
@@ -419,6 +477,11 @@ class Controller:
             site = decision.changed[0].name if decision.changed else None
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
+        if self._scene is not None and decision.kind in ("move", "several"):
+            built = decision.suggested or (decision.move,)
+            self._last = _LastScene(self._scene, self.session.game_id,
+                                    len(self.session.record.effective()),
+                                    tuple(m.site for m in built if isinstance(m, Build)))
         self._update_leds()
 
     def _revise_into_pair(self, reading: ReadingLike, state: Any, off: _OffColour
@@ -461,34 +524,64 @@ class Controller:
         self.stats.warnings += 1
         return site
 
+    def _missed_in_view(self, state: Any, missed: Build, reading: ReadingLike,
+                        views: Mapping[Site, SiteView], unseen: list[Site],
+                        new_cards: Mapping[Seat, Card], pixel_site: Site | None,
+                        ) -> Decision | None:
+        """The build ``decide`` put out of sight, looked for first where its card
+        builds in view (``_pair_with_missed``, with the build seen once it is
+        recorded): a block on a tower can change the reading nowhere, but its
+        pixels did change. None when that does not explain the scene."""
+        after = apply_move(state, missed)
+        while after.phase is Phase.COMMIT:
+            after = apply_move(after, Commit(after.seat, None))
+        seen = decide(after, views, [*unseen, missed.site], new_cards, pixel_site,
+                      out_of_sight=list(reading.unseen))
+        if seen.kind != "move" or seen.reason is not None or not isinstance(seen.move, Build):
+            return None
+        return self._pair_with_missed(state, seen.move, reading, views, unseen, new_cards,
+                                      pixel_site, card=missed.card)
+
     def _pair_with_missed(self, state: Any, seen: Build, reading: ReadingLike,
                           views: Mapping[Site, SiteView], unseen: list[Site],
                           new_cards: Mapping[Seat, Card], pixel_site: Site | None,
+                          card: Card | None = None, earlier: bool = False
                           ) -> Decision | None:
         """The build seen was the next player's, out of turn, and the player to move
-        shows a new card: their block is at one of the sites that card gives, where
-        the pixels changed (most, and at least ``focus_card_score``) and a block of
-        theirs fits the change. Both builds, in turn order, as a "several" decision
-        (each recorded for the players to check); None if that does not explain
-        the scene."""
-        card = new_cards.get(state.seat)
+        played ``card`` (by default their new card, else the card on their stack:
+        the same card played again shows no new card): their block is at one of
+        the sites that card gives, where the pixels changed (most, and at least
+        ``focus_card_score``) and a block of theirs fits the change. Both builds,
+        in turn order, as a "several" decision (each recorded for the players to
+        check); None if that does not explain the scene. The card on the stack
+        counts only in another city than the build seen: that build's shadow and
+        silhouette change its own. ``earlier``: the block is looked for in the
+        scene the last move was recorded from (no move since), where it changed
+        clearly (``focus_clear_score``) beside that move's tower, held in front."""
+        anywhere = card is not None or state.seat in new_cards
+        card = card or new_cards.get(state.seat) or self._cards.get(state.seat)
         scene = self._scene
-        if card is None or scene is None:
-            return None
-        cell = card.site_cell(state.seat)
+        skip = {seen.site}
         floor = float(self.change.get("focus_card_score", 0.0))
-        first: Build | None = None
-        for c in scene.scores:  # highest first
-            if c.score < floor:
+        heights = scene.heights if scene is not None else {}
+        if earlier:
+            last = self._last
+            if last is None or last.game != self.session.game_id \
+                    or last.ply != len(self.session.record.effective()):
                 return None
-            if c.site == seen.site or (c.site.row, c.site.col) != cell:
-                continue
-            fit = self._fit_block(scene.before, scene.after, scene.pose, c.site, state,
-                                  reading, scene.heights)
-            if fit is None or fit.colour not in state.player.colors:
-                return None
-            first = Build(state.seat, card, c.site, Block(fit.colour, fit.storeys))
-            break
+            scene, anywhere, skip = last.scene, True, {seen.site, *last.sites}
+            floor = float(self.change.get("focus_clear_score", 0.0))
+            heights = {site: state.board.height(site) for site in all_sites()}
+        if scene is None or (card is None and (earlier or state.seat in self._cards)):
+            return None
+        if card is None:
+            # a stack never read (out of view) says nothing: any site that changed
+            # clearly, the build seen held in front of it
+            floor = float(self.change.get("focus_clear_score", 0.0))
+            heights = {**heights, seen.site: heights.get(seen.site, 0) + seen.block.storeys}
+            anywhere = True
+        first = self._block_where_changed(scene, state, reading, heights, card, floor, skip,
+                                          None if anywhere else seen.site.city)
         if first is None or not is_legal(state, first):
             return None
         after = apply_move(state, first)
@@ -499,11 +592,164 @@ class Controller:
                        out_of_sight=list(reading.unseen), cards_read=self._cards)
         if again.kind != "move" or again.reason is not None or not isinstance(again.move, Build):
             return None
+        when = "the picture before" if earlier else "the picture"
+        told = (f"a block at {first.site.name} barely changed {when}, and "
+                f"{again.move.site.name} changed" if card is not None else
+                f"2 sites changed at once ({first.site.name}, {again.move.site.name})")
         return Decision("several", changed=(first.site, again.move.site),
                         suggested=(first, again.move),
-                        message=f"a block at {first.site.name} barely changed the picture, "
-                                f"and {again.move.site.name} changed: recorded as {first}, "
-                                f"then {again.move}; check each move")
+                        message=f"{told}: recorded as {first}, then {again.move}; check each "
+                                "move")
+
+    def _pair_by_sides(self, state: Any, seen: Build, reading: ReadingLike
+                       ) -> Decision | None:
+        """The build seen out of turn, on a site the card on the mover's stack
+        gives: the mover's block may stand under it (the same card played again
+        shows no new card), the pair as tall as the one block. Told apart by the
+        lower block's side faces (``fit_stacks``): the best such pair the rules
+        allow, if it fits the change better than the one block by ``pair_lead``
+        percent, as a "several" decision; None otherwise."""
+        card = self._cards.get(state.seat)
+        scene = self._scene
+        if card is None or scene is None \
+                or card.site_cell(state.seat) != (seen.site.row, seen.site.col):
+            return None
+        site, total = seen.site, seen.block.storeys
+        pairs: dict[tuple[tuple[str, int], tuple[str, int]], tuple[Build, Build]] = {}
+        for first in legal_builds(state):
+            if first.site != site or first.card != card or first.block.storeys >= total \
+                    or first.block.color == seen.block.color:
+                continue
+            after = apply_move(state, first)
+            if after.phase is not Phase.BUILD or after.seat is not seen.seat:
+                continue
+            second = Build(seen.seat, seen.card, site,
+                           Block(seen.block.color, total - first.block.storeys))
+            if is_legal(after, second):
+                key = ((first.block.color, first.block.storeys),
+                       (second.block.color, second.block.storeys))
+                pairs.setdefault(key, (first, second))
+        if not pairs:
+            return None
+        from companion.vision.colours import ColourModel
+        from companion.vision.geometry import board_geometry
+        from companion.vision.newblock import fit_stacks
+
+        in_play = [c for p in state.config.players for c in p.colors]
+        model = ColourModel.for_colours(board_geometry(), in_play)
+        keys = list(pairs)
+        stacks = [[(seen.block.color, total)], *([a, b] for a, b in keys)]
+        try:
+            scores = fit_stacks(scene.before, scene.after, scene.pose, site,
+                                scene.heights.get(site, 0), stacks, model, towers=scene.heights,
+                                wb=getattr(reading, "wb", None), config=self.new_block)
+        except ValueError:
+            return None
+        if scores is None:
+            return None
+        single, best = scores[0], max(range(len(keys)), key=lambda i: scores[1 + i])
+        lead = 100.0 * (scores[1 + best] - single) / max(abs(single), 1.0)
+        log.info("pair under the build at %s: %s leads the one block by %.1f%%", site.name,
+                 keys[best], lead)
+        if lead < float(self.new_block["pair_lead"]):
+            return None
+        first, second = pairs[keys[best]]
+        return Decision("several", changed=(site,), suggested=(first, second),
+                        message=f"two blocks were built at {site.name} at once: recorded as "
+                                f"{first}, then {second}; check each move")
+
+    def _card_site_again(self, image: np.ndarray, reading: ReadingLike, state: Any,
+                         unseen: list[Site], new_cards: Mapping[Seat, Card],
+                         not_city: int | None = None) -> Decision | None:
+        """The scene decided again at the site of the mover's new card that changed
+        most (at least ``focus_near_ratio`` of the most, among the
+        ``focus_near_top`` first; not in city ``not_city``), read allowing two
+        blocks, the other sites held as recorded: the decision if it is in turn and
+        plays that card, else None."""
+        card = new_cards.get(state.seat)
+        scene = self._scene
+        if card is None or scene is None or not scene.scores \
+                or scene.scores[0].score < float(self.change["focus_clear_score"]):
+            return None
+        cell = card.site_cell(state.seat)
+        floor = float(self.change["focus_near_ratio"]) * scene.scores[0].score
+        for c in scene.scores[:int(self.change["focus_near_top"])]:
+            if c.score < floor:
+                return None
+            if (c.site.row, c.site.col) != cell or c.site.city == not_city:
+                continue
+            view = self._wide_view(image, reading, c.site)
+            if view is None:
+                return None
+            views = {**state.board.views(), c.site: view}
+            again = decide(state, views, [s for s in unseen if s != c.site], new_cards,
+                           c.site, out_of_sight=list(reading.unseen), cards_read=self._cards)
+            if again.kind == "several" and again.suggested \
+                    and _plays(again, state.seat, card):
+                return again
+            if again.kind == "move" and again.reason is None and _plays(again, state.seat, card):
+                return again
+            return None
+        return None
+
+    def _pair_with_next(self, state: Any, first: Build, reading: ReadingLike,
+                        new_cards: Mapping[Seat, Card]) -> Decision | None:
+        """The mover's build decided, and the next player may have built too: where
+        the card on their stack builds, the site whose pixels changed most (at
+        least ``focus_clear_score``; the first build's tower held in front of it)
+        gets a block of theirs fitted to the change. A block the rules allow makes
+        the pair, as a "several" decision; None otherwise. A card they played
+        before (the same card played again shows no new card) counts only in
+        another city: the first build's shadow and silhouette change its own."""
+        scene = self._scene
+        if scene is None:
+            return None
+        try:
+            after = apply_move(state, first)
+            while after.phase is Phase.COMMIT:
+                after = apply_move(after, Commit(after.seat, None))
+        except RulesError:
+            return None
+        if after.phase is not Phase.BUILD or after.seat is first.seat:
+            return None
+        anywhere = after.seat in new_cards
+        card = new_cards.get(after.seat) or self._cards.get(after.seat)
+        if card is None and after.seat in self._cards:
+            return None
+        # a stack never read (out of view) says nothing: any site, in another city
+        floor = float(self.change.get("focus_clear_score", 0.0))
+        heights = {**scene.heights, first.site: after.board.height(first.site)}
+        second = self._block_where_changed(scene, after, reading, heights, card, floor,
+                                           {first.site}, None if anywhere else first.site.city)
+        if second is None or not is_legal(after, second):
+            return None
+        return Decision("several", changed=(first.site, second.site),
+                        suggested=(first, second),
+                        message=f"2 sites changed at once ({first.site.name}, "
+                                f"{second.site.name}): recorded as {first}, then "
+                                f"{second}; check each move")
+
+    def _block_where_changed(self, scene: _Scene, state: Any, reading: ReadingLike,
+                             heights: Mapping[Site, int], card: Card | None, floor: float,
+                             skip: Collection[Site], not_city: int | None) -> Build | None:
+        """The block of the player to move at the site that changed most (at least
+        ``floor``) of those ``card`` gives (any site without a card; none in
+        ``skip`` or city ``not_city``), fitted to the change with ``heights``
+        standing; None when none changed so, or the fit is not of their colours."""
+        cell = card.site_cell(state.seat) if card is not None else None
+        for c in scene.scores:  # highest first
+            if c.score < floor:
+                return None
+            if c.site in skip or (cell is not None and (c.site.row, c.site.col) != cell) \
+                    or c.site.city == not_city:
+                continue
+            fit = self._fit_block(scene.before, scene.after, scene.pose, c.site, state,
+                                  reading, heights)
+            if fit is None or fit.colour not in state.player.colors:
+                return None
+            return Build(state.seat, card or Card.for_site(state.seat, c.site.row, c.site.col),
+                         c.site, Block(fit.colour, fit.storeys))
+        return None
 
     def _wide_view(self, image: np.ndarray, reading: ReadingLike, site: Site
                    ) -> SiteView | None:
@@ -668,8 +914,6 @@ class Controller:
     @staticmethod
     def _allowed(state: Any, site: Site) -> set[tuple[int, str]]:
         """The blocks the rules allow the player to move at ``site`` (storeys, colour)."""
-        from companion.rules import legal_builds
-
         return {(m.block.storeys, m.block.color) for m in legal_builds(state)
                 if m.site == site}
 

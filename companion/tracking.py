@@ -93,7 +93,8 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     ``cards_read``: the top card of every stack as last read. When the change is
     the next player's build, and the card on the stack of the player to move (the
     same card played again shows no change) builds only where the camera cannot
-    see, the decision is ``"missed"``: that player's build there (one storey of
+    see, and not at the site that changed (a pair may stand there), the decision
+    is ``"missed"``: that player's build there (one storey of
     their first colour, to be corrected if it was more), then the scene again.
     The same when no change is in view but a new card is, and the card builds at
     exactly one site out of sight (a pass would be illegal: the player built).
@@ -258,6 +259,8 @@ def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
     card = cards_read.get(state.seat)
     if card is None:
         return None
+    if any(m.card == card and m.site == seen.site for m in legal_builds(state)):
+        return None  # the card builds where the change is: both built there, maybe
     builds, sites = _builds_out_of_sight(state, card, out_of_sight)
     if len(sites) != 1:
         return None  # no such site, or several: which one is not known

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from companion.controller import Controller
 from companion.pipeline import VisionReader
@@ -239,6 +240,116 @@ def test_a_block_that_barely_changed_the_picture_is_found_at_its_card_sites() ->
     assert warning["message"] == (
         "a block at Manhattan C barely changed the picture, and Sao Paulo SW changed: "
         "recorded as E c11 black1@0C, then S c20 red4@4SW; check each move")
+
+
+def test_the_next_players_block_on_a_tower_is_found_where_their_card_builds() -> None:
+    # SimTable seed 12, two pairs under one hand each. East's black 4 at Sydney N
+    # (build 3) and South's red 3 on Cairo W's 2 storeys (build 4): Cairo W's
+    # pixels changed too little beside Sydney N's to count as a second change, and
+    # South played c10 again, so its stack showed no new card; the next scene's
+    # change was West's build, and South's block was put out of sight, at Sao
+    # Paulo W. West's blue 1 at Manhattan C (build 9) and North's green 1 on Sao
+    # Paulo NW's 6 storeys (build 10): North's block was never recorded. Where the
+    # next player's card builds (c10 played again: only in another city; c22, new,
+    # anywhere), the site that changed most gets the fit of a block of theirs:
+    # each pair recorded, both moves marked
+    table, session, _, _ = _track(12, 12, still_frames=6, quick=(3, 9))
+    assert [str(m) for m in table.moves[3:5]] == ["E c12 black4@1N", "S c10 red3@5W"]
+    assert [str(m) for m in table.moves[9:11]] == ["W c11 blue1@0C", "N c22 green1@4NW"]
+    entries = _builds_as_played(table, session, 12)
+    assert [e.doubtful for e in entries] == [False] * 3 + [True] * 2 + [False] * 4 \
+        + [True] * 2 + [False]
+    warnings = session.snapshot()["warnings"]
+    assert [(w["reason"], w["site"], w["message"]) for w in warnings] == [
+        ("several", "Sydney N", "2 sites changed at once (Sydney N, Cairo W): recorded "
+         "as E c12 black4@1N, then S c10 red3@5W; check each move"),
+        ("several", "Manhattan C", "2 sites changed at once (Manhattan C, Sao Paulo NW): "
+         "recorded as W c11 blue1@0C, then N c22 green1@4NW; check each move")]
+
+
+_PAIRS = [
+    # SimTable seed 9: North's green 1 at Cairo S and East's black 1 at Frankfurt C
+    # under one hand. North played c01 again (no new card), so East's build came
+    # out of turn and North's was never recorded. Cairo S, where c01 builds for
+    # North in another city, changed, and a green 1 fits it
+    pytest.param(9, 12, 10, 10, ("N c01 green1@5S", "E c11 black1@2C"), "Cairo S",
+                 "a block at Cairo S barely changed the picture, and Frankfurt C changed: "
+                 "recorded as N c01 green1@5S, then E c11 black1@2C; check each move",
+                 id="the skipped player's card played again, in another city"),
+    # SimTable seed 7: South's red 1 at Sydney W and West's blue 1 at Sao Paulo SE;
+    # South played c10, whose one site out of the reading's sight is Sydney W. It
+    # was recorded there "not seen", the smallest block for the players to
+    # correct; its pixels did change, and the fit of South's block makes the pair
+    pytest.param(7, 14, 12, 12, ("S c10 red1@1W", "W c02 blue1@4SE"), "Sydney W",
+                 "a block at Sydney W barely changed the picture, and Sao Paulo SE changed: "
+                 "recorded as S c10 red1@1W, then W c02 blue1@4SE; check each move",
+                 id="a block the card puts out of sight looked for in view first"),
+    # SimTable seed 13: North's green 1 and East's black 1 on Manhattan N's red 1.
+    # East's black on top is out of turn, and North's new card (c21) also builds
+    # at Cairo N, out of sight: North's block was recorded there
+    pytest.param(13, 12, 10, 10, ("N c21 green1@0N", "E c12 black1@0N"), "Manhattan N", None,
+                 id="not out of sight where the card builds at the change"),
+    # SimTable seed 8: West's blue 1 at Manhattan W and North's green 1 on Manhattan
+    # NW's 5 storeys; North played c22 again, and beside West's block the change at
+    # Manhattan NW went for its silhouette. East's black 1 at Sydney W then came
+    # out of turn: in the scene West's build was recorded from, a green 1 fits
+    # Manhattan NW, where c22 builds for North
+    pytest.param(8, 9, 5, 6, ("N c22 green1@0NW", "E c01 black1@1W"), "Manhattan NW",
+                 "a block at Manhattan NW barely changed the picture before, and Sydney W "
+                 "changed: recorded as N c22 green1@0NW, then E c01 black1@1W; check each move",
+                 id="the block beside the last build, in the scene before"),
+    # SimTable seed 17: West's blue 4 and North's green 4 on Frankfurt N's black 4.
+    # Held to one block more, Frankfurt N could not read 12 storeys, and its new top
+    # over Frankfurt E (which changed most) made a pair there with cards neither
+    # player showed. West's new card (c10) builds at Frankfurt N, which changed
+    # almost as much: read again there allowing two blocks, the pair
+    pytest.param(17, 7, 5, 5, ("W c10 blue4@2N", "N c21 green4@2N"), "Frankfurt N", None,
+                 id="a pair taller than the reading allowed, where the new card builds"),
+    # SimTable seed 11: South's red 1 on Cairo E's black 1 and West's blue 2 at
+    # Frankfurt SW. Frankfurt SW changed most and was taken for South's build,
+    # against South's new card (c12, the E sites). Cairo E, in another city,
+    # changed half as much: South's red 1 there is in turn, and West's blue 2,
+    # where c22 (played again) builds for West, makes the pair
+    pytest.param(11, 14, 12, 12, ("S c12 red1@5E", "W c22 blue2@2SW"), "Cairo E", None,
+                 id="a build where its card does not build, looked for where it does"),
+    # SimTable seed 6: East's black 1 and South's red 2 on Hong Kong NE's 2 storeys;
+    # East played c22 again (no new card), and a red 3 out of turn explains the top
+    # as well. Fitted as stacks, the black storey under the red makes the pair
+    pytest.param(6, 14, 11, 11, ("E c22 black1@3NE", "S c02 red2@3NE"), "Hong Kong NE", None,
+                 id="a pair under a card played again, told by the lower block's sides"),
+    # SimTable seed 28: West's stack is out of the picture. South's red 4 at
+    # Manhattan SW and West's blue 4 on Frankfurt NE's red 1: Frankfurt NE changed
+    # half as much, and with no card to say where West built, the next build came
+    # out of turn. In another city, the site that changed most gets West's block
+    pytest.param(28, 6, 4, 4, ("S c20 red4@0SW", "W c00 blue4@2NE"), "Manhattan SW",
+                 "2 sites changed at once (Manhattan SW, Frankfurt NE): recorded as "
+                 "S c20 red4@0SW, then W c00 blue4@2NE; check each move",
+                 id="the next player's block by its change alone, no card read"),
+    # SimTable seed 26: East's stack is out of the picture. East's black 2 on
+    # Manhattan NW's 3 storeys and South's red 1 at Manhattan N, side by side, so
+    # one change: South's build out of turn. The site that changed most besides
+    # gets the fit of East's block, South's tower held in front of it
+    pytest.param(26, 13, 11, 11, ("E c02 black2@0NW", "S c01 red1@0N"), "Manhattan NW",
+                 "2 sites changed at once (Manhattan NW, Manhattan N): recorded as "
+                 "E c02 black2@0NW, then S c01 red1@0N; check each move",
+                 id="the skipped player's block by its change alone, no card read"),
+]
+
+
+@pytest.mark.parametrize(("seed", "moves", "quick", "at", "pair", "site", "message"), _PAIRS)
+def test_a_pair_under_one_hand_is_recorded_as_two_moves_to_check(
+        seed: int, moves: int, quick: int, at: int, pair: tuple[str, str], site: str,
+        message: str | None) -> None:
+    # builds ``quick`` and the next with no still scene between them; the pair
+    # recorded for the players to check is builds ``at`` and the next
+    table, session, _, _ = _track(seed, moves, still_frames=6, quick=(quick,))
+    assert tuple(str(m) for m in table.moves[at:at + 2]) == pair
+    entries = _builds_as_played(table, session, moves)
+    assert [e.doubtful for e in entries][at:at + 2] == [True, True]
+    [warning] = session.snapshot()["warnings"]
+    assert (warning["reason"], warning["site"]) == ("several", site)
+    if message is not None:
+        assert warning["message"] == message
 
 
 def test_two_blocks_stacked_under_one_hand_are_read_again_allowing_both() -> None:

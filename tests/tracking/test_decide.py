@@ -203,6 +203,28 @@ def test_the_next_players_build_after_a_move_out_of_sight_records_that_move_firs
         assert d.kind == "move" and d.reason == "wrong-turn", hidden
 
 
+def test_a_build_seen_where_the_skipped_players_card_builds_is_not_put_out_of_sight():
+    # S plays c20 and W's blue tops 1SW, a site c20 gives S too, while 0SW is out of
+    # sight: S may have built under W's blue there, so S's build is not put out of
+    # sight (SimTable quick pairs recorded it so, in the wrong city)
+    state = _state_with()
+    site = Site(1, 2, 0)
+    south = Build(Seat.S, Card(2, 0), site, Block("red", 1))
+    west = Build(Seat.W, Card.for_site(Seat.W, 2, 0), site, Block("blue", 1))
+    board = state.board.with_block(site, south.block).with_block(site, west.block)
+    cards = {Seat.S: south.card, Seat.W: west.card}
+    # S's stack shows c20 anew: the pair
+    d = decide(state, _views(board), new_cards=cards, out_of_sight=[Site(0, 2, 0)],
+               cards_read=cards)
+    assert d.kind == "several" and d.changed == (site,) and d.suggested == (south, west)
+    # c20 played again (no new card): W's build out of turn, for the controller to
+    # look at again (the pair, read allowing two blocks)
+    d = decide(state, _views(board), new_cards={Seat.W: west.card},
+               out_of_sight=[Site(0, 2, 0)], cards_read=cards)
+    assert d.kind == "move" and d.reason == "wrong-turn" and d.changed == (site,)
+    assert d.move == Build(Seat.W, west.card, site, Block("blue", 2))
+
+
 def test_two_blocks_stacked_at_once_are_two_builds_not_one_out_of_turn():
     state = _state_with()  # South (red) to move, then West (blue)
     south = Build(Seat.S, Card(1, 1), Site(2, 1, 1), Block("red", 2))
