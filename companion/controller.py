@@ -112,10 +112,13 @@ class _Scene:
     scores: Sequence[Any]  # vision.sitechange.SiteChange, highest first
 
 
-def _out_of_turn(decision: Decision, state: Any) -> bool:
-    """Whether ``decision`` is a build by another player than the one to move."""
-    return (decision.kind == "move" and decision.reason == "wrong-turn"
-            and isinstance(decision.move, Build) and decision.move.seat != state.seat)
+def _out_of_turn(decision: Decision, state: Any) -> Build | None:
+    """The build of ``decision`` if it is by another player than the one to move."""
+    move = decision.move
+    if decision.kind == "move" and decision.reason == "wrong-turn" \
+            and isinstance(move, Build) and move.seat != state.seat:
+        return move
+    return None
 
 
 def _plays(decision: Decision, seat: Seat, card: Card | None) -> bool:
@@ -223,6 +226,8 @@ class Controller:
         self.change = {**_change_config(), **(change_config or {})}
         self.arm_watch = arm_watch if arm_watch is not None else ArmWatch(self.change)
         self._reader_takes_range = _takes(reader, "height_range")
+        #: the reader, called with ``height_range=`` when it takes one
+        self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
         self.stats = ControllerStats()
         self._still_since: float | None = None
@@ -309,7 +314,7 @@ class Controller:
         t0 = time.perf_counter()
         try:
             if self._reader_takes_range and self.session.has_game:
-                reading = self.reader(image, self._pose, height_range=self._height_range())
+                reading = self._ranged(image, self._pose, height_range=self._height_range())
             else:
                 reading = self.reader(image, self._pose)
         except ValueError as exc:  # board not found: a hand, a bump, darkness
@@ -361,38 +366,39 @@ class Controller:
             unseen = [*unseen, *decision.changed]
             decision = decide(state, views, unseen, new_cards, pixel_site,
                               out_of_sight=list(reading.unseen))
-        if _out_of_turn(decision, state) or (
-                decision.kind == "move" and isinstance(decision.move, Build)
-                and _next_card_builds_there(state, decision.move, new_cards)):
+        moved = decision.move if decision.kind == "move" \
+            and isinstance(decision.move, Build) else None
+        if moved is not None and (_out_of_turn(decision, state) is not None
+                                  or _next_card_builds_there(state, moved, new_cards)):
             # two blocks stacked under one hand can stand taller than the one block
             # the reading was held to (the build seen is the next player's, out of
             # turn; or the next player shows a new card for this very site): read
             # that site again allowing two, and keep the pair (the mover's build and
             # the next player's on it) if the rules and that reading make one of it
-            site = decision.move.site
-            view = self._wide_view(image, reading, site)
-            if view is not None and view != views.get(site):
-                again = decide(state, {**views, site: view}, unseen, new_cards, pixel_site,
+            view = self._wide_view(image, reading, moved.site)
+            if view is not None and view != views.get(moved.site):
+                again = decide(state, {**views, moved.site: view}, unseen, new_cards, pixel_site,
                                out_of_sight=list(reading.unseen), cards_read=self._cards)
                 if again.kind == "several":
                     decision = again
-        if _out_of_turn(decision, state):
+        other = _out_of_turn(decision, state)
+        if other is not None:
             # the player to move built too, but their block changed few pixels (a
             # storey on a tower, mostly hidden): look for it where their new card
             # builds, and keep the pair if it makes the build seen the next one's
-            pair = self._pair_with_missed(state, decision.move, reading, views, unseen,
-                                          new_cards, pixel_site)
+            pair = self._pair_with_missed(state, other, reading, views, unseen, new_cards,
+                                          pixel_site)
             if pair is None:
                 # or in the scene before, beside the build recorded from it
-                pair = self._pair_with_missed(state, decision.move, reading, views, unseen,
-                                              new_cards, pixel_site, earlier=True)
+                pair = self._pair_with_missed(state, other, reading, views, unseen, new_cards,
+                                              pixel_site, earlier=True)
             if pair is None:
                 # or under the build seen: the mover played the same card again
-                pair = self._pair_by_sides(state, decision.move, reading)
+                pair = self._pair_by_sides(state, other, reading)
             if pair is not None:
                 decision = pair
         off_colour = self._off_colour  # checked against the record: the last move
-        if off_colour is not None and _out_of_turn(decision, state):
+        if off_colour is not None and _out_of_turn(decision, state) is not None:
             # the build before was recorded against the colour on top, which is the
             # skipped player's: both built there under one hand (the same card played
             # again shows no new card). Revise it into the pair, then decide again
@@ -760,7 +766,7 @@ class Controller:
         ranges = self._height_range()
         low, high = ranges[site]
         try:
-            wide = self.reader(image, getattr(reading, "pose", None), height_range={
+            wide = self._ranged(image, getattr(reading, "pose", None), height_range={
                 **ranges, site: (low, high + MAX_STOREYS)})
         except ValueError:
             return None
