@@ -345,17 +345,9 @@ class Controller:
         state = self.session.state  # an earlier doubtful build may have been revised
         decision = decide(state, views, unseen, new_cards, pixel_site,
                           out_of_sight=list(reading.unseen), cards_read=self._cards)
-        if decision.kind == "missed" and isinstance(decision.move, Build):
-            # the player to move built where their card says, the next player's
-            # build is what shows: first where that card builds in view and the
-            # pixels changed (a block on a tower the reading held as it stood)
-            pair = self._missed_in_view(state, decision.move, reading, views, unseen,
-                                        new_cards, pixel_site)
-            if pair is not None:
-                decision = pair
         if decision.kind == "missed" and decision.move is not None:
-            # out of sight, then: record the one the card says, and explain the
-            # scene again
+            # the player to move built out of sight, and the next player's build is
+            # what shows: record the one the card says, then explain the scene again
             site = decision.changed[0].name if decision.changed else None
             self.session.report(decision.reason or "unseen-move", decision.message, site)
             self.session.play(decision.move, allow_illegal=True)
@@ -530,42 +522,24 @@ class Controller:
         self.stats.warnings += 1
         return site
 
-    def _missed_in_view(self, state: Any, missed: Build, reading: ReadingLike,
-                        views: Mapping[Site, SiteView], unseen: list[Site],
-                        new_cards: Mapping[Seat, Card], pixel_site: Site | None,
-                        ) -> Decision | None:
-        """The build ``decide`` put out of sight, looked for first where its card
-        builds in view (``_pair_with_missed``, with the build seen once it is
-        recorded): a block on a tower can change the reading nowhere, but its
-        pixels did change. None when that does not explain the scene."""
-        after = apply_move(state, missed)
-        while after.phase is Phase.COMMIT:
-            after = apply_move(after, Commit(after.seat, None))
-        seen = decide(after, views, [*unseen, missed.site], new_cards, pixel_site,
-                      out_of_sight=list(reading.unseen))
-        if seen.kind != "move" or seen.reason is not None or not isinstance(seen.move, Build):
-            return None
-        return self._pair_with_missed(state, seen.move, reading, views, unseen, new_cards,
-                                      pixel_site, card=missed.card)
-
     def _pair_with_missed(self, state: Any, seen: Build, reading: ReadingLike,
                           views: Mapping[Site, SiteView], unseen: list[Site],
                           new_cards: Mapping[Seat, Card], pixel_site: Site | None,
-                          card: Card | None = None, earlier: bool = False
-                          ) -> Decision | None:
+                          earlier: bool = False) -> Decision | None:
         """The build seen was the next player's, out of turn, and the player to move
-        played ``card`` (by default their new card, else the card on their stack:
-        the same card played again shows no new card): their block is at one of
-        the sites that card gives, where the pixels changed (most, and at least
-        ``focus_card_score``) and a block of theirs fits the change. Both builds,
-        in turn order, as a "several" decision (each recorded for the players to
-        check); None if that does not explain the scene. The card on the stack
-        counts only in another city than the build seen: that build's shadow and
-        silhouette change its own. ``earlier``: the block is looked for in the
-        scene the last move was recorded from (no move since), where it changed
-        clearly (``focus_clear_score``) beside that move's tower, held in front."""
-        anywhere = card is not None or state.seat in new_cards
-        card = card or new_cards.get(state.seat) or self._cards.get(state.seat)
+        played their new card (or the card on their stack: the same card played
+        again shows no new card): their block is at one of the sites it gives,
+        where the pixels changed (most, and at least ``focus_card_score``) and a
+        block of theirs fits the change. Both builds, in turn order, as a
+        "several" decision (each recorded for the players to check); None if that
+        does not explain the scene. The card on the stack counts only in another
+        city than the build seen: that build's shadow and silhouette change its
+        own; a stack never read (out of the picture), any site that changed
+        clearly. ``earlier``: the block is looked for in the scene the last move
+        was recorded from (no move since), where it changed clearly
+        (``focus_clear_score``) beside that move's tower, held in front."""
+        anywhere = state.seat in new_cards
+        card = new_cards.get(state.seat) or self._cards.get(state.seat)
         scene = self._scene
         skip = {seen.site}
         floor = float(self.change.get("focus_card_score", 0.0))
