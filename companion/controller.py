@@ -664,12 +664,9 @@ class Controller:
             views = {**state.board.views(), c.site: view}
             again = decide(state, views, [s for s in unseen if s != c.site], new_cards,
                            c.site, out_of_sight=list(reading.unseen), cards_read=self._cards)
-            if again.kind == "several" and again.suggested \
-                    and _plays(again, state.seat, card):
-                return again
-            if again.kind == "move" and again.reason is None and _plays(again, state.seat, card):
-                return again
-            return None
+            clean = (again.kind == "several" and bool(again.suggested)) \
+                or (again.kind == "move" and again.reason is None)
+            return again if clean and _plays(again, state.seat, card) else None
         return None
 
     def _pair_with_next(self, state: Any, first: Build, reading: ReadingLike,
@@ -679,8 +676,9 @@ class Controller:
         least ``focus_clear_score``; the first build's tower held in front of it)
         gets a block of theirs fitted to the change. A block the rules allow makes
         the pair, as a "several" decision; None otherwise. A card they played
-        before (the same card played again shows no new card) counts only in
-        another city: the first build's shadow and silhouette change its own."""
+        before (the same card played again shows no new card), or none read,
+        counts only in another city: the first build's shadow and silhouette
+        change its own."""
         scene = self._scene
         if scene is None:
             return None
@@ -693,10 +691,8 @@ class Controller:
         if after.phase is not Phase.BUILD or after.seat is first.seat:
             return None
         anywhere = after.seat in new_cards
+        # (a stack never read, out of the picture, says nothing: any site)
         card = new_cards.get(after.seat) or self._cards.get(after.seat)
-        if card is None and after.seat in self._cards:
-            return None
-        # a stack never read (out of view) says nothing: any site, in another city
         floor = float(self.change.get("focus_clear_score", 0.0))
         heights = {**scene.heights, first.site: after.board.height(first.site)}
         second = self._block_where_changed(scene, after, reading, heights, card, floor,
