@@ -10,6 +10,7 @@ records the move and the LEDs follow the session.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
@@ -37,7 +38,7 @@ from companion.rules import (
 )
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
-from companion.tracking import Decision, best_build, decide, stacked_pair
+from companion.tracking import Decision, best_build, committed, decide, stacked_pair
 from companion.vision.change import ArmWatch, DiffMotionGate
 
 __all__ = ["ArmWatch", "Controller", "ControllerStats", "DiffMotionGate", "pose_shift_px"]
@@ -358,18 +359,18 @@ class Controller:
             unseen = [*unseen, *decision.changed]
             decision = decide(state, views, unseen, new_cards, pixel_site,
                               out_of_sight=list(reading.unseen))
-        moved = decision.move if decision.kind == "move" \
+        built = decision.move if decision.kind == "move" \
             and isinstance(decision.move, Build) else None
-        if moved is not None and (_out_of_turn(decision, state) is not None
-                                  or _next_card_builds_there(state, moved, new_cards)):
+        if built is not None and (_out_of_turn(decision, state) is not None
+                                  or _next_card_builds_there(state, built, new_cards)):
             # two blocks stacked under one hand can stand taller than the one block
             # the reading was held to (the build seen is the next player's, out of
             # turn; or the next player shows a new card for this very site): read
             # that site again allowing two, and keep the pair (the mover's build and
             # the next player's on it) if the rules and that reading make one of it
-            view = self._wide_view(image, reading, moved.site)
-            if view is not None and view != views.get(moved.site):
-                again = decide(state, {**views, moved.site: view}, unseen, new_cards, pixel_site,
+            view = self._wide_view(image, reading, built.site)
+            if view is not None and view != views.get(built.site):
+                again = decide(state, {**views, built.site: view}, unseen, new_cards, pixel_site,
                                out_of_sight=list(reading.unseen), cards_read=self._cards)
                 if again.kind == "several":
                     decision = again
@@ -476,10 +477,10 @@ class Controller:
             self.session.report(decision.kind, decision.message, site)
             self.stats.warnings += 1
         if self._scene is not None and decision.kind in ("move", "several"):
-            built = decision.suggested or (decision.move,)
+            played = decision.suggested or (decision.move,)
             self._last = _LastScene(self._scene, self.session.game_id,
                                     len(self.session.record.effective()),
-                                    tuple(m.site for m in built if isinstance(m, Build)))
+                                    tuple(m.site for m in played if isinstance(m, Build)))
         self._update_leds()
 
     def _revise_into_pair(self, reading: ReadingLike, state: Any, off: _OffColour
@@ -611,12 +612,9 @@ class Controller:
                 pairs.setdefault(key, (first, second))
         if not pairs:
             return None
-        from companion.vision.colours import ColourModel
-        from companion.vision.geometry import board_geometry
         from companion.vision.newblock import fit_stacks
 
-        in_play = [c for p in state.config.players for c in p.colors]
-        model = ColourModel.for_colours(board_geometry(), in_play)
+        model = _colour_model(_in_play(state))
         keys = list(pairs)
         stacks = [[(seen.block.color, total)], *([a, b] for a, b in keys)]
         try:
@@ -683,9 +681,7 @@ class Controller:
         if scene is None:
             return None
         try:
-            after = apply_move(state, first)
-            while after.phase is Phase.COMMIT:
-                after = apply_move(after, Commit(after.seat, None))
+            after = committed(apply_move(state, first))
         except RulesError:
             return None
         if after.phase is not Phase.BUILD or after.seat is first.seat:
@@ -922,16 +918,14 @@ class Controller:
         if not self.change.get("focus_fit_block", True) or state.config.monster is not None \
                 or not hasattr(pose, "camera_centre"):
             return None
-        from companion.vision.colours import ColourModel
-        from companion.vision.geometry import board_geometry
         from companion.vision.newblock import fit_new_block
 
-        in_play = [c for p in state.config.players for c in p.colors]
+        in_play = _in_play(state)
         colours = list(state.player.colors)
         view = reading.sites.get(site)
         if view is not None and view.owner in in_play:
             colours.append(view.owner)
-        model = ColourModel.for_colours(board_geometry(), in_play)
+        model = _colour_model(in_play)
         t0 = time.perf_counter()
         try:
             fit = fit_new_block(before, after, pose, site, heights.get(site, 0), colours, model,
@@ -978,6 +972,20 @@ def _takes(func: Any, name: str) -> bool:
         return name in inspect.signature(func).parameters
     except (TypeError, ValueError):
         return False
+
+
+def _in_play(state: Any) -> tuple[str, ...]:
+    """Every colour of every player in the game."""
+    return tuple(c for p in state.config.players for c in p.colors)
+
+
+@functools.lru_cache(maxsize=8)
+def _colour_model(in_play: tuple[str, ...]) -> Any:
+    """The default colour model of the colours in play: one per game, not per fit."""
+    from companion.vision.colours import ColourModel
+    from companion.vision.geometry import board_geometry
+
+    return ColourModel.for_colours(board_geometry(), list(in_play))
 
 
 def _change_config() -> dict[str, Any]:

@@ -45,6 +45,7 @@ from companion.rules.editions import EDITIONS
 from companion.tracking import (
     COLOR_COST,
     HEIGHT_COST,
+    committed,
 )
 
 
@@ -432,7 +433,7 @@ def _candidates(state: GameState, obs: Observation, base: Mapping[Site, SiteView
 
 def _after(state: GameState, move: Build | Pass, legal: bool) -> GameState | None:
     try:
-        return _committed(apply_move(state, move, check=legal))
+        return committed(apply_move(state, move, check=legal))
     except RulesError:
         return None
 
@@ -443,7 +444,7 @@ _Chain = tuple[float, tuple["Build | Pass", ...], tuple[bool, ...], GameState,
 
 def _search(observations: Sequence[Observation], config: GameConfig) -> _Hyp | None:
     """The cheapest hypothesis over all photos (its steps: the moves per photo)."""
-    start = _committed(new_game(config))
+    start = committed(new_game(config))
     beam = [_Hyp(start, 0.0, None, _key(start))]
     for k, obs in enumerate(observations):
         beam = _advance(beam, k, obs)
@@ -883,12 +884,6 @@ def diff_views(a: Observation, b: Observation) -> list[tuple[Site, tuple[int, st
             out.append((site, (va.height, va.owner) if va else (0, None),
                         (vb.height, vb.owner) if vb else (0, None)))
     return out
-
-
-def _committed(state: GameState) -> GameState:
-    while state.phase is Phase.COMMIT:
-        state = apply_move(state, Commit(state.seat, None))
-    return state
 
 
 def _commit_round(state: GameState, record: GameRecord) -> tuple[GameState, GameRecord]:

@@ -266,10 +266,16 @@ def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
         return None  # no such site, or several: which one is not known
     missed = _unseen_build(state, card, builds, sites[0])
     assert missed.move is not None
-    after = apply_move(state, missed.move)
-    while after.phase is Phase.COMMIT:
-        after = apply_move(after, Commit(after.seat, None))
+    after = committed(apply_move(state, missed.move))
     return missed if after.seat is seen.seat else None
+
+
+def committed(state: GameState) -> GameState:
+    """``state`` past a commit phase: the camera cannot see block selection, so
+    each player's is recorded as undeclared."""
+    while state.phase is Phase.COMMIT:
+        state = apply_move(state, Commit(state.seat, None))
+    return state
 
 
 def _builds_out_of_sight(state: GameState, card: Card, out_of_sight: Sequence[Site]
