@@ -23,6 +23,7 @@ lint: $(STAMP)
 
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict companion/rules
+	$(BIN)/mypy companion hardware calibration
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest

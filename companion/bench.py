@@ -24,6 +24,17 @@ def _timeit(fn: Callable[[], Any], repeat: int) -> list[float]:
     return out
 
 
+def _decode(data: bytes | str) -> np.ndarray:
+    """A frame from JPEG bytes or a file of the bench's own making."""
+    import cv2
+
+    image = cv2.imread(data, cv2.IMREAD_COLOR) if isinstance(data, str) \
+        else cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if image is None:
+        raise ValueError("the bench's frame did not decode")
+    return image
+
+
 def _ms(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     return {"median_ms": round(1000 * statistics.median(ordered), 3),
@@ -66,7 +77,7 @@ def bench_motion_gate(repeat: int = 200) -> dict[str, Any]:
         k[0] += 1
 
     step()
-    out = _ms(_timeit(step, repeat))
+    out: dict[str, Any] = dict(_ms(_timeit(step, repeat)))
     out["goal_ms"] = 2.0
     out["met"] = out["median_ms"] < 2.0
     out["arm_check"] = _bench_arm_check(frames, max(10, repeat // 4))
@@ -146,7 +157,6 @@ def bench_controller(moves: int = 8, seed: int = 2, reader: Any = None) -> dict[
 def _run_controller(header: dict[str, Any], frames: list[tuple[Any, float]],
                     reader: Any) -> dict[str, Any]:
     """The controller alone over recorded frames (PNG paths, or images with a reader)."""
-    import cv2
 
     from companion.controller import Controller
     from companion.rules import Commit
@@ -157,7 +167,7 @@ def _run_controller(header: dict[str, Any], frames: list[tuple[Any, float]],
     ctl = Controller(session, reader or _vision_reader())
     busy = 0.0
     for data, timestamp in frames:
-        image = data if reader is not None else cv2.imread(data, cv2.IMREAD_COLOR)
+        image = data if reader is not None else _decode(data)
         t0 = time.perf_counter()
         ctl.process(image, timestamp)
         busy += time.perf_counter() - t0
@@ -203,12 +213,10 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
         colors = list(rendered.truth["expected"]["colors"])
 
         def base(data: bytes = data) -> None:
-            img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-            detect_markers(img, geometry)
+            detect_markers(_decode(data), geometry)
 
         def full(data: bytes = data, colors: list[str] | None = colors) -> None:
-            img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
-            read_image(img, None, colors)
+            read_image(_decode(data), None, colors)
 
         b = min(_timeit(base, 3))
         f = min(_timeit(full, 3))
@@ -224,7 +232,7 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
     big_data = buf.tobytes()
 
     def read_big() -> None:
-        read_image(cv2.imdecode(np.frombuffer(big_data, np.uint8), cv2.IMREAD_COLOR))
+        read_image(_decode(big_data))
 
     big_ms = min(_timeit(read_big, 2))
     # full_read: the colours in play known, as the live table knows them;

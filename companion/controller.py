@@ -47,10 +47,17 @@ log = logging.getLogger(__name__)
 
 
 class ReadingLike(Protocol):
-    sites: Mapping[Site, SiteView]
-    unseen: Sequence[Site]
-    cards: Mapping[Seat, Any]
-    pose: Any
+    """What the controller takes from a reading (read-only, so any reading's own
+    containers fit)."""
+
+    @property
+    def sites(self) -> Mapping[Site, SiteView]: ...
+    @property
+    def unseen(self) -> Sequence[Site]: ...
+    @property
+    def cards(self) -> Mapping[Seat, Any]: ...
+    @property
+    def pose(self) -> Any: ...
 
 
 class Reader(Protocol):
@@ -71,7 +78,7 @@ class MotionGate(Protocol):
 
 class LedSink(Protocol):
     def show_guidance(self, guidance: dict[str, Any] | None, warning_sites: Sequence[int],
-                      state: Any) -> None: ...
+                      state: Any) -> object: ...
 
 
 @dataclass
@@ -111,6 +118,26 @@ class _Scene:
     pose: Any
     heights: Mapping[Site, int]  # the record's towers before the change
     scores: Sequence[Any]  # vision.sitechange.SiteChange, highest first
+
+
+@dataclass
+class _Look:
+    """One still scene being explained. The state, views and unseen sites follow
+    the record as a build missed or revised on the way is recorded."""
+
+    image: np.ndarray
+    reading: ReadingLike
+    state: Any
+    views: dict[Site, SiteView]
+    unseen: list[Site]
+    new_cards: dict[Seat, Card]
+    pixel_site: Site | None
+
+    def decide(self, cards_read: Mapping[Seat, Card] | None = None,
+               views: Mapping[Site, SiteView] | None = None) -> Decision:
+        return decide(self.state, self.views if views is None else views, self.unseen,
+                      self.new_cards, self.pixel_site, out_of_sight=list(self.reading.unseen),
+                      cards_read=cards_read)
 
 
 def _out_of_turn(decision: Decision, state: Any) -> Build | None:
@@ -312,7 +339,28 @@ class Controller:
             self.session.play(Commit(self.session.state.seat, None))
 
     def _read(self, image: np.ndarray, timestamp: float) -> None:
+        """A still scene: read, explained against the record, and recorded."""
         t0 = time.perf_counter()
+        reading = self._take_reading(image, t0)
+        if reading is None:
+            return
+        cards = {seat: _as_card(c) for seat, c in reading.cards.items()}
+        new_cards = {s: c for s, c in cards.items() if self._cards.get(s) != c}
+        self._cards.update(cards)
+        if not self.session.has_game:
+            return
+        self.session.set_unseen(list(reading.unseen))
+        views, unseen, pixel_site = self._focus(image, reading, self.session.state,
+                                                new_cards.get(self.session.state.seat))
+        # (an earlier doubtful build may have been revised by the focus)
+        look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
+                     pixel_site)
+        decision = self._explain(look)
+        self._record(decision, look, timestamp, t0)
+
+    def _take_reading(self, image: np.ndarray, t0: float) -> ReadingLike | None:
+        """The still frame read (each site held to what the record allows), the pose
+        followed and the arm watch settled on it; None when no board is found."""
         try:
             if self._reader_takes_range and self.session.has_game:
                 reading = self._ranged(image, self._pose, height_range=self._height_range())
@@ -321,7 +369,7 @@ class Controller:
         except ValueError as exc:  # board not found: a hand, a bump, darkness
             log.info("frame not read: %s", exc)
             self._dirty = True
-            return
+            return None
         self.stats.readings += 1
         self.stats.read_seconds.append(time.perf_counter() - t0)
         self.last_reading = reading
@@ -334,98 +382,119 @@ class Controller:
         self.arm_watch.settle(image, reading.pose, self._towers(reading))
         if self.on_frame is not None:
             self.on_frame(image, reading)
-        cards = {seat: _as_card(c) for seat, c in reading.cards.items()}
-        new_cards = {s: c for s, c in cards.items() if self._cards.get(s) != c}
-        self._cards.update(cards)
-        if not self.session.has_game:
-            return
-        state = self.session.state
-        self.session.set_unseen(list(reading.unseen))
-        views, unseen, pixel_site = self._focus(image, reading, state,
-                                                new_cards.get(state.seat))
-        state = self.session.state  # an earlier doubtful build may have been revised
-        decision = decide(state, views, unseen, new_cards, pixel_site,
-                          out_of_sight=list(reading.unseen), cards_read=self._cards)
-        if decision.kind == "missed" and decision.move is not None:
-            # the player to move built out of sight, and the next player's build is
-            # what shows: record the one the card says, then explain the scene again
-            site = decision.changed[0].name if decision.changed else None
-            self.session.report(decision.reason or "unseen-move", decision.message, site)
-            self.session.play(decision.move, allow_illegal=True)
-            self.stats.moves += 1
-            self.stats.warnings += 1
-            self._auto_commit()
-            state = self.session.state
-            unseen = [*unseen, *decision.changed]
-            decision = decide(state, views, unseen, new_cards, pixel_site,
-                              out_of_sight=list(reading.unseen))
+        return reading
+
+    def _explain(self, look: _Look) -> Decision:
+        """The scene's decision: the rules' ranking of the reading, then the second
+        looks, each tried only when the scene does not already explain itself (a
+        build out of turn, a card that builds elsewhere, one change where two
+        blocks may stand). A build the mover made out of sight is recorded on the
+        way (the decision that follows is the next player's)."""
+        decision = self._record_missed(look, look.decide(self._cards))
+        decision = self._taller_pair(look, decision)
+        decision = self._pair_out_of_turn(look, decision)
+        decision = self._revised_pair(look, decision)
+        decision = self._card_elsewhere(look, decision)
+        return self._next_players_block(look, decision)
+
+    def _record_missed(self, look: _Look, decision: Decision) -> Decision:
+        """The player to move built out of sight, and the next player's build is what
+        shows: the one the card says is recorded, and the scene explained again."""
+        if decision.kind != "missed" or decision.move is None:
+            return decision
+        site = decision.changed[0].name if decision.changed else None
+        self.session.report(decision.reason or "unseen-move", decision.message, site)
+        self.session.play(decision.move, allow_illegal=True)
+        self.stats.moves += 1
+        self.stats.warnings += 1
+        self._auto_commit()
+        look.state = self.session.state
+        look.unseen = [*look.unseen, *decision.changed]
+        return look.decide()
+
+    def _taller_pair(self, look: _Look, decision: Decision) -> Decision:
+        """Two blocks stacked under one hand can stand taller than the one block the
+        reading was held to (the build seen is the next player's, out of turn; or
+        the next player shows a new card for this very site): that site read again
+        allowing two, and the pair kept (the mover's build and the next player's
+        on it) if the rules and that reading make one of it."""
         built = decision.move if decision.kind == "move" \
             and isinstance(decision.move, Build) else None
-        if built is not None and (_out_of_turn(decision, state) is not None
-                                  or _next_card_builds_there(state, built, new_cards)):
-            # two blocks stacked under one hand can stand taller than the one block
-            # the reading was held to (the build seen is the next player's, out of
-            # turn; or the next player shows a new card for this very site): read
-            # that site again allowing two, and keep the pair (the mover's build and
-            # the next player's on it) if the rules and that reading make one of it
-            view = self._wide_view(image, reading, built.site)
-            if view is not None and view != views.get(built.site):
-                again = decide(state, {**views, built.site: view}, unseen, new_cards, pixel_site,
-                               out_of_sight=list(reading.unseen), cards_read=self._cards)
-                if again.kind == "several":
-                    decision = again
-        other = _out_of_turn(decision, state)
-        if other is not None:
-            # the player to move built too, but their block changed few pixels (a
-            # storey on a tower, mostly hidden): look for it where their new card
-            # builds, and keep the pair if it makes the build seen the next one's
-            pair = self._pair_with_missed(state, other, reading, views, unseen, new_cards,
-                                          pixel_site)
-            if pair is None:
-                # or in the scene before, beside the build recorded from it
-                pair = self._pair_with_missed(state, other, reading, views, unseen, new_cards,
-                                              pixel_site, earlier=True)
-            if pair is None:
-                # or under the build seen: the mover played the same card again
-                pair = self._pair_by_sides(state, other, reading)
+        if built is None or (_out_of_turn(decision, look.state) is None
+                             and not _next_card_builds_there(look.state, built,
+                                                             look.new_cards)):
+            return decision
+        view = self._wide_view(look.image, look.reading, built.site)
+        if view is None or view == look.views.get(built.site):
+            return decision
+        again = look.decide(self._cards, {**look.views, built.site: view})
+        return again if again.kind == "several" else decision
+
+    def _pair_out_of_turn(self, look: _Look, decision: Decision) -> Decision:
+        """A build out of turn: the player to move built too, but their block changed
+        few pixels (a storey on a tower, mostly hidden). Looked for where their
+        new card builds, then in the scene before (beside the build recorded from
+        it), then under the build seen (the same card played again)."""
+        other = _out_of_turn(decision, look.state)
+        if other is None:
+            return decision
+        for find in (self._pair_with_missed, self._pair_in_scene_before, self._pair_by_sides):
+            pair = find(look, other)
             if pair is not None:
-                decision = pair
+                return pair
+        return decision
+
+    def _revised_pair(self, look: _Look, decision: Decision) -> Decision:
+        """The build before was recorded against the colour on top, which is the
+        skipped player's: both built there under one hand (the same card played
+        again shows no new card). It is revised into the pair, and the scene
+        decided again."""
         off_colour = self._off_colour  # checked against the record: the last move
-        if off_colour is not None and _out_of_turn(decision, state) is not None:
-            # the build before was recorded against the colour on top, which is the
-            # skipped player's: both built there under one hand (the same card played
-            # again shows no new card). Revise it into the pair, then decide again
-            revised = self._revise_into_pair(reading, state, off_colour)
-            if revised is not None:
-                was = state.board.views().get(revised)
-                state = self.session.state
-                if views.get(revised) == was:  # unchanged since: the revised tower
-                    views = {**views, revised: state.board.views()[revised]}
-                decision = decide(state, views, unseen, new_cards, pixel_site,
-                                  out_of_sight=list(reading.unseen), cards_read=self._cards)
-        if decision.kind in ("move", "several") and (
-                decision.reason == "wrong-site"
-                or not _plays(decision, state.seat, new_cards.get(state.seat))):
-            # the mover's new card builds elsewhere: at a site of that card which
-            # changed about as much, two blocks stacked under one hand may stand
-            # taller than the reading there was held to (its new top hides the
-            # site behind, which then changed most). After a build where its card
-            # does not build (the rules' warning), only in another city: not a
-            # site the new tower hides in part
-            wrong_site = decision.move.site.city \
-                if decision.reason == "wrong-site" and isinstance(decision.move, Build) else None
-            elsewhere = self._card_site_again(image, reading, state, unseen, new_cards,
-                                              wrong_site)
-            if elsewhere is not None:
-                decision = elsewhere
-        if decision.kind == "move" and decision.reason is None \
-                and isinstance(decision.move, Build) and decision.move.seat == state.seat:
-            # the next player may have built too, in the same scene, where their new
-            # card builds: a block on a tower changes too little to count as a
-            # second change beside the mover's
-            pair = self._pair_with_next(state, decision.move, reading, new_cards)
-            if pair is not None:
-                decision = pair
+        if off_colour is None or _out_of_turn(decision, look.state) is None:
+            return decision
+        revised = self._revise_into_pair(look.reading, look.state, off_colour)
+        if revised is None:
+            return decision
+        was = look.state.board.views().get(revised)
+        look.state = self.session.state
+        if look.views.get(revised) == was:  # unchanged since: the revised tower
+            look.views[revised] = look.state.board.views()[revised]
+        return look.decide(self._cards)
+
+    def _card_elsewhere(self, look: _Look, decision: Decision) -> Decision:
+        """The mover's new card builds elsewhere: at a site of that card which
+        changed about as much, two blocks stacked under one hand may stand taller
+        than the reading there was held to (its new top hides the site behind,
+        which then changed most). After a build where its card does not build
+        (the rules' warning), only in another city: not a site the new tower
+        hides in part."""
+        state = look.state
+        if decision.kind not in ("move", "several") or (
+                decision.reason != "wrong-site"
+                and _plays(decision, state.seat, look.new_cards.get(state.seat))):
+            return decision
+        wrong_site = decision.move.site.city \
+            if decision.reason == "wrong-site" and isinstance(decision.move, Build) else None
+        elsewhere = self._card_site_again(look.image, look.reading, state, look.unseen,
+                                          look.new_cards, wrong_site)
+        return decision if elsewhere is None else elsewhere
+
+    def _next_players_block(self, look: _Look, decision: Decision) -> Decision:
+        """The next player may have built too, in the same scene, where their new card
+        builds: a block on a tower changes too little to count as a second change
+        beside the mover's."""
+        if decision.kind != "move" or decision.reason is not None \
+                or not isinstance(decision.move, Build) \
+                or decision.move.seat != look.state.seat:
+            return decision
+        pair = self._pair_with_next(look.state, decision.move, look.reading, look.new_cards)
+        return decision if pair is None else pair
+
+    def _record(self, decision: Decision, look: _Look, timestamp: float, t0: float) -> None:
+        """The decision into the session: a move (marked for the players to check when
+        read by a narrow margin), a pair (each marked), or the warning; the LEDs
+        follow."""
+        state, new_cards = look.state, look.new_cards
         if decision.kind == "none":
             if state.phase is Phase.BUILD and state.seat in new_cards:
                 self.session.see_card(state.seat, new_cards[state.seat])
@@ -434,14 +503,14 @@ class Controller:
         if decision.kind == "move" and decision.move is not None:
             # a site read by a narrow margin: the page asks the players to look
             moved = getattr(decision.move, "site", None)
-            doubtful = moved in set(getattr(reading, "doubtful", ()) or ())
+            doubtful = moved in set(getattr(look.reading, "doubtful", ()) or ())
             fitted = self._fitted if self._fitted is not None \
                 and self._fitted.site == moved else None
             if fitted is not None:
                 # the reading's own doubt counts only where the reading stood
                 doubtful = fitted.doubts or (doubtful and not fitted.decided)
             outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
-            seen = views.get(moved) if isinstance(moved, Site) else None
+            seen = look.views.get(moved) if isinstance(moved, Site) else None
             self._off_colour = None
             if isinstance(decision.move, Build) and seen is not None \
                     and seen.owner != decision.move.block.color:
@@ -523,10 +592,7 @@ class Controller:
         self.stats.warnings += 1
         return site
 
-    def _pair_with_missed(self, state: Any, seen: Build, reading: ReadingLike,
-                          views: Mapping[Site, SiteView], unseen: list[Site],
-                          new_cards: Mapping[Seat, Card], pixel_site: Site | None,
-                          earlier: bool = False) -> Decision | None:
+    def _pair_with_missed(self, look: _Look, seen: Build) -> Decision | None:
         """The build seen was the next player's, out of turn, and the player to move
         played their new card (or the card on their stack: the same card played
         again shows no new card): their block is at one of the sites it gives,
@@ -535,61 +601,75 @@ class Controller:
         "several" decision (each recorded for the players to check); None if that
         does not explain the scene. The card on the stack counts only in another
         city than the build seen: that build's shadow and silhouette change its
-        own; a stack never read (out of the picture), any site that changed
-        clearly. ``earlier``: the block is looked for in the scene the last move
-        was recorded from (no move since), where it changed clearly
-        (``focus_clear_score``) beside that move's tower, held in front."""
-        anywhere = state.seat in new_cards
-        card = new_cards.get(state.seat) or self._cards.get(state.seat)
-        scene = self._scene
-        skip = {seen.site}
-        floor = float(self.change.get("focus_card_score", 0.0))
-        heights = scene.heights if scene is not None else {}
-        if earlier:
-            last = self._last
-            if last is None or last.game != self.session.game_id \
-                    or last.ply != len(self.session.record.effective()):
-                return None
-            scene, anywhere, skip = last.scene, True, {seen.site, *last.sites}
-            floor = float(self.change.get("focus_clear_score", 0.0))
-            heights = {site: state.board.height(site) for site in all_sites()}
-        if scene is None or (card is None and (earlier or state.seat in self._cards)):
+        own. A stack never read (out of the picture) says nothing: any site that
+        changed clearly (``focus_clear_score``), the build seen held in front."""
+        state, scene = look.state, self._scene
+        card = look.new_cards.get(state.seat) or self._cards.get(state.seat)
+        if scene is None or (card is None and state.seat in self._cards):
             return None
         if card is None:
-            # a stack never read (out of view) says nothing: any site that changed
-            # clearly, the build seen held in front of it
-            floor = float(self.change.get("focus_clear_score", 0.0))
-            heights = {**heights, seen.site: heights.get(seen.site, 0) + seen.block.storeys}
-            anywhere = True
-        first = self._block_where_changed(scene, state, reading, heights, card, floor, skip,
-                                          None if anywhere else seen.site.city)
+            heights = {**scene.heights,
+                       seen.site: scene.heights.get(seen.site, 0) + seen.block.storeys}
+            first = self._block_where_changed(
+                scene, state, look.reading, heights, None,
+                float(self.change.get("focus_clear_score", 0.0)), {seen.site}, None)
+            return self._pair_ending_with(look, first, seen, None)
+        anywhere = state.seat in look.new_cards
+        first = self._block_where_changed(
+            scene, state, look.reading, scene.heights, card,
+            float(self.change.get("focus_card_score", 0.0)), {seen.site},
+            None if anywhere else seen.site.city)
+        return self._pair_ending_with(look, first, seen, "the picture")
+
+    def _pair_in_scene_before(self, look: _Look, seen: Build) -> Decision | None:
+        """As ``_pair_with_missed``, the mover's block looked for in the scene the last
+        move was recorded from (no move since): where it changed clearly
+        (``focus_clear_score``) at a site the card gives, in any city, beside that
+        move's tower (held in front, as the record has it now)."""
+        state, last = look.state, self._last
+        card = look.new_cards.get(state.seat) or self._cards.get(state.seat)
+        if card is None or last is None or last.game != self.session.game_id \
+                or last.ply != len(self.session.record.effective()):
+            return None
+        heights = {site: state.board.height(site) for site in all_sites()}
+        first = self._block_where_changed(
+            last.scene, state, look.reading, heights, card,
+            float(self.change.get("focus_clear_score", 0.0)), {seen.site, *last.sites}, None)
+        return self._pair_ending_with(look, first, seen, "the picture before")
+
+    def _pair_ending_with(self, look: _Look, first: Build | None, seen: Build,
+                          where: str | None) -> Decision | None:
+        """``first`` (the mover's block found) and then the build seen, as a "several"
+        decision, if the rules allow the one and the scene, with it recorded, is
+        that build in turn; None otherwise. ``where``: the picture the block was
+        found in, for the message (None: found by its change alone, no card)."""
+        state = look.state
         if first is None or not is_legal(state, first):
             return None
         after = apply_move(state, first)
         if after.phase is not Phase.BUILD or after.seat is not seen.seat:
             return None
-        held = {**views, first.site: after.board.views()[first.site]}
-        again = decide(after, held, unseen, new_cards, pixel_site,
-                       out_of_sight=list(reading.unseen), cards_read=self._cards)
+        held = {**look.views, first.site: after.board.views()[first.site]}
+        again = decide(after, held, look.unseen, look.new_cards, look.pixel_site,
+                       out_of_sight=list(look.reading.unseen), cards_read=self._cards)
         if again.kind != "move" or again.reason is not None or not isinstance(again.move, Build):
             return None
-        when = "the picture before" if earlier else "the picture"
-        told = (f"a block at {first.site.name} barely changed {when}, and "
-                f"{again.move.site.name} changed" if card is not None else
+        told = (f"a block at {first.site.name} barely changed {where}, and "
+                f"{again.move.site.name} changed" if where is not None else
                 f"2 sites changed at once ({first.site.name}, {again.move.site.name})")
         return Decision("several", changed=(first.site, again.move.site),
                         suggested=(first, again.move),
                         message=f"{told}: recorded as {first}, then {again.move}; check each "
                                 "move")
 
-    def _pair_by_sides(self, state: Any, seen: Build, reading: ReadingLike
-                       ) -> Decision | None:
+    def _pair_by_sides(self, look: _Look, seen: Build) -> Decision | None:
         """The build seen out of turn, on a site the card on the mover's stack
         gives: the mover's block may stand under it (the same card played again
         shows no new card), the pair as tall as the one block. Told apart by the
         lower block's side faces (``fit_stacks``): the best such pair the rules
         allow, if it fits the change better than the one block by ``pair_lead``
         percent, as a "several" decision; None otherwise."""
+        state, reading = look.state, look.reading
         card = self._cards.get(state.seat)
         scene = self._scene
         if card is None or scene is None \

@@ -872,9 +872,12 @@ def _replay_rounds(observations: Sequence[Observation], config: GameConfig,
     return result
 
 
-def diff_views(a: Observation, b: Observation) -> list[tuple[Site, tuple[int, str | None],
-                                                            tuple[int, str | None]]]:
-    out = []
+_Seen = tuple[int, str | None]  # (storeys, owner); (0, None) for an empty site
+
+
+def diff_views(a: Observation, b: Observation) -> list[tuple[Site, _Seen, _Seen]]:
+    """The sites both photos show that differ: the site, as it was, as it is."""
+    out: list[tuple[Site, _Seen, _Seen]] = []
     for index in range(54):
         site = Site.from_index(index)
         if site in a.unseen or site in b.unseen:

@@ -118,9 +118,9 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     if not changed:
         if card is None:
             return Decision("none")
-        move = Pass(state.seat, card)
+        passed = Pass(state.seat, card)
         try:
-            check_move(state, move)
+            check_move(state, passed)
         except IllegalMoveError as exc:
             message = str(exc)
             builds, where = _builds_out_of_sight(state, card, out_of_sight)
@@ -131,8 +131,8 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
                 names = ", ".join(x.name for x in where)
                 message += (f"; no new block is in view, but it may stand where the camera "
                             f"cannot see ({names}): correct this move if so")
-            return Decision("move", move, False, exc.reason, message, 0.0, ())
-        return Decision("move", move, True, None, "", 0.0, ())
+            return Decision("move", passed, False, exc.reason, message, 0.0, ())
+        return Decision("move", passed, True, None, "", 0.0, ())
     if len(changed) > 1:
         names = ", ".join(s.name for s in changed)
         suggested = explain_several(state, sites, changed, new_cards)

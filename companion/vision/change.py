@@ -142,7 +142,7 @@ def arm_over_board(reference: np.ndarray, current: np.ndarray, board: np.ndarray
     cur_grey = current.mean(axis=2)
     (dx, dy), _ = cv2.phaseCorrelate(ref_grey.astype(np.float64), cur_grey.astype(np.float64))
     if abs(dx) > 0.3 or abs(dy) > 0.3:
-        m = np.float32([[1, 0, dx], [0, 1, dy]])
+        m = np.array([[1, 0, dx], [0, 1, dy]], np.float32)
         reference = cv2.warpAffine(reference, m, (reference.shape[1], reference.shape[0]),
                                    flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
     t = float(_option(config, "arm_threshold"))

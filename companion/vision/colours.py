@@ -404,7 +404,7 @@ def fit_board_model(feats: FloatArray, blocks: ColourModel | None = None, k: int
         return BoardModel([])
     scale = np.array([1.0, 1.0, 0.25], np.float32)  # cluster mostly on chroma
     cv2.setRNGSeed(seed)
-    _, labels, _ = cv2.kmeans(x * scale, k, None,
+    _, labels, _ = cv2.kmeans(x * scale, k, None,  # type: ignore[call-overload]
                               (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 10, 1e-3),
                               1, cv2.KMEANS_PP_CENTERS)
     labels = labels.ravel()

@@ -252,7 +252,8 @@ def _photo_job(name: str, image: np.ndarray, truth: Mapping[str, Any], use_camer
     ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 90])
     t = time.perf_counter()
     img2 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    detect_markers(img2, board_geometry())
+    if img2 is not None:  # (just encoded: always decodes)
+        detect_markers(img2, board_geometry())
     t_ref = time.perf_counter() - t
     camera = truth.get("camera") if use_camera else None
     row_a, ra, why_a = _read_row(name, image, truth, camera, config, t_ref)

@@ -46,12 +46,12 @@ class Intrinsics:
     @classmethod
     def from_json(cls, data: dict[str, Any] | str | Path) -> Intrinsics:
         """Read the formats.md camera JSON (a dict, or a path to a file)."""
-        if not isinstance(data, dict):
-            data = json.loads(Path(data).read_text(encoding="utf-8"))
+        raw: Any = data if isinstance(data, dict) else json.loads(
+            Path(data).read_text(encoding="utf-8"))
         try:
-            K = np.asarray(data["camera_matrix"], dtype=np.float64).reshape(3, 3)
-            dist = np.asarray(data.get("dist_coeffs", [0, 0, 0, 0, 0]), dtype=np.float64).ravel()
-            size = data.get("image_size")
+            K = np.asarray(raw["camera_matrix"], dtype=np.float64).reshape(3, 3)
+            dist = np.asarray(raw.get("dist_coeffs", [0, 0, 0, 0, 0]), dtype=np.float64).ravel()
+            size = raw.get("image_size")
             w, h = (int(size[0]), int(size[1])) if size else (int(2 * K[0, 2]), int(2 * K[1, 2]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed camera JSON: {exc}") from None
@@ -87,7 +87,7 @@ class Pose:
     intrinsics: Intrinsics
     markers: tuple[int, ...] = ()
     error_px: float = 0.0
-    _R: FloatArray = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    _R: FloatArray = field(default=None, repr=False, compare=False)  # type: ignore[assignment, arg-type]
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "rvec", np.asarray(self.rvec, np.float64).reshape(3, 1))

@@ -392,7 +392,7 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
     nearer counts. Seen from above, a block's top lines up with the printed
     square under it and passes for its pattern; its colour does not.
     """
-    seen = vis.any(axis=1)
+    seen = np.asarray(vis.any(axis=1))
     med = np.stack([_masked_row_median(planes[0], vis, np.nan),
                     _masked_row_median(planes[1], vis, np.nan)], axis=1)
     out = np.zeros(len(med))
@@ -646,8 +646,8 @@ class SiteReader:
             nearest = self._silhouettes(pose, strips, results, rank, (H, W))
         px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
         py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
-        covered = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
-        vis = ok & ~covered
+        behind = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
+        vis = ok & ~behind
         # shading-free: each site relative to its own median brightness
         med = _masked_row_median(v, vis, 1.0)
         pn = v / np.maximum(med, 1.0)[:, None]
@@ -1249,8 +1249,10 @@ class SiteReader:
         cpc = _csum(wc * P[:, :, c])
         # the tower's sideways offset is unknown: seen diagonally it moves the centre
         # line's crossings off the corners, so try a few offsets and keep the best
-        e_far = e_near = e_base = None
-        best = None
+        e_far: Any = None
+        e_near: Any = None
+        e_base: Any = None
+        best: Any = None
         for i_tf, i_tn, i_bn, foot_idx in geo["shifts"]:
             # a boundary at fractional row r lies between samples, at cumsum index r + 0.5
             ef = _take(prof, i_tf[sel])

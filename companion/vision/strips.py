@@ -40,7 +40,8 @@ class Strips:
     #: what readers derive from the strips alone (kept with them, see SiteReader)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def row_of(self, site: np.ndarray | int, rho: FloatArray, z: FloatArray) -> FloatArray:
+    def row_of(self, site: np.ndarray | int, rho: FloatArray, z: FloatArray | float
+               ) -> FloatArray:
         """Fractional row index where the ray to (rho, z) in a site's plane lands."""
         dep = np.arctan2(self.z_c - np.asarray(z, np.float64),
                          np.asarray(rho, np.float64) - self.rho_c[site])

@@ -132,7 +132,7 @@ def fit_weights(examples: Sequence[tuple[FloatArray, int]], l2: float = 1e-3,
     w = np.zeros(Fn)
     if init:
         w = np.array([init.get(n, 0.0) for n in FEATURES]) * scale
-    mask_true = np.zeros((M, H, D), bool)
+    mask_true: np.ndarray = np.zeros((M, H, D), bool)
     mask_true[np.arange(M), y] = True
     mask_true = mask_true.reshape(M, H * D)
     m = np.zeros(Fn)
@@ -169,7 +169,7 @@ def fit_scorer(examples: Sequence[tuple[FloatArray, int]], hidden: int = 16,
     Xf = X.reshape(M, H * D, Fn)
     scale = np.maximum(np.abs(Xf).reshape(-1, Fn).max(axis=0), 1e-6)
     Xn = Xf / scale
-    mask = np.zeros((M, H, D), bool)
+    mask: np.ndarray = np.zeros((M, H, D), bool)
     mask[np.arange(M), y] = True
     mask = mask.reshape(M, H * D)
     rng = np.random.default_rng(seed)
