@@ -618,7 +618,7 @@ class Controller:
         first = self._block_where_changed(
             scene, state, look.reading, scene.heights, card,
             float(self.change.get("focus_card_score", 0.0)), {seen.site},
-            None if anywhere else seen.site.city)
+            None if anywhere else seen.site.city, shadowed_city=seen.site.city)
         return self._pair_ending_with(look, first, seen, "the picture")
 
     def _pair_in_scene_before(self, look: _Look, seen: Build) -> Decision | None:
@@ -772,7 +772,8 @@ class Controller:
         floor = float(self.change.get("focus_clear_score", 0.0))
         heights = {**scene.heights, first.site: after.board.height(first.site)}
         second = self._block_where_changed(scene, after, reading, heights, card, floor,
-                                           {first.site}, None if anywhere else first.site.city)
+                                           {first.site}, None if anywhere else first.site.city,
+                                           shadowed_city=first.site.city)
         if second is None or not is_legal(after, second):
             return None
         return Decision("several", changed=(first.site, second.site),
@@ -783,11 +784,14 @@ class Controller:
 
     def _block_where_changed(self, scene: _Scene, state: Any, reading: ReadingLike,
                              heights: Mapping[Site, int], card: Card | None, floor: float,
-                             skip: Collection[Site], not_city: int | None) -> Build | None:
+                             skip: Collection[Site], not_city: int | None,
+                             shadowed_city: int | None = None) -> Build | None:
         """The block of the player to move at the site that changed most (at least
         ``floor``) of those ``card`` gives (any site without a card; none in
         ``skip`` or city ``not_city``), fitted to the change with ``heights``
-        standing; None when none changed so, or the fit is not of their colours."""
+        standing; None when none changed so, or the fit is not of their colours.
+        A site in ``shadowed_city`` (the other build's) that fits no block of
+        theirs is passed over: that build's shadow and silhouette change it."""
         cell = card.site_cell(state.seat) if card is not None else None
         for c in scene.scores:  # highest first
             if c.score < floor:
@@ -798,6 +802,8 @@ class Controller:
             fit = self._fit_block(scene.before, scene.after, scene.pose, c.site, state,
                                   reading, heights)
             if fit is None or fit.colour not in state.player.colors:
+                if c.site.city == shadowed_city:
+                    continue
                 return None
             return Build(state.seat, card or Card.for_site(state.seat, c.site.row, c.site.col),
                          c.site, Block(fit.colour, fit.storeys))

@@ -320,6 +320,15 @@ _PAIRS = [
                  "2 sites changed at once (Manhattan NW, Manhattan N): recorded as "
                  "E c02 black2@0NW, then S c01 red1@0N; check each move",
                  id="the skipped player's block by its change alone, no card read"),
+    # SimTable seed 45: North's green 4 at Hong Kong N and East's black 1 on Sydney
+    # C's green 1 under one hand. Hong Kong C, where East's new card (c11) builds
+    # too, changed most with North's tall new tower beside it, and fits no block:
+    # passed over, Sydney C, which changed clearly, gives East's black 1 (it was
+    # recorded later, put out of sight at Hong Kong C)
+    pytest.param(45, 12, 10, 10, ("N c21 green4@3N", "E c11 black1@1C"), "Hong Kong N",
+                 "2 sites changed at once (Hong Kong N, Sydney C): recorded as "
+                 "N c21 green4@3N, then E c11 black1@1C; check each move",
+                 id="the next player's block past a change the first build made"),
 ]
 
 
