@@ -74,7 +74,8 @@ class Reading:
     blur: float | None = None
     #: towers this view cannot tell the height of (seen from nearly above, a storey
     #: moves the top no more than a block may stand off its site), or cannot tell
-    #: from a far different reading (won by a hair: "close"): in ``unseen``,
+    #: from a far different reading or a storey more or less (won by a hair:
+    #: "close"): in ``unseen``,
     #: with the reader's best guess here for tools that weigh it against other
     #: evidence (the replay and the live table, which know a block went there)
     unresolved: dict[Site, SiteView] = field(default_factory=dict)
@@ -343,7 +344,8 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
             view_ = SiteView(r.height, rename.get(r.color, r.color))
             if r.reason == "close" or r.site in steep:
                 # the guess kept apart; the details keep the reading (a tower that beat
-                # a far different reading by a hair, sites.tower_doubt_margin, or a
+                # a far different reading or a storey more or less by a hair,
+                # sites.tower_doubt_margin and storey_doubt_margin, or a
                 # height this view cannot tell)
                 r.reason = r.reason or "steep"
                 unresolved[r.site] = view_

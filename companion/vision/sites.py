@@ -574,17 +574,17 @@ class SiteReader:
         site that beat a tower by under ``empty_doubt_margin`` (half of them
         are towers on the raycast frames), a tower that beat another tower two
         or more storeys off, or of another colour, by under
-        ``tower_doubt_margin`` (two in five read wrong). A tower that narrowly
-        beat the empty site stays (nine in ten right), and so does one that
-        beat a storey more or less: placement moves a top by a storey's worth
-        (2-4 mm), and most of those readings are right (where a storey moves it
-        by less than the placement jitter, the reader's steep-view rule takes
-        them: ``steep_storey_mm``). A doubted tower keeps its
+        ``tower_doubt_margin`` (two in five read wrong), or the same colour a
+        storey taller or shorter by under ``storey_doubt_margin`` (placement
+        moves a top by a storey's worth; four in ten read wrong, where a wrong
+        site weighs four unseen ones). A tower that narrowly beat the empty
+        site stays (nine in ten right). A doubted tower keeps its
         height and colour as the guess (the reader lists it ``unresolved``, as
         the heights a steep view cannot tell); a doubted empty site has none.
         """
         empty = float(self.cfg["empty_doubt_margin"])
         tower = float(self.cfg["tower_doubt_margin"])
+        storey = float(self.cfg["storey_doubt_margin"])
         for r in results:
             if r.reason or r.height is None or not r.rivals:
                 continue
@@ -592,7 +592,8 @@ class SiteReader:
             if r.height == 0:
                 close = h > 0 and r.margin < empty
             else:
-                close = h > 0 and (abs(h - r.height) >= 2 or c != r.color) and r.margin < tower
+                far = abs(h - r.height) >= 2 or c != r.color
+                close = h > 0 and r.margin < (tower if far else storey)
             if close:
                 r.reason = "close"
                 if r.height == 0:

@@ -36,7 +36,8 @@ def test_only_a_narrow_win_over_a_far_different_reading_is_doubted() -> None:
              _result(0, 1.0, 3),  # won by the margin itself: kept
              _result(2, 0.1, 0),  # a tower that narrowly beat the empty site: kept
              _result(5, 0.3, 7),  # a blue 5 over a blue 7: doubted
-             _result(5, 0.3, 6),  # over a storey more: kept (placement)
+             _result(5, 0.3, 6),  # over a storey more, by under a point: doubted
+             _result(5, 1.0, 4),  # over a storey less, by the margin itself: kept
              _result(5, 0.3, 6, rival_colour="red"),  # a storey more in red: doubted
              _result(5, 1.2, 9),  # won clearly: kept
              _result(None, 0.1, 2, "covered")]  # already unseen: its reason kept
@@ -45,11 +46,13 @@ def test_only_a_narrow_win_over_a_far_different_reading_is_doubted() -> None:
     # site has none
     assert [(r.height, r.color, r.reason) for r in cases] == [
         (None, None, "close"), (0, None, ""), (2, "blue", ""), (5, "blue", "close"),
-        (5, "blue", ""), (5, "blue", "close"), (5, "blue", ""), (None, None, "covered")]
-    off = SiteReader(board_geometry(), {"empty_doubt_margin": 0.0, "tower_doubt_margin": 0.0})
-    cases = [_result(0, 0.4, 3), _result(5, 0.3, 7)]
+        (5, "blue", "close"), (5, "blue", ""), (5, "blue", "close"), (5, "blue", ""),
+        (None, None, "covered")]
+    off = SiteReader(board_geometry(), {"empty_doubt_margin": 0.0, "tower_doubt_margin": 0.0,
+                                        "storey_doubt_margin": 0.0})
+    cases = [_result(0, 0.4, 3), _result(5, 0.3, 7), _result(5, 0.3, 6)]
     off._doubt_close_readings(cases)
-    assert [(r.height, r.reason) for r in cases] == [(0, ""), (5, "")]
+    assert [(r.height, r.reason) for r in cases] == [(0, ""), (5, ""), (5, "")]
 
 
 def test_a_doubted_tower_is_unseen_with_its_guess_kept_apart() -> None:

@@ -41,10 +41,12 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
                      ("unresolved", "unresolved"), ("unresolved_right", "unresolved_right")):
         assert tot[key] == sum(int(r[col]) for r in rows), key
     assert tot["photos"] == 2 and tot["failed"] == 0
-    # measured on these renders (wrong 1, unseen 5, cards 6 of 6); a worse reader fails.
+    # measured on these renders (wrong 1, unseen 6, cards 6 of 6); a worse reader fails.
     # Unseen 4 before an empty reading of another colour than the print went to unseen
-    # (sites.print_colour_offset): empty sites under an arm's bluish shadow
-    assert tot["wrong"] <= 1 and tot["unseen_visible"] <= 5
+    # (sites.print_colour_offset): empty sites under an arm's bluish shadow; 5 before
+    # a storey more or less within a point of the reading made it unseen
+    # (sites.storey_doubt_margin)
+    assert tot["wrong"] <= 1 and tot["unseen_visible"] <= 6
     assert tot["cards"] == 6 and tot["card_accuracy"] == 1.0
     # both frames fit the nominal colours: read under the nominal tone curve
     assert [float(r["tone"]) for r in rows] == [1.0, 1.0]

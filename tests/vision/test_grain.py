@@ -48,7 +48,9 @@ def test_a_grainy_frame_is_read_nearly_as_the_clean_one(grainy) -> None:
 def test_unsmoothed_the_grain_hides_towers(grainy) -> None:
     r, noisy = grainy
     raw = read_image(noisy, r.truth["camera"], r.truth["expected"]["colors"], NO_SMOOTHING)
-    assert _tally(raw, r.truth) == (1, 7)  # (1, 6) before the close rule, as above
+    # (1, 6) before the close rule, as above; (1, 7) before a storey more or less
+    # within a point of the reading made it unseen (sites.storey_doubt_margin)
+    assert _tally(raw, r.truth) == (0, 9)
 
 
 def test_a_clean_frame_is_not_smoothed() -> None:

@@ -46,17 +46,20 @@ CASES: dict[str, tuple[str, int, str, str]] = {
 #: Since a reading that beat a far different one by a hair is unseen ("close",
 #: sites.empty_doubt_margin, tower_doubt_margin): mounted-0 (1, 3, 1) -> (1, 4, 0),
 #: mounted-6 (1, 3, 2) -> (1, 3, 1), phone-5 (2, 5, 1) -> (0, 8, 1).
+#: Since a storey more or less that scored within a point of the reading makes
+#: it unseen too (sites.storey_doubt_margin): mounted-6 (1, 3, 1) -> (0, 4, 1),
+#: mounted-4 (5, 19) -> (5, 20), phone-3 (3, 1, 2) -> (2, 3, 1).
 MEASURED: dict[str, tuple[int, int, int, int]] = {
     "mounted-0": (1, 4, 0, 0),
-    "mounted-6": (1, 3, 1, 0),
+    "mounted-6": (0, 4, 1, 0),
     # (19, 1) before sites.steep_storey_mm; 17 wrong while a k1 the markers cannot
     # tell from f was kept; (9, 11) while that limit was 2 mm, not the profile's
     # placement jitter (3 mm); (5, 17) at that jitter, not a third more
     # (sites.steep_jitter_factor)
-    "mounted-4": (5, 19, 0, 0),
+    "mounted-4": (5, 20, 0, 0),
     "phone-1": (0, 4, 0, 0),
     "phone-5": (0, 8, 1, 0),
-    "phone-3": (3, 1, 2, 0),
+    "phone-3": (2, 3, 1, 0),
 }
 
 
