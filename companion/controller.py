@@ -475,8 +475,7 @@ class Controller:
             return decision
         wrong_site = decision.move.site.city \
             if decision.reason == "wrong-site" and isinstance(decision.move, Build) else None
-        elsewhere = self._card_site_again(look.image, look.reading, state, look.unseen,
-                                          look.new_cards, wrong_site)
+        elsewhere = self._card_site_again(look, wrong_site)
         return decision if elsewhere is None else elsewhere
 
     def _next_players_block(self, look: _Look, decision: Decision) -> Decision:
@@ -487,7 +486,7 @@ class Controller:
                 or not isinstance(decision.move, Build) \
                 or decision.move.seat != look.state.seat:
             return decision
-        pair = self._pair_with_next(look.state, decision.move, look.reading, look.new_cards)
+        pair = self._pair_with_next(look, decision.move)
         return decision if pair is None else pair
 
     def _record(self, decision: Decision, look: _Look, timestamp: float, t0: float) -> None:
@@ -716,14 +715,14 @@ class Controller:
                         message=f"two blocks were built at {site.name} at once: recorded as "
                                 f"{first}, then {second}; check each move")
 
-    def _card_site_again(self, image: np.ndarray, reading: ReadingLike, state: Any,
-                         unseen: list[Site], new_cards: Mapping[Seat, Card],
-                         not_city: int | None = None) -> Decision | None:
+    def _card_site_again(self, look: _Look, not_city: int | None = None) -> Decision | None:
         """The scene decided again at the site of the mover's new card that changed
         most (at least ``focus_near_ratio`` of the most, among the
         ``focus_near_top`` first; not in city ``not_city``), read allowing two
         blocks, the other sites held as recorded: the decision if it is in turn and
         plays that card, else None."""
+        image, reading, state = look.image, look.reading, look.state
+        unseen, new_cards = look.unseen, look.new_cards
         card = new_cards.get(state.seat)
         scene = self._scene
         if card is None or scene is None or not scene.scores \
@@ -747,8 +746,7 @@ class Controller:
             return again if clean and _plays(again, state.seat, card) else None
         return None
 
-    def _pair_with_next(self, state: Any, first: Build, reading: ReadingLike,
-                        new_cards: Mapping[Seat, Card]) -> Decision | None:
+    def _pair_with_next(self, look: _Look, first: Build) -> Decision | None:
         """The mover's build decided, and the next player may have built too: where
         the card on their stack builds, the site whose pixels changed most (at
         least ``focus_clear_score``; the first build's tower held in front of it)
@@ -756,7 +754,9 @@ class Controller:
         the pair, as a "several" decision; None otherwise. A card they played
         before (the same card played again shows no new card), or none read,
         counts only in another city: the first build's shadow and silhouette
-        change its own."""
+        change its own (where a new card builds there, a site that fits no block
+        of theirs is passed over)."""
+        state, reading, new_cards = look.state, look.reading, look.new_cards
         scene = self._scene
         if scene is None:
             return None
