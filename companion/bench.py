@@ -24,12 +24,11 @@ def _timeit(fn: Callable[[], Any], repeat: int) -> list[float]:
     return out
 
 
-def _decode(data: bytes | str) -> np.ndarray:
-    """A frame from JPEG bytes or a file of the bench's own making."""
+def _decode(data: bytes) -> np.ndarray:
+    """A frame from the JPEG bytes the bench made (the decode is what is timed)."""
     import cv2
 
-    image = cv2.imread(data, cv2.IMREAD_COLOR) if isinstance(data, str) \
-        else cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         raise ValueError("the bench's frame did not decode")
     return image
@@ -162,12 +161,13 @@ def _run_controller(header: dict[str, Any], frames: list[tuple[Any, float]],
     from companion.rules import Commit
     from companion.rules.record import config_from_json
     from companion.session import GameSession
+    from companion.vision.reader import load_image
 
     session = GameSession(config_from_json(header))
     ctl = Controller(session, reader or _vision_reader())
     busy = 0.0
     for data, timestamp in frames:
-        image = data if reader is not None else _decode(data)
+        image = data if reader is not None else load_image(data)
         t0 = time.perf_counter()
         ctl.process(image, timestamp)
         busy += time.perf_counter() - t0

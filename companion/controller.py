@@ -591,6 +591,22 @@ class Controller:
         self.stats.warnings += 1
         return site
 
+    @property
+    def _clear_score(self) -> float:
+        """A site whose pixels changed this much changed clearly (change.focus_clear_score)."""
+        return float(self.change["focus_clear_score"])
+
+    @property
+    def _card_score(self) -> float:
+        """Where a card just played builds, this much change may be its block
+        (change.focus_card_score)."""
+        return float(self.change["focus_card_score"])
+
+    def _card_of(self, new_cards: Mapping[Seat, Card], seat: Seat) -> Card | None:
+        """The card ``seat`` just played, else the one on their stack (the same card
+        played again shows no new card); None for a stack never read."""
+        return new_cards.get(seat) or self._cards.get(seat)
+
     def _pair_with_missed(self, look: _Look, seen: Build) -> Decision | None:
         """The build seen was the next player's, out of turn, and the player to move
         played their new card (or the card on their stack: the same card played
@@ -603,7 +619,7 @@ class Controller:
         own. A stack never read (out of the picture) says nothing: any site that
         changed clearly (``focus_clear_score``), the build seen held in front."""
         state, scene = look.state, self._scene
-        card = look.new_cards.get(state.seat) or self._cards.get(state.seat)
+        card = self._card_of(look.new_cards, state.seat)
         if scene is None or (card is None and state.seat in self._cards):
             return None
         if card is None:
@@ -611,12 +627,12 @@ class Controller:
                        seen.site: scene.heights.get(seen.site, 0) + seen.block.storeys}
             first = self._block_where_changed(
                 scene, state, look.reading, heights, None,
-                float(self.change.get("focus_clear_score", 0.0)), {seen.site}, None)
+                self._clear_score, {seen.site}, None)
             return self._pair_ending_with(look, first, seen, None)
         anywhere = state.seat in look.new_cards
         first = self._block_where_changed(
             scene, state, look.reading, scene.heights, card,
-            float(self.change.get("focus_card_score", 0.0)), {seen.site},
+            self._card_score, {seen.site},
             None if anywhere else seen.site.city, shadowed_city=seen.site.city)
         return self._pair_ending_with(look, first, seen, "the picture")
 
@@ -626,14 +642,14 @@ class Controller:
         (``focus_clear_score``) at a site the card gives, in any city, beside that
         move's tower (held in front, as the record has it now)."""
         state, last = look.state, self._last
-        card = look.new_cards.get(state.seat) or self._cards.get(state.seat)
+        card = self._card_of(look.new_cards, state.seat)
         if card is None or last is None or last.game != self.session.game_id \
                 or last.ply != len(self.session.record.effective()):
             return None
         heights = {site: state.board.height(site) for site in all_sites()}
         first = self._block_where_changed(
             last.scene, state, look.reading, heights, card,
-            float(self.change.get("focus_clear_score", 0.0)), {seen.site, *last.sites}, None)
+            self._clear_score, {seen.site, *last.sites}, None)
         return self._pair_ending_with(look, first, seen, "the picture before")
 
     def _pair_ending_with(self, look: _Look, first: Build | None, seen: Build,
@@ -726,7 +742,7 @@ class Controller:
         card = new_cards.get(state.seat)
         scene = self._scene
         if card is None or scene is None or not scene.scores \
-                or scene.scores[0].score < float(self.change["focus_clear_score"]):
+                or scene.scores[0].score < self._clear_score:
             return None
         cell = card.site_cell(state.seat)
         floor = float(self.change["focus_near_ratio"]) * scene.scores[0].score
@@ -768,8 +784,8 @@ class Controller:
             return None
         anywhere = after.seat in new_cards
         # (a stack never read, out of the picture, says nothing: any site)
-        card = new_cards.get(after.seat) or self._cards.get(after.seat)
-        floor = float(self.change.get("focus_clear_score", 0.0))
+        card = self._card_of(new_cards, after.seat)
+        floor = self._clear_score
         heights = {**scene.heights, first.site: after.board.height(first.site)}
         second = self._block_where_changed(scene, after, reading, heights, card, floor,
                                            {first.site}, None if anywhere else first.site.city,
@@ -983,7 +999,7 @@ class Controller:
         gives, the pixels changed a little (a block behind a tall tower shows a
         sliver). The site that changed most there, if a block fits the change."""
         cell = card.site_cell(state.seat)
-        floor = float(self.change.get("focus_card_score", 0.0))
+        floor = self._card_score
         for c in scores:  # highest first
             if c.score < floor:
                 break

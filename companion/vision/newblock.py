@@ -264,6 +264,13 @@ def change_map(before: np.ndarray, after: np.ndarray,
     return out
 
 
+def _placements(config: Mapping[str, Any] | None) -> tuple[list[float], list[float]]:
+    """Where a block may stand off its site: the shifts (mm, each way) and turns
+    (radians) every hypothesis is tried at."""
+    return ([float(x) for x in _option(config, "shifts_mm")],
+            [math.radians(float(x)) for x in _option(config, "turns_deg")])
+
+
 @dataclass(frozen=True)
 class _Maps:
     """What the hypotheses at one site are scored on: per pixel of a window round it."""
@@ -289,7 +296,7 @@ def _site_maps(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site, z0
     H, W = after.shape[:2]
     xy = np.asarray(g.site_xy[site.index], np.float64)
     half = g.footprint / 2
-    shifts = [float(x) for x in _option(config, "shifts_mm")]
+    shifts, _ = _placements(config)
     reach = half * math.sqrt(2) + max(abs(x) for x in shifts)
     box = _prisms(xy, z0, g.storey, np.array([storeys]), [0.0], [0.0], reach)[0]
     corners = pose.project(box)
@@ -350,8 +357,7 @@ def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
     m = _site_maps(before, after, pose, site, z0, top, colours, model, towers, wb, g, config)
     if m is None:
         return None
-    shifts = [float(x) for x in _option(config, "shifts_mm")]
-    turns = [math.radians(float(x)) for x in _option(config, "turns_deg")]
+    shifts, turns = _placements(config)
     ks = np.repeat(np.arange(1, top + 1), len(shifts) ** 2 * len(turns))
     prisms = _prisms(m.xy, z0, g.storey, ks, shifts, turns, g.footprint / 2)  # (N, 8, 3)
     pix = pose.project(prisms.reshape(-1, 3)).reshape(len(ks), 8, 2) - m.offset
@@ -392,8 +398,7 @@ def fit_stacks(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,
                    config)
     if m is None or any(c not in m.colours for c in colours):
         return None
-    shifts = [float(x) for x in _option(config, "shifts_mm")]
-    turns = [math.radians(float(x)) for x in _option(config, "turns_deg")]
+    shifts, turns = _placements(config)
     n = len(shifts) ** 2 * len(turns)
     out = []
     for st in stacks:
