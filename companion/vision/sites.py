@@ -687,6 +687,13 @@ class SiteReader:
         for i in range(nsites):
             m = vis[i]
             if m.mean() < float(cfg["print_min_visible"]):
+                # too little in view for the print's pattern; its colour still tells:
+                # a tower the scorer missed shows its plastic past the nearer one
+                if (i in empty and m.mean() >= float(cfg["print_colour_min_visible"])
+                        and off_colour[i] > float(cfg["print_colour_offset"])):
+                    r = results[i]
+                    r.height, r.color, r.reason = None, None, "covered"
+                    covered.append(i)
                 continue
             ncc = _ncc(pn[i][m], tmpl[m])
             self.debug["print_ncc"][i] = ncc

@@ -190,3 +190,26 @@ def test_the_print_is_learnt_from_the_sites_surely_empty():
                         sum(why[s] == "covered" for s in empty), c["wrong"],
                         c["unseen_visible"], c["hidden_read"]))
     assert tallies == [(0, 19, 2, 34, 0), (14, 5, 0, 21, 0)]
+
+
+def test_a_footprint_too_hidden_for_the_print_pattern_is_still_checked_for_its_colour():
+    # synth.py mounted frame 111: 2SE, a 26-storey black tower, stands behind nearer
+    # towers that hide most of its footprint (under sites.print_min_visible, too little
+    # for the print's pattern), and the empty site beat it by 1.48. What shows of the
+    # footprint is black plastic, far from the print's colour: the site is covered,
+    # and, its 26-storey black clearly the best tower, read as that tower
+    from tests.vision.synth import shoot, truth_json
+
+    shot = shoot(111, "mounted")
+    truth = truth_json(shot)
+    site = Site(2, 2, 1)
+    assert shot.scene.heights()[site] == (26, "black")
+    before = read_image(shot.image, None, None, {"sites": {"print_colour_min_visible": 1.0}})
+    reading = read_image(shot.image, None, None)
+    was = {d.site: d for d in before.details}[site]
+    assert (was.height, was.reason) == (0, "") and 1.4 < was.margin < 1.5
+    assert [(h, c) for h, c, _ in was.rivals[:2]] == [(26, "black"), (9, "black")]
+    now = reading.sites[site]
+    assert (now.height, now.owner) == (26, "black")
+    tally = [compare(x.to_json(), truth) for x in (before, reading)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 4), (1, 4)]
