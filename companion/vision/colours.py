@@ -68,22 +68,36 @@ def estimate_white_balance(image: np.ndarray, pose: Pose, geometry: BoardGeometr
     half = geometry.marker_size / 2
     whites, blacks, noises = [], [], []
     h, w = image.shape[:2]
-    for mid in ids:
-        ring_w = pose.project(geometry.marker_ring(mid, half + 1.5, half + geometry.marker_quiet
-                                                   - 2.0))
-        ring_b = pose.project(geometry.marker_ring(mid, half * 0.72, half * 0.93))
+    if not ids:
+        return WhiteBalance.identity()
+    # every ring of every marker projected, and sampled, at once (a point's
+    # projection and sample do not depend on the others')
+    rings = [(_ring(geometry, mid, half + 1.5, half + geometry.marker_quiet - 2.0),
+              _ring(geometry, mid, half * 0.72, half * 0.93)) for mid in ids]
+    pix = pose.project(np.vstack([r for pair in rings for r in pair]))
+    cuts = np.cumsum([len(r) for pair in rings for r in pair])[:-1]
+    parts = np.split(pix, cuts)
+    ring_ws, ring_bs = parts[0::2], parts[1::2]
+    use = []
+    for ring_w in ring_ws:
         inside = ((ring_w[:, 0] >= 0) & (ring_w[:, 0] < w - 1) & (ring_w[:, 1] >= 0)
                   & (ring_w[:, 1] < h - 1))
-        if inside.mean() < 0.8:
-            continue
-        sw = sample_bilinear(image, ring_w[inside])
-        sb = sample_bilinear(image, ring_b)
+        use.append(inside if inside.mean() >= 0.8 else None)
+    pts = [p for ring_w, ring_b, inside in zip(ring_ws, ring_bs, use, strict=True)
+           if inside is not None
+           for p in (ring_w[inside], ring_b)]
+    if not pts:
+        return WhiteBalance.identity()
+    samples = np.split(sample_bilinear(image, np.vstack(pts)),
+                       np.cumsum([len(p) for p in pts])[:-1])
+    for sw, sb in zip(samples[0::2], samples[1::2], strict=True):
         lum = sw.sum(axis=1)
         top = sw[lum >= np.median(lum)]
-        whites.append(np.median(top, axis=0))
+        white = np.median(top, axis=0)
+        whites.append(white)
         blacks.append(np.median(sb, axis=0))
         # robust spread of the paper: noise and JPEG ringing, not shading
-        mad = np.median(np.abs(top - np.median(top, axis=0)), axis=0) * 1.4826
+        mad = np.median(np.abs(top - white), axis=0) * 1.4826
         noises.append(float(np.median(mad)))
     if not whites:
         return WhiteBalance.identity()
@@ -94,6 +108,25 @@ def estimate_white_balance(image: np.ndarray, pose: Pose, geometry: BoardGeometr
     span = float(np.mean(np.maximum(white, 8.0)))
     noise = float(np.clip(np.median(noises) / span * 1.5, 0.003, 0.05))
     return WhiteBalance(white.astype(np.float64), black.astype(np.float64), noise)
+
+
+#: marker rings by (centre x, centre y, inner, outer): the same for every photo
+_RINGS: dict[tuple[float, float, float, float], FloatArray] = {}
+
+
+def _ring(geometry: BoardGeometry, mid: int, inner: float, outer: float) -> FloatArray:
+    """``geometry.marker_ring``, made once per marker place and ring (a few hundred
+    points built in Python cost more than projecting and sampling them)."""
+    cx, cy = geometry.marker_centres[mid]
+    key = (float(cx), float(cy), float(inner), float(outer))
+    pts = _RINGS.get(key)
+    if pts is None:
+        if len(_RINGS) > 4096:  # many boards' worth: start again rather than grow
+            _RINGS.clear()
+        pts = geometry.marker_ring(mid, inner, outer)
+        pts.setflags(write=False)
+        _RINGS[key] = pts
+    return pts
 
 
 def features(wb_bgr: FloatArray) -> FloatArray:

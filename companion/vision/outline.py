@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -40,7 +41,14 @@ class EdgeFit:
 def _edges(g: BoardGeometry, inset_mm: float, step_mm: float
            ) -> list[tuple[FloatArray, FloatArray]]:
     """Sample points along each board edge (ends left out) and the outward normal."""
-    w, h = g.board_size
+    return _edges_of(tuple(float(v) for v in g.board_size), inset_mm, step_mm)
+
+
+@lru_cache(maxsize=8)
+def _edges_of(board_size: tuple[float, ...], inset_mm: float, step_mm: float
+              ) -> list[tuple[FloatArray, FloatArray]]:
+    """:func:`_edges` by the board's size: the same for every photo, made once (read-only)."""
+    w, h = board_size
     corners = [(-w / 2, -h / 2), (w / 2, -h / 2), (w / 2, h / 2), (-w / 2, h / 2)]
     out = []
     for k in range(4):
@@ -51,7 +59,10 @@ def _edges(g: BoardGeometry, inset_mm: float, step_mm: float
         pts = a[None] + t[:, None] * (b - a)[None]
         d = (b - a) / length
         normal = np.array([d[1], -d[0]])  # outward for a counter-clockwise outline
-        out.append((np.column_stack([pts, np.zeros(len(pts))]), normal))
+        obj = np.column_stack([pts, np.zeros(len(pts))])
+        obj.setflags(write=False)
+        normal.setflags(write=False)
+        out.append((obj, normal))
     return out
 
 
@@ -60,6 +71,42 @@ def _smooth(image: np.ndarray, cfg: Mapping[str, Any]) -> np.ndarray:
     # steps looked for)
     out: np.ndarray = cv2.GaussianBlur(image, (0, 0), float(cfg.get("smooth_px", 1.0)))
     return out.astype(np.float32)
+
+
+@lru_cache(maxsize=16)
+def _line_grid(m: int, search: float, step: float, slope_step: float, ncols: int
+               ) -> tuple[FloatArray, FloatArray, FloatArray, np.ndarray, np.ndarray]:
+    """Every line (slope b, offset a) an edge of ``m`` samples is tried along: the
+    position along the edge, the offsets, the slopes, which lines stay within the
+    search, and each such line's samples as indices into the (m, ncols) gradient
+    profiles, flattened. The same for every photo (read-only)."""
+    t = np.linspace(-1.0, 1.0, m)
+    idx0 = (search + 2) / step  # index of offset 0
+    avals = np.arange(-search, search + 1e-9, step)
+    bvals = np.arange(-search / 2, search / 2 + 1e-9, slope_step)
+    o = avals[None, :, None] + bvals[:, None, None] * t[None, None, :]
+    ok = np.abs(o).max(axis=2) <= search
+    j = np.clip(np.round(idx0 + o[ok] / step).astype(np.intp), 0, ncols - 1)
+    flat = np.arange(m)[None, :] * ncols + j
+    for arr in (t, avals, bvals, ok, flat):
+        arr.setflags(write=False)
+    return t, avals, bvals, ok, flat
+
+
+def _row_medians(x: np.ndarray) -> np.ndarray:
+    """``np.median(x, axis=1)`` of a finite array, which it overwrites.
+
+    The same two middle values, meaned the same way; numpy also partitions out
+    each row's largest value (to pass a NaN on), which costs it several times
+    the median itself on these rows.
+    """
+    n = x.shape[1]
+    half = n // 2
+    if n % 2:
+        x.partition(half, axis=1)
+        return np.mean(x[:, half:half + 1], axis=1)
+    x.partition([half - 1, half], axis=1)
+    return np.mean(x[:, half - 1:half + 1], axis=1)
 
 
 def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
@@ -76,10 +123,15 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
     H, W = img.shape[:2]
     offs = np.arange(-search - 2, search + 2 + 1e-9, step)
     fits = []
-    for edge, (obj, normal) in enumerate(_edges(g, float(cfg.get("inset_mm", 15.0)),
-                                                float(cfg.get("step_mm", 6.0)))):
-        p = pose.project(obj)
-        q = pose.project(obj + np.array([normal[0], normal[1], 0.0]))
+    edges = _edges(g, float(cfg.get("inset_mm", 15.0)), float(cfg.get("step_mm", 6.0)))
+    # every edge's samples and the points a millimetre outward, projected at once (a
+    # point's projection does not depend on the others')
+    ends = np.cumsum([len(obj) for obj, _ in edges for _ in (0, 1)])
+    projected = np.split(pose.project(np.vstack([
+        a for obj, normal in edges
+        for a in (obj, obj + np.array([normal[0], normal[1], 0.0]))])), ends[:-1])
+    for edge, (obj, _) in enumerate(edges):
+        p, q = projected[2 * edge], projected[2 * edge + 1]
         n = q - p
         n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-9)
         xs = p[:, None, 0] + offs[None, :] * n[:, None, 0]
@@ -96,19 +148,14 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
         grad = np.zeros(prof.shape[:2], np.float32)
         grad[:, k:-k] = np.abs(prof[:, 2 * k:] - prof[:, :-2 * k]).sum(axis=2) / (2 * k * step)
         m = len(obj)
-        t = np.linspace(-1.0, 1.0, m)
+        t, avals, bvals, ok, flat = _line_grid(m, search, step, slope_step, grad.shape[1])
         idx0 = (search + 2) / step  # index of offset 0
         rows = np.arange(m)
-        avals = np.arange(-search, search + 1e-9, step)
-        bvals = np.arange(-search / 2, search / 2 + 1e-9, slope_step)
-        # every line (slope b, offset a) at once: (B, A, m) samples
-        o = avals[None, :, None] + bvals[:, None, None] * t[None, None, :]
-        ok = np.abs(o).max(axis=2) <= search
-        j = np.clip(np.round(idx0 + o[ok] / step).astype(np.intp), 0, grad.shape[1] - 1)
+        # every line (slope b, offset a) at once, each line's samples a row of ``flat``;
         # the median: a card's white edge a centimetre outside, along a fifth of
         # the board's, is far stronger there but no line along the whole edge
         score = np.full(ok.shape, -1.0)
-        score[ok] = np.median(grad[rows[None, :], j], axis=1)
+        score[ok] = _row_medians(grad.ravel()[flat])
         # the board's own border art runs parallel to its edge, just inside it: of
         # the lines nearly as strong as the strongest, the outline is the outermost
         # that its samples bear out (a sloped line grazing the strongest is a
@@ -118,14 +165,15 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
         peaks = np.flatnonzero((sa >= pad[:-2]) & (sa >= pad[2:])
                                & (sa >= float(cfg.get("outer_ratio", 0.5)) * float(sa.max())))
         r = max(1, int(round(1.5 / step)))
+        ncols = grad.shape[1]
+        around = np.arange(-r, r + 1)
         for ia in sorted(peaks, reverse=True):
             strength = float(sa[ia])
             a = float(avals[ia])
             b = float(bvals[int(score[:, ia].argmax())])
             j = np.round(idx0 + (a + b * t) / step).astype(int)
             # each sample's own peak within a pixel and a half of the line
-            win = np.stack([grad[rows, np.clip(j + d, 0, grad.shape[1] - 1)]
-                            for d in range(-r, r + 1)], axis=1)
+            win = grad[rows[:, None], np.clip(j[:, None] + around[None, :], 0, ncols - 1)]
             peak = win.argmax(axis=1) - r
             pv = win.max(axis=1)
             # a peak at the window's end is a stronger edge beside the line, not on it
