@@ -92,27 +92,13 @@ def _seat_maps(pose: Pose, g: BoardGeometry, seat: Seat, s: float, margin: float
     hit = _MAP_CACHE.get(key)
     if hit is not None:
         return hit
-    w, h = g.card.size
-    reach = g.card.along_edge + w / 2 + h * np.sin(np.deg2rad(g.card.angle_deg)) + margin
-    b_hi = -g.card.edge_gap + margin / 2 + 6  # a little over the board edge
-    b_lo = -(g.card.edge_gap + h + w * np.sin(np.deg2rad(g.card.angle_deg)) + margin)
-    a0, b0 = -reach, b_hi
-    W = int(np.ceil(2 * reach * s))
-    H = int(np.ceil((b_hi - b_lo) * s))
     origin, ax, bx = _seat_frame(g, seat)
-    # coarse map through the exact (distorting) projection, then upsampled
-    step = 8
-    gx = np.arange(0, W + step, step, dtype=np.float64)
-    gy = np.arange(0, H + step, step, dtype=np.float64)
-    GX, GY = np.meshgrid(gx, gy)
-    a = a0 + GX / s
-    b = b0 - GY / s
-    xy = origin[None, None, :] + a[..., None] * ax + b[..., None] * bx
-    pts = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=-1)
+    pts, W, H, a0, b0 = _seat_grid(g.card, tuple(origin.tolist()), tuple(ax.tolist()),
+                                   tuple(bx.tolist()), s, margin)
     pix = project_fast(pose, pts).astype(np.float32)
     # interpolate the coarse map onto every pixel of the resampled region (one
     # channel at a time: OpenCV's two-channel remap rounds differently)
-    fx, fy = _fine_grid(W, H, step)
+    fx, fy = _fine_grid(W, H, _MAP_STEP)
     mx = cv2.remap(pix[..., 0], fx, fy, cv2.INTER_LINEAR)
     my = cv2.remap(pix[..., 1], fx, fy, cv2.INTER_LINEAR)
     ih, iw = shape[:2]
@@ -121,10 +107,43 @@ def _seat_maps(pose: Pose, g: BoardGeometry, seat: Seat, s: float, margin: float
         arr.setflags(write=False)
     if len(_MAP_CACHE) > 16:
         _MAP_CACHE.clear()
-    out = _SeatMap(mx, my, inside, (float(a0), float(b0)), float(inside.mean()),
-                   bool(inside.all()), _footprint(mx, my, (ih, iw)))
+    n_in = cv2.countNonZero(inside.view(np.uint8))  # an exact count: inside.mean()'s sum
+    out = _SeatMap(mx, my, inside, (a0, b0), n_in / inside.size, n_in == inside.size,
+                   _footprint(mx, my, (ih, iw)))
     _MAP_CACHE[key] = out
     return out
+
+
+#: the coarse map's spacing, in pixels of the resampled region
+_MAP_STEP = 8
+
+
+@lru_cache(maxsize=16)
+def _seat_grid(card: CardLayout, origin_t: tuple[float, ...], ax_t: tuple[float, ...],
+               bx_t: tuple[float, ...], s: float, margin: float
+               ) -> tuple[FloatArray, int, int, float, float]:
+    """The board points (on the table) of a seat's coarse map, its region's size
+    W x H in pixels and corner (a0, b0) mm, from the seat's frame (:func:`_seat_frame`,
+    as tuples): the board's geometry alone, so made once for every pose."""
+    w, h = card.size
+    reach = card.along_edge + w / 2 + h * np.sin(np.deg2rad(card.angle_deg)) + margin
+    b_hi = -card.edge_gap + margin / 2 + 6  # a little over the board edge
+    b_lo = -(card.edge_gap + h + w * np.sin(np.deg2rad(card.angle_deg)) + margin)
+    a0, b0 = -reach, b_hi
+    W = int(np.ceil(2 * reach * s))
+    H = int(np.ceil((b_hi - b_lo) * s))
+    origin, ax, bx = (np.asarray(t, np.float64) for t in (origin_t, ax_t, bx_t))
+    # coarse map through the exact (distorting) projection, then upsampled
+    step = _MAP_STEP
+    gx = np.arange(0, W + step, step, dtype=np.float64)
+    gy = np.arange(0, H + step, step, dtype=np.float64)
+    GX, GY = np.meshgrid(gx, gy)
+    a = a0 + GX / s
+    b = b0 - GY / s
+    xy = origin[None, None, :] + a[..., None] * ax + b[..., None] * bx
+    pts = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=-1)
+    pts.setflags(write=False)
+    return pts, W, H, float(a0), float(b0)
 
 
 def _footprint(mx: np.ndarray, my: np.ndarray, shape: tuple[int, int]
