@@ -257,19 +257,10 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     # redness with plain channel arithmetic on the white-balanced image, each channel
     # white-balanced and toned through the table (the same values, a lookup each)
     b, gch, r = (cv2.LUT(ch, t) for ch, t in zip(cv2.split(rect), lut, strict=True))
-    # in place, the same operations in the same order as (r + g + b + 0.12) etc.
-    ssum = r + gch
-    ssum += b
-    ssum += 0.12
-    c1 = np.subtract(r, gch)
-    c1 /= ssum
-    c2 = np.subtract(gch, b)
-    c2 /= ssum
     k = 1.0 if saturation >= float(cfg["saturation_keep"]) else max(
         saturation, float(cfg["min_saturation"]))
-    hue_ok = (c2 < k * 0.2) & (c2 > k * -0.25) & inside
-    threshold = k * float(cfg["red_chroma"])
-    strong = (c1 > threshold) & hue_ok
+    grow = float(cfg["red_grow"])
+    strong, weak = _red_masks(b, gch, r, inside, k, k * float(cfg["red_chroma"]), grow)
     shade: list[np.ndarray] = []
     sigma = float(cfg["shade_mm"]) * s
 
@@ -288,14 +279,13 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     seen = None if sm.whole else inside
     red, centres = _red_centres(strong, s, g)
     found = _find_card(centres, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
-    grow = float(cfg["red_grow"])
     if found is None and grow < 1.0:
         # a small far card's red cells, blurred into the grey grid around them, pass
         # only at their cores, smaller than a cell; grown to the pixels nearly as red
         # around them (hysteresis), each is a cell's size again. Only when the cores
         # alone read no card: grown, a cell can merge with red art beside it
-        weak = ((c1 > grow * threshold) & hue_ok).astype(np.uint8)
-        red, grown = _red_centres(_grown(weak, strong), s, g)
+        assert weak is not None
+        red, grown = _red_centres(_grown(weak.view(np.uint8), strong), s, g)
         found = _find_card(grown, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
     if found is None and hidden is not None and float(cfg["single_min_score"]) < 1.0:
         found = _find_card_by_one(centres, lum, seen, hidden, (a0, b0), s, g, cfg)
@@ -307,6 +297,40 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     if not _card_in_frame(read, pose, g, image.shape[:2]):
         return None  # too little of the grids in the photo to tell the cell
     return read
+
+
+def _red_masks(b: np.ndarray, gch: np.ndarray, r: np.ndarray, inside: np.ndarray, k: float,
+               threshold: float, grow: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """The red pixels (chroma over ``threshold``, the hue within ``k`` times its
+    bounds, in the photo) of the white-balanced planes, and (``grow`` < 1) those
+    ``grow`` times as red.
+
+    The chroma is taken everywhere; the hue and the photo's edge only at the
+    few pixels red enough for either mask, with the same operations on the same
+    values as over the whole region (so the same bits).
+    """
+    # in place, the same operations in the same order as (r + g + b + 0.12) etc.
+    ssum = r + gch
+    ssum += b
+    ssum += 0.12
+    c1 = np.subtract(r, gch)
+    c1 /= ssum
+    idx = np.flatnonzero(c1 > (min(threshold, grow * threshold) if grow < 1.0 else threshold))
+    c1_red = c1.ravel()[idx]
+    c2_red = np.subtract(gch.ravel()[idx], b.ravel()[idx])
+    c2_red /= ssum.ravel()[idx]
+    hue_red = (c2_red < k * 0.2) & (c2_red > k * -0.25) & inside.ravel()[idx]
+    strong = _scatter(idx, (c1_red > threshold) & hue_red, c1.shape)
+    if grow >= 1.0:
+        return strong, None
+    return strong, _scatter(idx, (c1_red > grow * threshold) & hue_red, c1.shape)
+
+
+def _scatter(idx: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A False mask of ``shape`` with ``values`` at the flat indices ``idx``."""
+    out = np.zeros(int(np.prod(shape)), bool)
+    out[idx] = values
+    return out.reshape(shape)
 
 
 def _grown(weak: np.ndarray, strong: np.ndarray) -> np.ndarray:

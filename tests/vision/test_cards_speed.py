@@ -27,6 +27,7 @@ from companion.vision.cards import (
     _hidden,
     _near_pairs,
     _red_centres,
+    _red_masks,
     _seat_maps,
 )
 from companion.vision.colours import WhiteBalance
@@ -48,6 +49,30 @@ def test_colour_table_equals_white_balance_and_tone(tone: float) -> None:
         got = cv2.LUT(ch, lut[i])
         assert got.dtype == np.float32
         assert np.array_equal(got, x[..., i])
+
+
+@pytest.mark.parametrize("k, grow", [(1.0, 0.7), (0.6, 0.7), (1.0, 1.0), (0.8, 1.2)])
+def test_red_masks_equal_the_whole_region_arithmetic(k: float, grow: float) -> None:
+    rng = np.random.default_rng(int(10 * k + grow))
+    img = rng.integers(0, 256, size=(90, 150, 3), dtype=np.uint8)
+    img[20:40, 30:60] = (40, 50, 200)  # red patches among the noise
+    b, gch, r = (ch.astype(np.float32) / np.float32(v)
+                 for ch, v in zip(cv2.split(img), (190.0, 201.0, 215.0), strict=True))
+    inside = np.ones(b.shape, bool)
+    inside[:, :25] = False
+    threshold = k * 0.28
+    ssum = r + gch + b + 0.12
+    c1 = (r - gch) / ssum
+    c2 = (gch - b) / ssum
+    hue_ok = (c2 < k * 0.2) & (c2 > k * -0.25) & inside
+    strong, weak = _red_masks(b, gch, r, inside, k, threshold, grow)
+    assert np.array_equal(strong, (c1 > threshold) & hue_ok)
+    assert strong.any()
+    if grow < 1.0:
+        assert weak is not None
+        assert np.array_equal(weak, (c1 > grow * threshold) & hue_ok)
+    else:
+        assert weak is None
 
 
 def _sparse_mask(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
