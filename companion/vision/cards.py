@@ -14,7 +14,7 @@ grids are, and the best-matching one wins.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -52,41 +52,53 @@ def _seat_frame(g: BoardGeometry, seat: Seat) -> tuple[FloatArray, FloatArray, F
                                                                     np.float64)
 
 
-_MAP_CACHE: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray, np.ndarray,
-                                         tuple[float, float]]] = {}
+@dataclass(frozen=True)
+class _SeatMap:
+    """A seat's top-down region in one pose: where each of its pixels lies in the
+    photo (``mx``, ``my``), which lie inside it, and what follows from that alone,
+    so a still camera's reads remap only the image."""
+
+    mx: np.ndarray
+    my: np.ndarray
+    inside: np.ndarray
+    corner: tuple[float, float]  # (a0, b0), mm
+    seen: float  # share of the region inside the photo
+    whole: bool  # all of it inside
+    footprint: tuple[slice, slice]  # the photo rows, columns its pixels are taken from
+    # the blurred inside weights per shade sigma (see _shade_free), made when first asked
+    weights: dict[float, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
+
+    def shade_weights(self, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+        """The inside mask as float weights and its blur (floored at 1e-3)."""
+        hit = self.weights.get(sigma)
+        if hit is None:
+            m = self.inside.astype(np.float32)
+            hit = (m, np.maximum(cv2.GaussianBlur(m, (0, 0), sigma), 1e-3))
+            for arr in hit:
+                arr.setflags(write=False)
+            self.weights[sigma] = hit
+        return hit
+
+
+_MAP_CACHE: dict[tuple[Any, ...], _SeatMap] = {}
 
 
 def _seat_maps(pose: Pose, g: BoardGeometry, seat: Seat, s: float, margin: float,
-               shape: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray,
-                                                 tuple[float, float]]:
+               shape: tuple[int, ...]) -> _SeatMap:
     """Where each pixel of a seat's top-down region lies in the photo, and whether
-    inside it; ``(a0, b0)``, the region's corner. Cached per pose like the site
-    strips: a still camera keeps its pose, so live reads remap only the image."""
+    inside it. Cached per pose like the site strips: a still camera keeps its pose,
+    so live reads remap only the image."""
     key = (pose.cache_key, seat, s, margin, tuple(shape[:2]), g.card)
     hit = _MAP_CACHE.get(key)
     if hit is not None:
         return hit
-    w, h = g.card.size
-    reach = g.card.along_edge + w / 2 + h * np.sin(np.deg2rad(g.card.angle_deg)) + margin
-    b_hi = -g.card.edge_gap + margin / 2 + 6  # a little over the board edge
-    b_lo = -(g.card.edge_gap + h + w * np.sin(np.deg2rad(g.card.angle_deg)) + margin)
-    a0, b0 = -reach, b_hi
-    W = int(np.ceil(2 * reach * s))
-    H = int(np.ceil((b_hi - b_lo) * s))
     origin, ax, bx = _seat_frame(g, seat)
-    # coarse map through the exact (distorting) projection, then upsampled
-    step = 8
-    gx = np.arange(0, W + step, step, dtype=np.float64)
-    gy = np.arange(0, H + step, step, dtype=np.float64)
-    GX, GY = np.meshgrid(gx, gy)
-    a = a0 + GX / s
-    b = b0 - GY / s
-    xy = origin[None, None, :] + a[..., None] * ax + b[..., None] * bx
-    pts = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=-1)
+    pts, W, H, a0, b0 = _seat_grid(g.card, tuple(origin.tolist()), tuple(ax.tolist()),
+                                   tuple(bx.tolist()), s, margin)
     pix = project_fast(pose, pts).astype(np.float32)
-    # interpolate the coarse map onto every pixel of the resampled region
-    fx, fy = np.meshgrid(np.arange(W, dtype=np.float32) / step,
-                         np.arange(H, dtype=np.float32) / step)
+    # interpolate the coarse map onto every pixel of the resampled region (one
+    # channel at a time: OpenCV's two-channel remap rounds differently)
+    fx, fy = _fine_grid(W, H, _MAP_STEP)
     mx = cv2.remap(pix[..., 0], fx, fy, cv2.INTER_LINEAR)
     my = cv2.remap(pix[..., 1], fx, fy, cv2.INTER_LINEAR)
     ih, iw = shape[:2]
@@ -95,9 +107,80 @@ def _seat_maps(pose: Pose, g: BoardGeometry, seat: Seat, s: float, margin: float
         arr.setflags(write=False)
     if len(_MAP_CACHE) > 16:
         _MAP_CACHE.clear()
-    out = (mx, my, inside, (float(a0), float(b0)))
+    n_in = cv2.countNonZero(inside.view(np.uint8))  # an exact count: inside.mean()'s sum
+    out = _SeatMap(mx, my, inside, (a0, b0), n_in / inside.size, n_in == inside.size,
+                   _footprint(mx, my, (ih, iw)))
     _MAP_CACHE[key] = out
     return out
+
+
+#: the coarse map's spacing, in pixels of the resampled region
+_MAP_STEP = 8
+
+
+@lru_cache(maxsize=16)
+def _seat_grid(card: CardLayout, origin_t: tuple[float, ...], ax_t: tuple[float, ...],
+               bx_t: tuple[float, ...], s: float, margin: float
+               ) -> tuple[FloatArray, int, int, float, float]:
+    """The board points (on the table) of a seat's coarse map, its region's size
+    W x H in pixels and corner (a0, b0) mm, from the seat's frame (:func:`_seat_frame`,
+    as tuples): the board's geometry alone, so made once for every pose."""
+    w, h = card.size
+    reach = card.along_edge + w / 2 + h * np.sin(np.deg2rad(card.angle_deg)) + margin
+    b_hi = -card.edge_gap + margin / 2 + 6  # a little over the board edge
+    b_lo = -(card.edge_gap + h + w * np.sin(np.deg2rad(card.angle_deg)) + margin)
+    a0, b0 = -reach, b_hi
+    W = int(np.ceil(2 * reach * s))
+    H = int(np.ceil((b_hi - b_lo) * s))
+    origin, ax, bx = (np.asarray(t, np.float64) for t in (origin_t, ax_t, bx_t))
+    # coarse map through the exact (distorting) projection, then upsampled
+    step = _MAP_STEP
+    gx = np.arange(0, W + step, step, dtype=np.float64)
+    gy = np.arange(0, H + step, step, dtype=np.float64)
+    GX, GY = np.meshgrid(gx, gy)
+    a = a0 + GX / s
+    b = b0 - GY / s
+    xy = origin[None, None, :] + a[..., None] * ax + b[..., None] * bx
+    pts = np.concatenate([xy, np.zeros(xy.shape[:2] + (1,))], axis=-1)
+    pts.setflags(write=False)
+    return pts, W, H, float(a0), float(b0)
+
+
+def _footprint(mx: np.ndarray, my: np.ndarray, shape: tuple[int, int]
+               ) -> tuple[slice, slice]:
+    """The photo's rows and columns a remap through (mx, my) can read: from the floor
+    of the least coordinate to the ceiling of the greatest, within the photo
+    (the whole photo if a coordinate is not finite)."""
+    lo = np.array([my.min(), mx.min()], np.float64)
+    hi = np.array([my.max(), mx.max()], np.float64)
+    if not (np.isfinite(lo).all() and np.isfinite(hi).all()):
+        return slice(0, shape[0]), slice(0, shape[1])
+    y0, x0 = (max(0, int(np.floor(v))) for v in lo)
+    y1, x1 = (max(0, min(n, int(np.ceil(v)) + 1)) for v, n in zip(hi, shape, strict=True))
+    return slice(y0, y1), slice(x0, x1)
+
+
+@lru_cache(maxsize=4)
+def _fine_grid(W: int, H: int, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every pixel of a W x H region in units of the coarse map's ``step``: the same
+    for every seat and pose, so made once."""
+    fx, fy = np.meshgrid(np.arange(W, dtype=np.float32) / step,
+                         np.arange(H, dtype=np.float32) / step)
+    for arr in (fx, fy):
+        arr.setflags(write=False)
+    return fx, fy
+
+
+def _hidden(sm: _SeatMap, covered: np.ndarray | None) -> np.ndarray | None:
+    """The seat pixels a tower hides (``covered``: uint8 photo mask with some pixel
+    set, or None); None when it hides none of them."""
+    if covered is None:
+        return None
+    if not covered[sm.footprint].any():
+        return None  # no tower pixel where the region's pixels are taken from
+    hidden: np.ndarray = cv2.remap(covered, sm.mx, sm.my, cv2.INTER_NEAREST,
+                                   borderMode=cv2.BORDER_CONSTANT) > 0
+    return hidden if hidden.any() else None
 
 
 def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
@@ -110,16 +193,33 @@ def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     SiteReader.tower_mask).
     """
     s = float(cfg["px_per_mm"])
-    mx, my, inside, (a0, b0) = _seat_maps(pose, g, seat, s, float(cfg["margin_mm"]),
-                                          image.shape[:2])
-    ih, iw = image.shape[:2]
-    hidden = np.zeros_like(inside)
-    if covered is not None and covered.shape == (ih, iw) and covered.any():
-        cov = covered if covered.dtype == np.uint8 else covered.astype(np.uint8)
-        hidden = cv2.remap(cov, mx, my, cv2.INTER_NEAREST,
-                           borderMode=cv2.BORDER_CONSTANT) > 0
-    rect = cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-    return rect, inside, (a0, b0), s, hidden
+    sm = _seat_maps(pose, g, seat, s, float(cfg["margin_mm"]), image.shape[:2])
+    hidden = _hidden(sm, _covered_u8(covered, image.shape[:2]))
+    rect = cv2.remap(image, sm.mx, sm.my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    return (rect, sm.inside, sm.corner, s,
+            np.zeros_like(sm.inside) if hidden is None else hidden)
+
+
+def _covered_u8(covered: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
+    """``covered`` as the uint8 mask remap takes, None when it covers nothing (or
+    is not the photo's size): the test made once for the four seats."""
+    if covered is None or covered.shape != tuple(shape[:2]) or not covered.any():
+        return None
+    return covered if covered.dtype == np.uint8 else covered.astype(np.uint8)
+
+
+def _colour_lut(wb: WhiteBalance, tone: float) -> tuple[np.ndarray, ...]:
+    """Per channel (B, G, R), a (256,) float32 table: each 8-bit level white-balanced
+    and toned.
+
+    The same arithmetic as on the seat's pixels (``wb.apply``, then the tone
+    power) applied to the 256 levels a channel can take: ``cv2.LUT`` then gives
+    every pixel the very value, without a float power over the whole region.
+    """
+    x = wb.apply(np.repeat(np.arange(256, dtype=np.uint8)[:, None], 3, axis=1))
+    if tone != 1.0:
+        x = np.power(np.maximum(x, 0.0), np.float32(1.0 / tone))
+    return tuple(np.ascontiguousarray(x[:, i], dtype=np.float32) for i in range(3))
 
 
 def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: WhiteBalance,
@@ -136,49 +236,59 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     threshold is lowered with it.
     """
     cfg = {**section("cards"), **(config or {})}
-    rect, inside, (a0, b0), s, hidden = rectify_seat(image, pose, g, seat, cfg, covered)
-    if inside.mean() < 0.2:
-        return None
-    # redness with plain channel arithmetic on the white-balanced image
-    x = wb.apply(rect)
-    if tone != 1.0:
-        x = np.power(np.maximum(x, 0.0), np.float32(1.0 / tone))
-    b, gch, r = x[..., 0], x[..., 1], x[..., 2]
-    ssum = r + gch + b + 0.12
-    c1 = (r - gch) / ssum
-    c2 = (gch - b) / ssum
+    return _read_seat(image, pose, g, seat, cfg, _colour_lut(wb, tone),
+                      _covered_u8(covered, image.shape[:2]), saturation, debug)
+
+
+def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
+               cfg: dict[str, Any], lut: tuple[np.ndarray, ...], covered: np.ndarray | None,
+               saturation: float, debug: dict[str, Any] | None = None) -> CardRead | None:
+    """:func:`read_card` with what the four seats share made once by the caller: the
+    merged config, the colour table (:func:`_colour_lut`) and ``covered`` as from
+    :func:`_covered_u8`."""
+    s = float(cfg["px_per_mm"])
+    sm = _seat_maps(pose, g, seat, s, float(cfg["margin_mm"]), image.shape[:2])
+    if sm.seen < 0.2:
+        return None  # before any pixel is resampled
+    rect = cv2.remap(image, sm.mx, sm.my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
+    hidden = _hidden(sm, covered)
+    inside = sm.inside
+    a0, b0 = sm.corner
+    # redness with plain channel arithmetic on the white-balanced image, each channel
+    # white-balanced and toned through the table (the same values, a lookup each)
+    b, gch, r = (cv2.LUT(ch, t) for ch, t in zip(cv2.split(rect), lut, strict=True))
     k = 1.0 if saturation >= float(cfg["saturation_keep"]) else max(
         saturation, float(cfg["min_saturation"]))
-    hue_ok = (c2 < k * 0.2) & (c2 > k * -0.25) & inside
-    threshold = k * float(cfg["red_chroma"])
-    strong = (c1 > threshold) & hue_ok
+    grow = float(cfg["red_grow"])
+    strong, weak = _red_masks(b, gch, r, inside, k, k * float(cfg["red_chroma"]), grow)
     shade: list[np.ndarray] = []
+    sigma = float(cfg["shade_mm"]) * s
 
     def lum() -> np.ndarray:
         # the seat's brightness free of shade: made once, when a card hypothesis first
         # needs it, for the pairs, the grown pairs and the lone cells alike
         if not shade:
-            shade.append(_shade_free(cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32),
-                                     s, float(cfg["shade_mm"]), inside))
+            grey = cv2.cvtColor(rect, cv2.COLOR_BGR2GRAY).astype(np.float32)
+            shade.append(_shade_free(grey, s, float(cfg["shade_mm"]), inside,
+                                     None if sm.whole or sigma <= 0
+                                     else sm.shade_weights(sigma)))
         return shade[0]
 
+    # points of a hypothesis are checked against ``inside`` and ``hidden`` only
+    # where they leave some out
+    seen = None if sm.whole else inside
     red, centres = _red_centres(strong, s, g)
-    found = _find_card(centres, lum, inside, hidden, (a0, b0), s, g, cfg, debug)
-    grow = float(cfg["red_grow"])
+    found = _find_card(centres, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
     if found is None and grow < 1.0:
         # a small far card's red cells, blurred into the grey grid around them, pass
         # only at their cores, smaller than a cell; grown to the pixels nearly as red
         # around them (hysteresis), each is a cell's size again. Only when the cores
         # alone read no card: grown, a cell can merge with red art beside it
-        weak = ((c1 > grow * threshold) & hue_ok).astype(np.uint8)
-        n_weak, weak_labels = cv2.connectedComponents(weak, connectivity=8)
-        keep = np.zeros(n_weak, bool)
-        keep[np.unique(weak_labels[strong])] = True
-        keep[0] = False
-        red, grown = _red_centres(keep[weak_labels], s, g)
-        found = _find_card(grown, lum, inside, hidden, (a0, b0), s, g, cfg, debug)
-    if found is None and hidden.any() and float(cfg["single_min_score"]) < 1.0:
-        found = _find_card_by_one(centres, lum, inside, hidden, (a0, b0), s, g, cfg)
+        assert weak is not None
+        red, grown = _red_centres(_grown(weak.view(np.uint8), strong), s, g)
+        found = _find_card(grown, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
+    if found is None and hidden is not None and float(cfg["single_min_score"]) < 1.0:
+        found = _find_card_by_one(centres, lum, seen, hidden, (a0, b0), s, g, cfg)
     if debug is not None:
         debug.update({"rect": rect, "red": red})
     if found is None:
@@ -189,47 +299,101 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     return read
 
 
-def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray], inside: np.ndarray,
-               hidden: np.ndarray, origin: tuple[float, float], s: float, g: BoardGeometry,
-               cfg: dict[str, Any], debug: dict[str, Any] | None
+def _red_masks(b: np.ndarray, gch: np.ndarray, r: np.ndarray, inside: np.ndarray, k: float,
+               threshold: float, grow: float) -> tuple[np.ndarray, np.ndarray | None]:
+    """The red pixels (chroma over ``threshold``, the hue within ``k`` times its
+    bounds, in the photo) of the white-balanced planes, and (``grow`` < 1) those
+    ``grow`` times as red.
+
+    The chroma is taken everywhere; the hue and the photo's edge only at the
+    few pixels red enough for either mask, with the same operations on the same
+    values as over the whole region (so the same bits).
+    """
+    # in place, the same operations in the same order as (r + g + b + 0.12) etc.
+    ssum = r + gch
+    ssum += b
+    ssum += 0.12
+    c1 = np.subtract(r, gch)
+    c1 /= ssum
+    idx = np.flatnonzero(c1 > (min(threshold, grow * threshold) if grow < 1.0 else threshold))
+    c1_red = c1.ravel()[idx]
+    c2_red = np.subtract(gch.ravel()[idx], b.ravel()[idx])
+    c2_red /= ssum.ravel()[idx]
+    hue_red = (c2_red < k * 0.2) & (c2_red > k * -0.25) & inside.ravel()[idx]
+    strong = _scatter(idx, (c1_red > threshold) & hue_red, c1.shape)
+    if grow >= 1.0:
+        return strong, None
+    return strong, _scatter(idx, (c1_red > grow * threshold) & hue_red, c1.shape)
+
+
+def _scatter(idx: np.ndarray, values: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A False mask of ``shape`` with ``values`` at the flat indices ``idx``."""
+    out = np.zeros(int(np.prod(shape)), bool)
+    out[idx] = values
+    return out.reshape(shape)
+
+
+def _grown(weak: np.ndarray, strong: np.ndarray) -> np.ndarray:
+    """The connected regions of ``weak`` (uint8) that hold a ``strong`` pixel.
+
+    Labelled over the bounding box of ``weak`` only (no region reaches past
+    it): which regions are kept does not depend on how they are numbered.
+    """
+    out = np.zeros(weak.shape, bool)
+    x, y, w, h = cv2.boundingRect(weak)
+    if w == 0 or h == 0:
+        return out
+    crop = weak[y:y + h, x:x + w]
+    n_weak, labels = cv2.connectedComponents(crop, connectivity=8)
+    keep = np.zeros(n_weak, bool)
+    keep[np.unique(labels[strong[y:y + h, x:x + w]])] = True
+    keep[0] = False
+    out[y:y + h, x:x + w] = keep[labels]
+    return out
+
+
+def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray],
+               inside: np.ndarray | None, hidden: np.ndarray | None,
+               origin: tuple[float, float], s: float, g: BoardGeometry, cfg: dict[str, Any],
+               debug: dict[str, Any] | None
                ) -> tuple[float, float, tuple[int, int], tuple[float, float], float] | None:
     """The best card a pair of the red cells at ``centres`` (rectified seat pixels)
     explains: (score, margin, cell, centre (a, b) mm, angle deg), or None when none
-    qualifies. ``lum``: the seat's shade-free brightness, made when first asked."""
+    qualifies. ``lum``: the seat's shade-free brightness, made when first asked.
+    ``inside``, ``hidden``: None when the whole seat is in the photo, when no
+    tower hides any of it."""
     a0, b0 = origin
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     max_ang = np.deg2rad(g.card.angle_deg + 5)
-    for i, ci in enumerate(centres):
-        for j, cj in enumerate(centres):
-            if j == i:
-                continue
-            d = (cj - ci) / s  # mm in the rectified frame (x = a, y = -b)
-            if not 0.85 * spacing < np.hypot(*d) < 1.15 * spacing or d[0] <= 0:
-                continue
-            ang = np.arctan2(-d[1], d[0])  # rotation of the card's a-axis
-            if abs(ang) > max_ang:
-                continue
-            mid = (ci + cj) / 2
-            am = a0 + mid[0] / s
-            bm = b0 - mid[1] / s
-            scores, ncc, enough = _cell_scores(lum(), (a0, b0), s, am, bm, ang, g, inside,
-                                               hidden, float(cfg["min_seen"]))
-            order = np.argsort(-scores.ravel())
-            # the best fit must have its pattern in view and the printed pattern in it:
-            # a hypothesis whose card runs off the photo cannot be ruled out by one
-            # that fits what is left, and a split between bright and dark alone
-            # (red tower faces over the table) is not a card
-            if not enough.flat[order[0]] or ncc.flat[order[0]] < float(cfg["min_pattern_ncc"]):
-                continue
-            top = float(scores.ravel()[order[0]])
-            margin = top - float(scores.ravel()[order[1]])
-            rc = divmod(int(order[0]), 3)
-            if best is None or top > best[0]:
-                best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
-                if debug is not None:
-                    debug["scores"] = scores
-                    debug["ncc"] = ncc
+    for i, j in _near_pairs(centres, s, spacing):
+        ci, cj = centres[i], centres[j]
+        d = (cj - ci) / s  # mm in the rectified frame (x = a, y = -b)
+        if not 0.85 * spacing < np.hypot(*d) < 1.15 * spacing or d[0] <= 0:
+            continue
+        ang = np.arctan2(-d[1], d[0])  # rotation of the card's a-axis
+        if abs(ang) > max_ang:
+            continue
+        mid = (ci + cj) / 2
+        am = a0 + mid[0] / s
+        bm = b0 - mid[1] / s
+        scores, ncc, enough = _cell_scores(lum(), (a0, b0), s, am, bm, ang, g, inside,
+                                           hidden, float(cfg["min_seen"]))
+        order = np.argsort(-scores.ravel())
+        # the best fit must have its pattern in view and the printed pattern in it:
+        # a hypothesis whose card runs off the photo cannot be ruled out by one
+        # that fits what is left, and a split between bright and dark alone
+        # (red tower faces over the table) is not a card
+        if not enough.flat[order[0]] or ncc.flat[order[0]] < float(cfg["min_pattern_ncc"]):
+            continue
+        top = float(scores.ravel()[order[0]])
+        margin = top - float(scores.ravel()[order[1]])
+        rc = divmod(int(order[0]), 3)
+        if best is None or top > best[0]:
+            best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
+            if debug is not None:
+                debug["scores"] = scores
+                debug["ncc"] = ncc
     if debug is not None:
         debug.update({"blobs": len(centres), "best": best})
     if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
@@ -237,11 +401,25 @@ def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray], inside:
     return best
 
 
+def _near_pairs(centres: list[FloatArray], s: float, spacing: float) -> list[tuple[int, int]]:
+    """The ordered pairs (i, j), i != j, in the order of two loops over ``centres``,
+    that can be a card's two red cells: j to the right of i and about ``spacing``
+    mm from it. A loose sieve (0.8 to 1.2 spacings) over all pairs at once; the
+    caller still applies its exact test to the few that pass."""
+    if len(centres) < 2:
+        return []
+    c = np.asarray(centres, np.float64)
+    d = (c[None, :, :] - c[:, None, :]) / s
+    sq = d[..., 0] ** 2 + d[..., 1] ** 2
+    near = (d[..., 0] > 0) & (sq > (0.8 * spacing) ** 2) & (sq < (1.2 * spacing) ** 2)
+    return [(int(i), int(j)) for i, j in zip(*np.nonzero(near), strict=True)]
+
+
 def _red_centres(red: np.ndarray, s: float, g: BoardGeometry
                  ) -> tuple[np.ndarray, list[FloatArray]]:
     """The opened red mask and the centres of its cell-sized red regions."""
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
-    n, labels, stats, cent = cv2.connectedComponentsWithStats(red, connectivity=8)
+    n, labels, stats, cent, box = _components(red)
     cell = g.card.cell
     area = (cell * s) ** 2
     small = [k for k in range(1, n)
@@ -249,11 +427,52 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry
              and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
              < 1.9 * cell * s]
     large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
-    return red, [cent[k] for k in small] + _cells_in(np.isin(labels, large), cell * s)
+    centres = [cent[k] for k in small]
+    if not large:
+        return red, centres  # no region to look for cells in
+    # the cells are looked for around the large regions only (see _cells_in)
+    x, y, w, h = box
+    pad = _cell_kernels(cell * s)[1] + 2  # over the widest filter _cells_in applies
+    y0, x0 = max(0, y - pad), max(0, x - pad)
+    y1, x1 = min(red.shape[0], y + h + pad), min(red.shape[1], x + w + pad)
+    big = np.zeros((y1 - y0, x1 - x0), bool)
+    big[y - y0:y - y0 + h, x - x0:x - x0 + w] = np.isin(labels, large)
+    return red, centres + _cells_in(big, cell * s, (x0, y0))
+
+
+def _components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,
+                                           tuple[int, int, int, int]]:
+    """``cv2.connectedComponentsWithStats`` of a uint8 mask (8-connected), labelled
+    over the box that holds its pixels only: the red is a few cells of a wide
+    region. Returns the count, the labels within the box, the stats and centroids
+    in the whole mask's pixels, and the box (x, y, w, h).
+
+    The box starts on an even row and column, so the labeller's 2 x 2 blocks
+    fall as over the whole mask and number the regions in the same order. The
+    centroids are the whole mask's to the bit: each is its pixel sum over the
+    area, and the sum within the box (an integer, recovered exactly from its
+    centroid) is moved by the box corner times the area before dividing.
+    """
+    x, y, w, h = cv2.boundingRect(mask)
+    if w == 0 or h == 0:  # no region: the background's label alone
+        return 1, np.zeros((0, 0), np.int32), np.zeros((1, 5), np.int32), np.zeros((1, 2)), (
+            0, 0, 0, 0)
+    w, h = w + x % 2, h + y % 2
+    x, y = x - x % 2, y - y % 2
+    n, labels, stats, cent = cv2.connectedComponentsWithStats(
+        mask[y:y + h, x:x + w], connectivity=8)
+    if x or y:
+        stats = stats.copy()
+        stats[1:, cv2.CC_STAT_LEFT] += x
+        stats[1:, cv2.CC_STAT_TOP] += y
+        area = stats[:, cv2.CC_STAT_AREA].astype(np.float64)[:, None]
+        sums = np.rint(cent * area)
+        cent = (sums + area * np.array([x, y], np.float64)) / area
+    return n, labels, stats, cent, (x, y, w, h)
 
 
 def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
-                      inside: np.ndarray, hidden: np.ndarray, origin: tuple[float, float],
+                      inside: np.ndarray | None, hidden: np.ndarray, origin: tuple[float, float],
                       s: float, g: BoardGeometry, cfg: dict[str, Any]
                       ) -> tuple[float, float, tuple[int, int], tuple[float, float], float] | None:
     """The card one red cell explains when a tower hides the other one.
@@ -306,17 +525,28 @@ def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     return (best[0], margin, *best[2:])
 
 
-def _cells_in(mask: np.ndarray, cell_px: float) -> list[FloatArray]:
+def _cell_kernels(cell_px: float) -> tuple[int, int]:
+    """:func:`_cells_in`'s box sizes: a cell's core, and the ring around it."""
+    k = max(3, int(round(0.7 * cell_px)))
+    return k, max(k + 2, int(round(1.6 * cell_px)))
+
+
+def _cells_in(mask: np.ndarray, cell_px: float,
+              offset: tuple[int, int] = (0, 0)) -> list[FloatArray]:
     """Centres of red-cell-sized squares inside red regions too large to be one cell.
 
     A red cell printed next to red artwork merges with it into one region; the
     cell is still a square of red with little red around it on most sides.
+
+    ``mask`` may be a part of the seat's mask, at ``offset`` (x, y) in it, with
+    a clear border wider than the filters below (or at the seat's own edge):
+    the box sums of a 0/1 mask are exact counts, so the part gives the very
+    centres the whole would, moved by ``offset``.
     """
     if not mask.any():
         return []
     m = mask.astype(np.float32)
-    k = max(3, int(round(0.7 * cell_px)))
-    k2 = max(k + 2, int(round(1.6 * cell_px)))
+    k, k2 = _cell_kernels(cell_px)
     inner = cv2.boxFilter(m, -1, (k, k))
     outer = cv2.boxFilter(m, -1, (k2, k2))
     ring = (outer * k2 * k2 - inner * k * k) / float(k2 * k2 - k * k)
@@ -325,7 +555,7 @@ def _cells_in(mask: np.ndarray, cell_px: float) -> list[FloatArray]:
     order = np.argsort(ring[ys, xs])
     out: list[FloatArray] = []
     for y, x in zip(ys[order], xs[order], strict=True):
-        p = np.array([x, y], np.float64)
+        p = np.array([x + offset[0], y + offset[1]], np.float64)
         if all(np.hypot(*(p - q)) > 0.8 * cell_px for q in out):
             out.append(p)
         if len(out) >= 8:
@@ -438,24 +668,45 @@ def _card_masks(card: CardLayout) -> tuple[FloatArray, FloatArray, FloatArray,
     return out
 
 
+@lru_cache(maxsize=8)
+def _card_sums(card: CardLayout) -> tuple[FloatArray, tuple[FloatArray, ...], FloatArray,
+                                          FloatArray]:
+    """The sums :func:`_cell_scores` takes over every window point when all are clear
+    (the common case: the card wholly in the photo, no tower before it): the
+    pattern's and each flat region's point counts (exact in any order), and the
+    prediction and its square summed by the very product the general case makes
+    (``mp @ c`` with ``c`` all ones), so the fast path gives the same bits."""
+    m, mp, mpp, flat = _card_masks(card)
+    ones = np.ones(m.shape[1])
+    out = (m.sum(axis=1), tuple(f.sum(axis=1) for f in flat), mp @ ones, mpp @ ones)
+    for a in (out[0], *out[1], out[2], out[3]):
+        a.setflags(write=False)
+    return out
+
+
 def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
-                inside: np.ndarray | None = None) -> np.ndarray:
+                inside: np.ndarray | None = None,
+                weights: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """Each pixel against the mean brightness around it (``shade_mm`` > 0), so a shadow
     edge across the card (a tower's, a hand's) does not outweigh the printed grid.
 
     Where the region runs off the photo (``inside`` false) the mean is taken over
     the photo only: the black fill outside would brighten the card beside it.
+    ``weights``: ``inside`` as float and its blur floored at 1e-3, when already
+    made (:meth:`_SeatMap.shade_weights`: they depend on the pose alone).
     """
     sigma = shade_mm * s
     if sigma > 0:
         mean: np.ndarray
         if inside is not None and not inside.all():
-            m = inside.astype(np.float32)
-            mean = cv2.GaussianBlur(grey * m, (0, 0), sigma) / np.maximum(
-                cv2.GaussianBlur(m, (0, 0), sigma), 1e-3)
+            m, norm = weights if weights is not None else (
+                inside.astype(np.float32),
+                np.maximum(cv2.GaussianBlur(inside.astype(np.float32), (0, 0), sigma), 1e-3))
+            mean = cv2.GaussianBlur(grey * m, (0, 0), sigma) / norm
         else:
             mean = cv2.GaussianBlur(grey, (0, 0), sigma)
-        out: np.ndarray = grey / np.maximum(mean, 1.0)
+        np.maximum(mean, 1.0, out=mean)  # a fresh array: floored and divided in place
+        out: np.ndarray = np.divide(grey, mean, out=mean)
         return out
     return grey / max(float(grey.max()), 1.0)
 
@@ -490,16 +741,26 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     x = ((pa - a0) * s).astype(np.float32)
     y = ((b0 - pb) * s).astype(np.float32)
     ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
-    iy = np.clip(np.round(y).astype(np.int64), 0, H - 1)
-    ix = np.clip(np.round(x).astype(np.int64), 0, W - 1)
-    if inside is not None and not inside.all():
+    part = inside is not None and not inside.all()
+    covered = hidden is not None and hidden.any()
+    if part or covered:  # the nearest pixel of each point, where it is looked up
+        iy = np.clip(np.round(y).astype(np.int64), 0, H - 1)
+        ix = np.clip(np.round(x).astype(np.int64), 0, W - 1)
+    if part:
+        assert inside is not None
         ok &= inside[iy, ix]
-    clear = ok & ~hidden[iy, ix] if hidden is not None and hidden.any() else ok
+    clear = ok
+    if covered:
+        assert hidden is not None
+        clear = ok & ~hidden[iy, ix]
     v = cv2.remap(lum, x[None, :], y[None, :], cv2.INTER_LINEAR)[0].astype(np.float64)
     out = np.full(9, -np.inf)
     ncc = np.full(9, -np.inf)
     enough = np.zeros(9, bool)
     c = clear.astype(np.float64)
+    # every point clear (the card in view, no tower before it): the sums over the
+    # clear points that do not involve the photo are the layout's, made once
+    every = bool(clear.all())
     n = float(c.sum())
     vc = v * c
     sst = float(vc @ v) - float(vc.sum()) ** 2 / max(n, 1.0)
@@ -507,23 +768,24 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
         return out.reshape(3, 3), ncc.reshape(3, 3), enough.reshape(3, 3)
     # per hypothesis and region, sums over the clear points: all nine at once
     m, mp, mpp, flat = _card_masks(g.card)
+    n_pat, n_flat, p_all, pp_all = _card_sums(g.card)
     sse = np.zeros(9)
-    for f in flat:
-        nf = f @ c
+    for f, nf_all in zip(flat, n_flat, strict=True):
+        nf = nf_all if every else f @ c
         s1 = f @ vc
         sse += np.where(nf > 0, f @ (vc * v) - s1 * s1 / np.maximum(nf, 1.0), 0.0)
-    n_pat = m.sum(axis=1)
-    nm = m @ c
+    nm = n_pat if every else m @ c
     s_v = m @ vc
-    s_p = mp @ c
+    s_p = p_all if every else mp @ c
     svv = m @ (vc * v) - s_v * s_v / np.maximum(nm, 1.0)
-    spp = mpp @ c - s_p * s_p / np.maximum(nm, 1.0)
+    spp = (pp_all if every else mpp @ c) - s_p * s_p / np.maximum(nm, 1.0)
     svp = mp @ vc - s_v * s_p / np.maximum(nm, 1.0)
     sse += svv - np.where(svp > 0, svp * svp / np.maximum(spp, 1e-12), 0.0)
     usable = nm >= 0.1 * n_pat
     out[usable] = np.sqrt(np.maximum(0.0, 1.0 - sse[usable] / sst))
     ncc[usable] = (svp / np.maximum(np.sqrt(np.maximum(svv * spp, 0.0)), 1e-9))[usable]
-    in_photo = m @ ok.astype(np.float64)
+    # the pattern's points in the photo: counts, exact in any order
+    in_photo = nm if clear is ok else m @ ok.astype(np.float64)
     enough[:] = usable & (in_photo >= 0.7 * n_pat) & (nm >= min_seen * n_pat)
     return out.reshape(3, 3), ncc.reshape(3, 3), enough.reshape(3, 3)
 
@@ -533,11 +795,12 @@ def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance
                tone: float = 1.0, saturation: float = 1.0) -> dict[Seat, tuple[int, int]]:
     """Every seat whose played stack is visible: seat -> (r, c) of its top card."""
     out: dict[Seat, tuple[int, int]] = {}
-    if covered is not None:
-        covered = covered.astype(np.uint8)  # once for the four seats
+    cfg = {**section("cards"), **(config or {})}
+    # once for the four seats
+    lut = _colour_lut(wb, tone)
+    cov = _covered_u8(covered, image.shape[:2])
     for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
-        res = read_card(image, pose, g, seat, wb, config, covered=covered, tone=tone,
-                        saturation=saturation)
+        res = _read_seat(image, pose, g, seat, cfg, lut, cov, saturation)
         if res is not None:
             out[seat] = res.cell
     return out
