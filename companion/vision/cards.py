@@ -183,23 +183,6 @@ def _hidden(sm: _SeatMap, covered: np.ndarray | None) -> np.ndarray | None:
     return hidden if hidden.any() else None
 
 
-def rectify_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
-                 cfg: dict[str, Any], covered: np.ndarray | None = None
-                 ) -> tuple[np.ndarray, np.ndarray, tuple[float, float], float, np.ndarray]:
-    """Top-down resampling of a seat's stack region.
-
-    Returns the image, the part inside the photo, (a0, b0), the scale, and
-    the part a tower hides (``covered``: photo pixels towers hide, see
-    SiteReader.tower_mask).
-    """
-    s = float(cfg["px_per_mm"])
-    sm = _seat_maps(pose, g, seat, s, float(cfg["margin_mm"]), image.shape[:2])
-    hidden = _hidden(sm, _covered_u8(covered, image.shape[:2]))
-    rect = cv2.remap(image, sm.mx, sm.my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_CONSTANT)
-    return (rect, sm.inside, sm.corner, s,
-            np.zeros_like(sm.inside) if hidden is None else hidden)
-
-
 def _covered_u8(covered: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray | None:
     """``covered`` as the uint8 mask remap takes, None when it covers nothing (or
     is not the photo's size): the test made once for the four seats."""

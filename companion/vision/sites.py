@@ -686,40 +686,40 @@ class SiteReader:
         covered: list[int] = []
         for i in range(nsites):
             m = vis[i]
-            if m.mean() < float(cfg["print_min_visible"]):
+            share = m.mean()
+            off = off_colour[i] > float(cfg["print_colour_offset"])
+            if share < float(cfg["print_min_visible"]):
                 # too little in view for the print's pattern; its colour still tells:
                 # a tower the scorer missed shows its plastic past the nearer one
-                if (i in empty and m.mean() >= float(cfg["print_colour_min_visible"])
-                        and off_colour[i] > float(cfg["print_colour_offset"])):
-                    r = results[i]
-                    r.height, r.color, r.reason = None, None, "covered"
-                    covered.append(i)
-                continue
-            ncc = _ncc(pn[i][m], tmpl[m])
-            self.debug["print_ncc"][i] = ncc
-            if i not in empty:
-                # a tower covers its own footprint in any view: a clear print there,
-                # not hidden by a nearer tower, means the tower read is not there
-                if (results[i].height and m.mean() >= float(cfg["print_tower_visible"])
-                        and ncc >= float(cfg["print_empty_ncc"])
-                        and self._range.get(i, (0, 0))[0] == 0):
-                    results[i].height, results[i].color = 0, None
-                continue
-            if (ncc < float(cfg["print_min_ncc"]) and not (
-                    m.mean() >= float(cfg["print_shaded_visible"])
-                    and self._shaded_print(pn[i], tmpl, n, half)) and not (
-                    hue.ncc(i, m) >= float(cfg["print_chroma_ncc"])) and not (
-                    self._split_shadow_ncc(pn[i][m], tmpl[m])
-                    >= float(cfg["print_split_ncc"]))) or (
-                    off_colour[i] > float(cfg["print_colour_offset"])):
-                # not the print: a hand or its shadow, or a tower the scorer missed (a
-                # dark shadow looks like a black top, so no tower is guessed either);
-                # or the print's pattern in another colour than the print's: a top
-                # outlined like the site below it (seen from above, a block's top
-                # lines up with the printed square)
-                r = results[i]
-                r.height, r.color, r.reason = None, None, "covered"
-                covered.append(i)
+                if not (i in empty and share >= float(cfg["print_colour_min_visible"])
+                        and off):
+                    continue
+            else:
+                ncc = _ncc(pn[i][m], tmpl[m])
+                self.debug["print_ncc"][i] = ncc
+                if i not in empty:
+                    # a tower covers its own footprint in any view: a clear print there,
+                    # not hidden by a nearer tower, means the tower read is not there
+                    if (results[i].height and share >= float(cfg["print_tower_visible"])
+                            and ncc >= float(cfg["print_empty_ncc"])
+                            and self._range.get(i, (0, 0))[0] == 0):
+                        results[i].height, results[i].color = 0, None
+                    continue
+                if not ((ncc < float(cfg["print_min_ncc"]) and not (
+                        share >= float(cfg["print_shaded_visible"])
+                        and self._shaded_print(pn[i], tmpl, n, half)) and not (
+                        hue.ncc(i, m) >= float(cfg["print_chroma_ncc"])) and not (
+                        self._split_shadow_ncc(pn[i][m], tmpl[m])
+                        >= float(cfg["print_split_ncc"]))) or off):
+                    continue
+            # not the print: a hand or its shadow, or a tower the scorer missed (a
+            # dark shadow looks like a black top, so no tower is guessed either); or
+            # the print's pattern in another colour than the print's: a top outlined
+            # like the site below it (seen from above, a block's top lines up with
+            # the printed square)
+            r = results[i]
+            r.height, r.color, r.reason = None, None, "covered"
+            covered.append(i)
         self._covered_towers(results, covered)
 
     def _covered_towers(self, results: list[SiteResult], covered: list[int]) -> None:
