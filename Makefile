@@ -6,6 +6,9 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
+# the suite runs in this many processes (CI has two cores; each worker holds its own
+# OpenCV and renders, so not one per core on a big machine)
+TEST_WORKERS ?= 2
 
 .PHONY: demo test lint typecheck unit bench install-pi clean
 
@@ -26,7 +29,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy companion hardware calibration
 
 unit: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 test: lint typecheck unit
 

@@ -382,7 +382,8 @@ class _PrintHue:
 
 
 def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[int],
-                         cities: Sequence[int]) -> FloatArray:
+                         cities: Sequence[int], city_sites: int = 0,
+                         city_spread: float = 0.0) -> FloatArray:
     """How far each site's colour lies from the print's (chromaticity, 0 = the same).
 
     ``planes``: (2, sites, samples), :func:`_chromaticity`; ``vis``: the samples
@@ -390,7 +391,10 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
     chromaticity against the median of the members, and against the members of
     its own city (a print may tint each city) when there are two or more: the
     nearer counts. Seen from above, a block's top lines up with the printed
-    square under it and passes for its pattern; its colour does not.
+    square under it and passes for its pattern; its colour does not. A city
+    whose print is known (``city_sites`` or more other members, four in five
+    within ``city_spread`` of their median) is the only measure: a pale top
+    in a tinted city can lie near the median print of all cities.
     """
     seen = np.asarray(vis.any(axis=1))
     med = np.stack([_masked_row_median(planes[0], vis, np.nan),
@@ -416,7 +420,15 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
         pts = med[others]  # (sites, members, 2)
         centre = np.stack([_masked_row_median(pts[..., k], keep, np.nan) for k in (0, 1)],
                           axis=1)
-        out[here] = np.minimum(out[here], np.hypot(*(med[here] - centre).T))
+        d = np.hypot(*(med[here] - centre).T)
+        known = np.zeros(len(here), bool)
+        if city_sites > 0:
+            # some boards print each site in its own tint: then no city is known
+            dev = np.where(keep, np.hypot(*(pts - centre[:, None, :]).transpose(2, 0, 1)),
+                           np.nan)
+            known = (keep.sum(axis=1) >= city_sites) & (
+                np.nanpercentile(dev, 80, axis=1) <= city_spread)
+        out[here] = np.where(known, d, np.minimum(out[here], d))
     return out
 
 
@@ -680,7 +692,9 @@ class SiteReader:
                 return  # a plain print: nothing to compare
         planes = _chromaticity(bgr.reshape(nsites, -1, 3))
         hue = _PrintHue(planes, clean, float(cfg["print_chroma_contrast"]))
-        off_colour = _print_colour_offset(planes, vis, clean, [site.city for site in g.sites])
+        off_colour = _print_colour_offset(planes, vis, clean, [site.city for site in g.sites],
+                                          int(cfg["print_city_sites"]),
+                                          float(cfg["print_city_spread"]))
         self.debug["print_ncc"] = {}
         self.debug["print_colour"] = off_colour
         covered: list[int] = []
@@ -700,8 +714,9 @@ class SiteReader:
                 if i not in empty:
                     # a tower covers its own footprint in any view: a clear print there,
                     # not hidden by a nearer tower, means the tower read is not there
+                    # (unless in another colour: a top seen from above, over its square)
                     if (results[i].height and share >= float(cfg["print_tower_visible"])
-                            and ncc >= float(cfg["print_empty_ncc"])
+                            and ncc >= float(cfg["print_empty_ncc"]) and not off
                             and self._range.get(i, (0, 0))[0] == 0):
                         results[i].height, results[i].color = 0, None
                     continue

@@ -115,6 +115,60 @@ def test_the_print_colour_offset_is_taken_against_the_print_and_its_own_city():
     assert _print_colour_offset(_chromaticity(bgr), vis, [], cities).tolist() == [0.0] * 8
 
 
+def test_a_top_over_its_printed_square_in_another_colour_stays_a_tower():
+    # synth.py mounted frame 5 (77 degrees): 5N, a 1-storey green, is read as that
+    # tower; seen from so high its top lines up with the printed square under it and
+    # the footprint correlates with the print's pattern (over sites.print_empty_ncc),
+    # which reads a tower as empty: its colour is not the print's, so it stays. Without
+    # the colour offset the tower read is made empty: the rivals left are the taller
+    # greens the tower beat (an empty site that won would have the tower among them)
+    from tests.vision.synth import shoot, truth_json
+
+    shot = shoot(5, kind="mounted", light="cold", colour_set="classic")
+    site = Site(5, 0, 1)
+    reading = read_image(shot.image, None, shot.scene.colors)
+    before = read_image(shot.image, None, shot.scene.colors,
+                        {"sites": {"print_colour_offset": 9.0}})
+    assert (reading.sites[site].height, reading.sites[site].owner) == (1, "green")
+    was = next(d for d in before.details if d.site == site)
+    assert site not in before.sites and was.height == 0
+    assert [(h, c) for h, c, _ in was.rivals[:3]] == [(2, "green"), (3, "green"),
+                                                      (4, "green")]
+    tally = [compare(x.to_json(), truth_json(shot)) for x in (reading, before)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 23), (3, 23)]
+
+
+def test_a_city_whose_print_is_known_is_the_only_measure_of_its_colour():
+    from companion.vision.sites import _chromaticity, _print_colour_offset
+
+    rng = np.random.default_rng(5)
+    beige = np.array([150.0, 190.0, 210.0])  # BGR
+    green = np.array([170.0, 215.0, 175.0])  # a pale green city
+    pink = np.array([175.0, 155.0, 235.0])  # a pink city
+    pale = np.array([165.0, 200.0, 215.0])  # a washed-out top, near the median print
+    cities = [0] * 4 + [1] * 4 + [2] * 4
+    members = list(range(11))
+
+    def offsets(base: list[np.ndarray], *known: float) -> np.ndarray:
+        bgr = np.stack([np.clip(c + rng.normal(0, 3, (50, 3)), 0, 255) for c in base])
+        vis = np.ones(bgr.shape[:2], bool)
+        return _print_colour_offset(_chromaticity(bgr), vis, members, cities, *known)
+
+    board = [beige] * 4 + [green] * 4 + [pink] * 3 + [pale]
+    # against the median print (beige) the top passes; against its own city it does not
+    assert offsets(board)[11] < 0.03
+    off = offsets(board, 3, 0.033)
+    assert off[11] > 0.12 and off[:11].max() < 0.01
+    # three other sites of the city are needed to know its print
+    assert offsets(board, 4, 0.033)[11] < 0.03
+    # a board that prints each site of a city in its own tint: the city is not known,
+    # and the nearer of the two measures counts, as without the rule
+    own = board[:8] + [np.array([200.0, 175.0, 190.0]), np.array([160.0, 200.0, 225.0]),
+                       pink, pale]
+    mixed = offsets(own, 3, 0.033)
+    assert mixed[11] < 0.03 and mixed[8] > 0.07
+
+
 def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     # the ray-traced renderer's mounted frame 14: a lamp's glare turns red tops pink.
     # site 4NE (a 1-storey red, its top over the printed square), 4SE and 5N (5 and

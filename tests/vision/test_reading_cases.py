@@ -348,8 +348,10 @@ def test_one_bent_corner_of_three_markers_no_longer_bends_the_camera():
     # mended (7, 13) before the close rule: two wrong sites went to unseen
     # (6, 13) and (5, 15) while sites.steep_storey_mm was 2 mm, not the profile's
     # placement jitter (3 mm); (5, 16) and (4, 18) at the jitter, not a third more;
-    # unmended (3, 21) before sites.storey_doubt_margin (a right height)
-    assert wrong(unmended) == (3, 22) and wrong(mended) == (3, 23)
+    # unmended (3, 21) before sites.storey_doubt_margin (a right height); both one
+    # more wrong while a tower whose footprint showed the print's pattern in another
+    # colour was read empty (5N, test_covered_towers)
+    assert wrong(unmended) == (2, 22) and wrong(mended) == (2, 23)
     assert off(alone) > 250.0 and off(bent) < 6.0
 
 
