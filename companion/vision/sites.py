@@ -424,10 +424,10 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
         known = np.zeros(len(here), bool)
         if city_sites > 0:
             # some boards print each site in its own tint: then no city is known
-            dev = np.where(keep, np.hypot(*(pts - centre[:, None, :]).transpose(2, 0, 1)),
-                           np.nan)
-            known = (keep.sum(axis=1) >= city_sites) & (
-                np.nanpercentile(dev, 80, axis=1) <= city_spread)
+            dev = np.hypot(*(pts - centre[:, None, :]).transpose(2, 0, 1))
+            n = keep.sum(axis=1)
+            known = (n >= city_sites) & (
+                5 * (keep & (dev <= city_spread)).sum(axis=1) >= 4 * n)
         out[here] = np.where(known, d, np.minimum(out[here], d))
     return out
 
