@@ -13,3 +13,7 @@ def test_vision_bench_reports_the_read_against_decoding_and_markers() -> None:
     ratio = out["full_read"]["median_ms"] / out["decode_and_markers"]["median_ms"]
     assert abs(out["ratio_median"] - ratio) <= 0.011  # one photo: its own ratio
     assert out["phone_12mp_decode_and_read_ms"] > 0
+    stages = out["full_read_stages_median_ms"]
+    assert list(stages) == ["markers", "pose", "sites", "cards"]
+    # the stages of one read add up to less than the whole (decoding is outside them)
+    assert 0 < sum(stages.values()) <= out["full_read"]["median_ms"] + 0.05
