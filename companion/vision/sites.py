@@ -432,6 +432,21 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
     return out
 
 
+def _heights_of(geo: Mapping[str, Any], scored: np.ndarray, nh: int) -> dict[str, Any]:
+    """:meth:`SiteReader._geometry`'s row indices for the heights ``scored`` only
+    (the arrays with a height axis of ``nh``; the ones set by the depth alone stay)."""
+    def cut(a: Any) -> Any:
+        if isinstance(a, tuple):
+            return tuple(cut(x) for x in a)
+        if isinstance(a, list):
+            return [cut(x) for x in a]
+        if isinstance(a, np.ndarray) and a.ndim == 3 and a.shape[1] == nh:
+            return a[:, scored]
+        return a
+
+    return {k: cut(v) for k, v in geo.items()}
+
+
 def _colour_fit(d2: FloatArray) -> FloatArray:
     """The ``colour`` evidence term from a colour distance: 1 on the colour, -1 far off."""
     return 1.0 - np.minimum(d2, 16.0) / 8.0
@@ -1174,6 +1189,27 @@ class SiteReader:
         st.cache[key] = out
         return out
 
+    def _scored_heights(self, idx: np.ndarray, hmax: int) -> np.ndarray | None:
+        """The heights worth scoring at the sites ``idx``: the empty site and every
+        height the game record allows one of them (``read``'s ``height_range``);
+        None for all of them.
+
+        The others would score only to be ruled out in :meth:`_decide`: tracking
+        a game, each site may grow by one block, so a board of low towers needs a
+        few heights of the 33 (every hypothesis is scored alone, so the ones
+        kept score exactly as among all).
+        """
+        if not self._range:
+            return None
+        keep = np.zeros(hmax + 1, bool)
+        keep[0] = True
+        for i in idx:
+            lim = self._range.get(int(i))
+            if lim is None or lim[0] > hmax:
+                return None  # unlimited, or (unreachable) every height allowed
+            keep[max(lim[0], 0):min(lim[1], hmax) + 1] = True
+        return None if keep.all() else np.flatnonzero(keep)
+
     @staticmethod
     def _edge_index(n: int, gap: FloatArray, win: FloatArray
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -1204,6 +1240,10 @@ class SiteReader:
         heights = np.arange(0, hmax + 1)
         c = len(self.offsets) // 2  # the centre lateral
         geo = self._geometry(st)  # where each hypothesis' edges and bands fall
+        scored = self._scored_heights(idx, hmax) if cfg["ranged_heights_only"] else None
+        if scored is not None:
+            heights = heights[scored]
+            geo = _heights_of(geo, scored, hmax + 1)
         px_row = st.px_row[idx]
         win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
         D3 = depths[None, None, :]

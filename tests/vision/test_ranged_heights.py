@@ -1,0 +1,62 @@
+"""Tracking a game, the reader scores only the heights the record allows.
+
+The live table reads every still scene with each site held to its recorded
+tower and up to one block more (``height_range``); the other heights used to
+be scored and then ruled out. Each (height, depth) hypothesis is scored on
+its own evidence, so the heights kept score exactly as among all 33, and the
+reading is the same to the last bit (``sites.ranged_heights_only``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from companion.rules.board import Site
+from companion.sim import sample_photo
+from companion.vision.geometry import board_geometry
+from companion.vision.reader import read_image
+from companion.vision.sites import SiteReader
+
+ALL = {"sites": {"ranged_heights_only": False}}
+
+
+def _details(reading):
+    return [(r.site, r.height, r.color, r.score, r.margin, r.reason, r.rivals,
+             r.tower[:4] if r.tower else None) for r in reading.details]
+
+
+def test_a_ranged_read_scores_the_allowed_heights_exactly_as_among_all():
+    g = board_geometry()
+    rng = np.random.default_rng(7)
+    for seed, kind in ((61, "phone"), (66, "mounted")):
+        shot = sample_photo(seed, kind)
+        truth = {Site.from_json(e): e["height"] for e in shot.truth["board"]["sites"]}
+        colors = list(shot.truth["expected"]["colors"])
+        # the record one build behind the photo here and there (the move to find)
+        ranges = {}
+        for site in g.sites:
+            h = truth.get(site, 0)
+            base = max(0, h - int(rng.integers(1, 3))) if h and rng.random() < 0.3 else h
+            ranges[site] = (base, base + 4)
+        fast = read_image(shot.image, None, colors, None, height_range=ranges)
+        full = read_image(shot.image, None, colors, ALL, height_range=ranges)
+        assert _details(fast) == _details(full)
+        assert fast.to_json() == full.to_json()
+        # and the range still rules: no site read above what its record allows
+        for site, view in fast.sites.items():
+            assert ranges[site][0] <= view.height <= ranges[site][1]
+
+
+def test_the_heights_scored_are_the_empty_site_and_every_allowed_one():
+    reader = SiteReader(board_geometry())
+    idx = np.array([0, 1, 2])
+    assert reader._scored_heights(idx, 32) is None  # no record: every height
+    reader._range = {0: (0, 4), 1: (3, 7), 2: (12, 16)}
+    assert reader._scored_heights(idx, 32).tolist() == [0, 1, 2, 3, 4, 5, 6, 7,
+                                                        12, 13, 14, 15, 16]
+    # a site without a range, or one allowed more than every height: all of them
+    assert reader._scored_heights(np.array([0, 3]), 32) is None
+    reader._range[3] = (0, 40)
+    assert reader._scored_heights(np.array([0, 3]), 32) is None
+    reader._range[3] = (30, 34)
+    assert reader._scored_heights(np.array([3]), 32).tolist() == [0, 30, 31, 32]
