@@ -432,6 +432,40 @@ def _print_colour_offset(planes: FloatArray, vis: np.ndarray, members: Sequence[
     return out
 
 
+def _peak_reach(peak: FloatArray) -> int:
+    """How many boundaries away an edge's peak still counts (:meth:`SiteReader._edge_profile`)."""
+    return max(1, int(np.ceil(2.5 * float(np.max(peak)))))
+
+
+def _rows_needed(geo: Mapping[str, Any], sel: np.ndarray, n: int, reach: int
+                 ) -> tuple[int, int]:
+    """The strip rows and the edge boundaries the hypotheses at sites ``sel`` look at.
+
+    Returns (rows, last boundary): every row index of ``geo`` (bands, edges,
+    feet) is at most the last boundary less ``reach`` + 1; an edge there is
+    known from boundaries up to ``reach`` + 1 further (its local maximum and
+    how far a peak reaches), each from rows up to its window's end. Cumulative
+    sums of the first rows are those of all rows, so the rows past them change
+    nothing.
+    """
+    top = 0
+
+    def walk(a: Any) -> None:
+        nonlocal top
+        if isinstance(a, (tuple, list)):
+            for x in a:
+                walk(x)
+        elif isinstance(a, np.ndarray) and a.dtype.kind in "iu":
+            top = max(top, int(a[sel].max()))
+
+    for key, value in geo.items():
+        if key != "edge_idx":
+            walk(value)
+    last = min(n, top + reach + 1)
+    ends = geo["edge_idx"][3][sel][:, :last + 1]  # each boundary's window end
+    return min(n, max(top, int(ends.max()))), last
+
+
 def _heights_of(geo: Mapping[str, Any], scored: np.ndarray, nh: int) -> dict[str, Any]:
     """:meth:`SiteReader._geometry`'s row indices for the heights ``scored`` only
     (the arrays with a height axis of ``nh``; the ones set by the depth alone stay)."""
@@ -1250,18 +1284,26 @@ class SiteReader:
         sel = idx
         shape3 = (G, len(heights), nd)
 
+        edge_idx = tuple(x[sel] for x in geo["edge_idx"])
+        rows = st.rows
+        if scored is not None:
+            # a board of low towers: the rows past the tallest allowed top's far
+            # edge (and the windows round it) are never looked at
+            rows, last = _rows_needed(geo, sel, st.rows,
+                                      _peak_reach(cfg["edge_peak_px"] / px_row))
+            edge_idx = tuple(x[:, :last + 1] for x in edge_idx)
         sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
-        fl = sf.samples[idx] / sig  # (G, N, L, 3)
-        w = vis  # (G, N, L)
+        fl = sf.samples[idx, :rows] / sig  # (G, N, L, 3)
+        w = vis[:, :rows]  # (G, N, L)
         wr = _lsum(w)  # visible laterals per row
-        P = sf.block[idx]
+        P = sf.block[idx, :rows]
         cw = _csum(wr)
         wfl = w[..., None] * fl
         cf = _csum(_lsum(wfl))
         cf2 = _csum(_lsum(wfl * fl))  # per channel
         cnb = _csum(_lsum(w * np.clip(1 - 2 * P, 0, 1)))
         cbl = _csum(_lsum(w * np.clip(2 * P - 1, 0, 1)))
-        Q = sf.site_print[idx] if sf.site_print is not None else np.zeros_like(P)
+        Q = sf.site_print[idx, :rows] if sf.site_print is not None else np.zeros_like(P)
         cpr = _csum(_lsum(w * Q))
         L = fl.shape[2]
 
@@ -1308,7 +1350,7 @@ class SiteReader:
         cfc = _csum(wc[..., None] * fc)
         prof = self._edge_profile(cfc, cwc, cfg["edge_gap_px"] / px_row, win,
                                   cfg["edge_peak_px"] / px_row,
-                                  tuple(x[sel] for x in geo["edge_idx"]))
+                                  edge_idx)
         cpc = _csum(wc * P[:, :, c])
         # the tower's sideways offset is unknown: seen diagonally it moves the centre
         # line's crossings off the corners, so try a few offsets and keep the best
@@ -1547,15 +1589,16 @@ class SiteReader:
         d = np.where(full, d, 0.0)
         # keep only local maxima (an edge is where the contrast peaks), then let each
         # peak reach a predicted boundary with a weight falling off over ``peak`` rows
-        r = max(1, int(np.ceil(2.5 * float(np.max(peak)))))
+        r = _peak_reach(peak)
         pad = np.pad(d, ((0, 0), (1, 1)))
         is_peak = (d >= pad[:, :-2]) & (d >= pad[:, 2:]) & (d > 0)
         e = np.where(is_peak, np.minimum(d, 9.0) / 9.0, 0.0)
         pk = np.asarray(peak, np.float64)[:, None]
         pad = np.pad(e, ((0, 0), (r, r)))
         out = e.copy()
+        m = e.shape[1]  # the boundaries given (n + 1, or the first ones only)
         for k in range(1, r + 1):
             wk = np.exp(-0.5 * (k / np.maximum(pk, 1e-3)) ** 2)
-            out = np.maximum(out, np.maximum(pad[:, r - k:r - k + n + 1],
-                                             pad[:, r + k:r + k + n + 1]) * wk)
+            out = np.maximum(out, np.maximum(pad[:, r - k:r - k + m],
+                                             pad[:, r + k:r + k + m]) * wk)
         return out

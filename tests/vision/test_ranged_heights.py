@@ -4,7 +4,9 @@ The live table reads every still scene with each site held to its recorded
 tower and up to one block more (``height_range``); the other heights used to
 be scored and then ruled out. Each (height, depth) hypothesis is scored on
 its own evidence, so the heights kept score exactly as among all 33, and the
-reading is the same to the last bit (``sites.ranged_heights_only``).
+reading is the same to the last bit (``sites.ranged_heights_only``). The
+strips' rows past the tallest allowed top (and the edge windows round it)
+are then never looked at, and are left out of the per-row sums too.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from companion.rules.board import Site
 from companion.sim import sample_photo
 from companion.vision.geometry import board_geometry
 from companion.vision.reader import read_image
-from companion.vision.sites import SiteReader
+from companion.vision.sites import SiteReader, _heights_of, _peak_reach, _rows_needed
 
 ALL = {"sites": {"ranged_heights_only": False}}
 
@@ -60,3 +62,22 @@ def test_the_heights_scored_are_the_empty_site_and_every_allowed_one():
     assert reader._scored_heights(np.array([0, 3]), 32) is None
     reader._range[3] = (30, 34)
     assert reader._scored_heights(np.array([3]), 32).tolist() == [0, 30, 31, 32]
+
+
+def test_a_board_of_low_towers_looks_at_the_first_rows_of_each_strip_only():
+    g = board_geometry()
+    shot = sample_photo(61, "phone")
+    pose = read_image(shot.image, None, list(shot.truth["expected"]["colors"])).pose
+    reader = SiteReader(g)
+    strips = reader.strips(pose)
+    geo = reader._geometry(strips)
+    sel = np.arange(54)
+    reach = _peak_reach(reader.cfg["edge_peak_px"] / strips.px_row)
+    rows_all, last_all = _rows_needed(geo, sel, strips.rows, reach)
+    low = _heights_of(geo, np.arange(6), int(reader.cfg["max_height"]) + 1)
+    rows_low, last_low = _rows_needed(low, sel, strips.rows, reach)
+    # the strips are made for tops of 32 storeys: all heights look at nearly every row
+    assert 0.9 * strips.rows < rows_all <= strips.rows
+    assert rows_low < 0.6 * strips.rows and last_low < rows_low
+    # every row index of the hypotheses up to 5 storeys lies before the last boundary
+    assert max(int(a.max()) for a in (low["top_b"], low["t1"], low["tb"])) < last_low - reach
