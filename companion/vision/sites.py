@@ -1240,7 +1240,9 @@ class SiteReader:
         for i in idx:
             lim = self._range.get(int(i))
             if lim is None or lim[0] > hmax:
-                return None  # unlimited, or (unreachable) every height allowed
+                # unlimited; or every height it allows is past the highest one scored,
+                # where _decide rules nothing out: either way all heights count
+                return None
             keep[max(lim[0], 0):min(lim[1], hmax) + 1] = True
         return None if keep.all() else np.flatnonzero(keep)
 
