@@ -204,8 +204,11 @@ class Scorer:
 def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
                    model: ColourModel, cfg: dict[str, Any],
                    board: BoardModel | None = None,
-                   site_print: ColourClass | None = None) -> StripFeatures:
-    raw = sample_strips(image, strips)  # (S, N, L, 3)
+                   site_print: ColourClass | None = None,
+                   rows: int | None = None) -> StripFeatures:
+    """Each strip sample's colour features, plastic and print likeness; of the first
+    ``rows`` rows of each strip only, when no hypothesis looks further."""
+    raw = sample_strips(image, strips, rows)  # (S, N, L, 3)
     S, N, L, _ = raw.shape
     flat = raw.reshape(-1, 3)
     f = features(wb.apply(flat))
@@ -224,7 +227,7 @@ def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
     q = None
     if site_print is not None:
         q = print_likeness(fb, site_print, model)[inv].reshape(S, N, L)
-    return StripFeatures(f.reshape(S, N, L, 3), p.reshape(S, N, L), strips.inside, q)
+    return StripFeatures(f.reshape(S, N, L, 3), p.reshape(S, N, L), strips.inside[:, :N], q)
 
 
 def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -> FloatArray:
@@ -610,7 +613,8 @@ class SiteReader:
         self.board = board
         self.noise = wb.noise
         self.site_print = self.print_model(image, pose, wb, model)
-        sf = strip_features(image, strips, wb, model, cfg, board, self.site_print)
+        sf = strip_features(image, strips, wb, model, cfg, board, self.site_print,
+                            self._rows_to_read(strips))
         self._nearest = None
         results = self._read_all(image, pose, strips, sf, model)
         if cfg["print_check"]:
@@ -972,7 +976,9 @@ class SiteReader:
         h, w = image.shape[:2]
         n = len(self.g.sites)
         rank = _nearness_rank(strips)
-        pix = np.round(np.nan_to_num(strips.pix, nan=-1.0, posinf=-1.0, neginf=-1.0))
+        # (the rows the strip features were sampled at: all, or the first ones)
+        pix = np.round(np.nan_to_num(strips.pix[:, :sf.inside.shape[1]], nan=-1.0,
+                                     posinf=-1.0, neginf=-1.0))
         pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
         px = np.clip(pix[..., 0], 0, w - 1)
         py = np.clip(pix[..., 1], 0, h - 1)
@@ -1245,6 +1251,23 @@ class SiteReader:
                 return None
             keep[max(lim[0], 0):min(lim[1], hmax) + 1] = True
         return None if keep.all() else np.flatnonzero(keep)
+
+    def _rows_to_read(self, st: Strips) -> int | None:
+        """The strip rows the heights to be scored look at, over all sites (None: all).
+
+        Tracking a game, a board of low towers is scored on the first rows of
+        each strip (:meth:`_scored_heights`, :func:`_rows_needed`): the rows
+        past them need not be sampled either.
+        """
+        hmax = int(self.cfg["max_height"])
+        sites = np.arange(len(st.rho_c))
+        scored = self._scored_heights(sites, hmax) if self.cfg["ranged_heights_only"] else None
+        if scored is None:
+            return None
+        geo = _heights_of(self._geometry(st), scored, hmax + 1)
+        rows, _ = _rows_needed(geo, sites, st.rows,
+                               _peak_reach(self.cfg["edge_peak_px"] / st.px_row))
+        return rows
 
     @staticmethod
     def _edge_index(n: int, gap: FloatArray, win: FloatArray

@@ -132,10 +132,11 @@ def build_strips(pose: Pose, geometry: BoardGeometry, max_height: int,
     return Strips(rho_c, z_c, v, lat, dep_start, ddep, rows, offs, pix, inside, px_row)
 
 
-def sample_strips(image: np.ndarray, strips: Strips) -> FloatArray:
-    """(S, N, L, C) image values at every strip sample (bilinear)."""
-    S, N, L, _ = strips.pix.shape
-    pix = strips.pix  # far samples already kept within float32 (build_strips)
+def sample_strips(image: np.ndarray, strips: Strips, rows: int | None = None) -> FloatArray:
+    """(S, N, L, C) image values at every strip sample (bilinear); at the first
+    ``rows`` rows of each strip only when given."""
+    pix = strips.pix[:, :rows]  # far samples already kept within float32 (build_strips)
+    S, N, L, _ = pix.shape
     # remap limits each map side to 32767: lay the samples out as (N, S * L)
     mx = np.ascontiguousarray(pix[..., 0].transpose(1, 0, 2).reshape(N, S * L), np.float32)
     my = np.ascontiguousarray(pix[..., 1].transpose(1, 0, 2).reshape(N, S * L), np.float32)

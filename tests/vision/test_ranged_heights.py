@@ -81,3 +81,7 @@ def test_a_board_of_low_towers_looks_at_the_first_rows_of_each_strip_only():
     assert rows_low < 0.6 * strips.rows and last_low < rows_low
     # every row index of the hypotheses up to 5 storeys lies before the last boundary
     assert max(int(a.max()) for a in (low["top_b"], low["t1"], low["tb"])) < last_low - reach
+    # the strips are sampled that far only, over all sites (none without a record)
+    assert reader._rows_to_read(strips) is None
+    reader._range = {i: (0, 5) for i in range(54)}
+    assert reader._rows_to_read(strips) == rows_low
