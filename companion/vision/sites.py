@@ -1245,11 +1245,12 @@ class SiteReader:
         keep[0] = True
         for i in idx:
             lim = self._range.get(int(i))
-            if lim is None or lim[0] > hmax:
-                # unlimited; or every height it allows is past the highest one scored,
-                # where _decide rules nothing out: either way all heights count
+            lo, hi = (0, -1) if lim is None else (max(int(lim[0]), 0), min(int(lim[1]), hmax))
+            if lo > hi:
+                # unlimited; or a range with no height in it, where _decide rules
+                # nothing out: either way all heights count
                 return None
-            keep[max(lim[0], 0):min(lim[1], hmax) + 1] = True
+            keep[lo:hi + 1] = True
         return None if keep.all() else np.flatnonzero(keep)
 
     def _rows_to_read(self, st: Strips) -> int | None:

@@ -62,6 +62,10 @@ def test_the_heights_scored_are_the_empty_site_and_every_allowed_one():
     assert reader._scored_heights(np.array([0, 3]), 32) is None
     reader._range[3] = (30, 34)
     assert reader._scored_heights(np.array([3]), 32).tolist() == [0, 30, 31, 32]
+    # a range with no height in it rules nothing out when deciding: all are scored
+    for empty in ((33, 36), (5, 3), (-3, -1)):
+        reader._range[3] = empty
+        assert reader._scored_heights(np.array([0, 3]), 32) is None
 
 
 def test_a_board_of_low_towers_looks_at_the_first_rows_of_each_strip_only():
