@@ -168,7 +168,8 @@ def _run_controller(header: dict[str, Any], frames: list[tuple[Any, float]],
     from companion.vision.reader import load_image
 
     session = GameSession(config_from_json(header))
-    ctl = Controller(session, reader or _vision_reader())
+    # the colours in play, as the demo and the camera service give the reader them
+    ctl = Controller(session, reader or _vision_reader(list(session.state.config.colors)))
     busy = 0.0
     for data, timestamp in frames:
         image = data if reader is not None else load_image(data)
@@ -193,10 +194,10 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _vision_reader() -> Any:
+def _vision_reader(colors: list[str] | None = None) -> Any:
     from companion.pipeline import VisionReader
 
-    return VisionReader()
+    return VisionReader(colors=colors)
 
 
 def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
