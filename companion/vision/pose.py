@@ -50,8 +50,10 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     ``below``), the detector looks again with each ``retry`` entry's parameters: a hard
     shadow across a marker's corner joins its black border to the shadow under
     the default local threshold, and a lower or a wider one keeps them apart;
-    a small marker whose cells are a few pixels wide has its bits misread, and
-    sampling each cell finer reads them (its corners are the same contour's).
+    a small or blurred marker whose cells are a few pixels wide has its bits
+    misread, and sampling each cell finer reads them (its corners are the same
+    contour's). That finer look runs whenever a marker is missing: every marker
+    more pins the focal length, which two or three markers on one plane leave loose.
     Each look adds only the markers not found yet; ``retry_below`` 0 turns
     every entry off.
     """

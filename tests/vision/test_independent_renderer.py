@@ -49,8 +49,11 @@ CASES: dict[str, tuple[str, int, str, str]] = {
 #: Since a storey more or less that scored within a point of the reading makes
 #: it unseen too (sites.storey_doubt_margin): mounted-6 (1, 3, 1) -> (0, 4, 1),
 #: mounted-4 (5, 19) -> (5, 20), phone-3 (3, 1, 2) -> (2, 3, 1).
+#: Since the detector's finer look runs whenever a marker is missing, not only with
+#: under two found (pose.retry): mounted-0 (1, 4, 0) -> (0, 7, 0), its marker 3 found
+#: too (the camera 2.2 -> 1.1 mm off the truth).
 MEASURED: dict[str, tuple[int, int, int, int]] = {
-    "mounted-0": (1, 4, 0, 0),
+    "mounted-0": (0, 7, 0, 0),
     "mounted-6": (0, 4, 1, 0),
     # (19, 1) before sites.steep_storey_mm; 17 wrong while a k1 the markers cannot
     # tell from f was kept; (9, 11) while that limit was 2 mm, not the profile's

@@ -275,5 +275,7 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     # placement jitter (3 mm); lifts 0.18 and [(3, 13), (6, 29)] while the print was
     # learnt from every site read empty, not the sure ones (sites.print_template_margin:
     # the towers it tells from the print join the tone fit); [(3, 14), (7, 23)] while
-    # the steep-view limit was that jitter, not a third more (sites.steep_jitter_factor)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 21), (5, 26)]
+    # the steep-view limit was that jitter, not a third more (sites.steep_jitter_factor);
+    # [(3, 21), (5, 26)] while the detector's finer look ran only with under two markers
+    # found (pose.retry): marker 0 is now found too, the pose from four markers
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(2, 20), (3, 28)]
