@@ -43,7 +43,8 @@ def _detector(dictionary: str, refine_win: int,
 
 
 def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
-                   config: dict[str, Any] | None = None) -> Markers:
+                   config: dict[str, Any] | None = None, previous: Pose | None = None
+                   ) -> Markers:
     """Board markers found in a grey image: id -> (4, 2) refined corners (TL, TR, BR, BL).
 
     When the first look finds fewer than ``retry_below`` (or an entry's own
@@ -55,12 +56,15 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     contour's). That finer look runs whenever a marker is missing: every marker
     more pins the focal length, which two or three markers on one plane leave loose.
     Each look adds only the markers not found yet; ``retry_below`` 0 turns
-    every entry off.
+    every entry off. ``previous``: the pose of a camera being tracked; when the
+    first look's markers all lie within ``bump_px`` of where it puts them, the
+    camera has not moved and its pose is kept as it was (:func:`solve_pose`), so
+    the further looks, each a pass over the whole frame, are skipped.
     """
     cfg = config or {}
     if gray.ndim == 3:
         gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
-    out = _detect_all(gray, geometry, cfg)
+    out = _detect_all(gray, geometry, cfg, previous)
     if cfg.get("edge_refine", False) and out:
         grey = gray.astype(np.float32)  # once for every marker
         out = {mid: refine_corners_by_edges(
@@ -69,12 +73,16 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     return out
 
 
-def _detect_all(gray: np.ndarray, geometry: BoardGeometry, cfg: dict[str, Any]) -> Markers:
+def _detect_all(gray: np.ndarray, geometry: BoardGeometry, cfg: dict[str, Any],
+                previous: Pose | None = None) -> Markers:
     refine = int(cfg.get("refine_win", 4))
     out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine))
     below = int(cfg.get("retry_below", 0))
     if below <= 0:
         return out
+    if (out and previous is not None and previous.intrinsics.size == gray.shape[::-1]
+            and marker_shift(out, previous, geometry) <= float(cfg.get("bump_px", 2.5))):
+        return out  # a still camera: its pose is kept whatever more a look would find
     first = len(out)  # each entry looks again by what the first look found
     for entry in cfg.get("retry", ()):
         params = dict(entry)

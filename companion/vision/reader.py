@@ -185,7 +185,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ImageReadError(f"{source}: not a colour image")
     gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
-    markers = detect_markers(gray, g, cfg.get("pose"))
+    markers = detect_markers(gray, g, cfg.get("pose"), previous_pose)
     timings["markers"] = time.perf_counter() - t0
     t = time.perf_counter()
     if not markers:

@@ -532,6 +532,17 @@ def test_a_blurred_marker_missed_beside_others_is_read_on_a_finer_look():
         tally.append((reading.pose.markers, f_off < 0.015, out["visible_sites"],
                       out["wrong"], out["unseen_visible"]))
     assert tally == [((0, 1, 2, 3), True, 46, 0, 2), ((1, 3), False, 46, 0, 8)]
+    # a camera being tracked whose markers lie where its last pose puts them has not
+    # moved: its pose is kept, and the finer look (a pass over the whole frame) is
+    # skipped; moved by a bump, it looks again
+    import dataclasses
+
+    still = read_image(image, None, truth["expected"]["colors"]).pose
+    assert sorted(detect_markers(gray, g, pose_cfg, still)) == [1, 3]
+    bumped = dataclasses.replace(still, tvec=still.tvec + np.array([[6.0], [0.0], [0.0]]))
+    assert sorted(detect_markers(gray, g, pose_cfg, bumped)) == [0, 1, 2, 3]
+    tracked = read_image(image, None, truth["expected"]["colors"], previous_pose=still)
+    assert tracked.pose is still
 
 
 def test_the_print_under_a_hard_shadow_edge_is_still_the_print():
