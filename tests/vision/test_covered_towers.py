@@ -180,15 +180,14 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     # (From the markers alone: 11 visible sites wrong, 12 unseen, against 14, 10.)
     # 1NE, a 2-storey red washed pink, read empty, is unseen since a top brighter than
     # its side is read by the side's colour (sites.glare_log; (4, 11) before)
-    from companion.vision.settings import section
     from tests.vision.raycast import shoot
+    from tests.vision.retries import finer_look_under_two
 
     # Both reads take the pose from the three markers this was measured with: the
     # detector's finer look, which now runs whenever a marker is missing (pose.retry),
     # finds marker 0 too, and from four markers 5N reads 2 storeys of black (its top
     # a tower, not the print, either way; the whole frame 2 wrong and 20 unseen)
-    retry = section("pose")["retry"]
-    three = {"pose": {"retry": [{**retry[0], "below": 2}, *retry[1:]]}}
+    three = {"pose": finer_look_under_two()}
     image, truth = shoot(14, "mounted")
     cols = truth["expected"]["colors"]
     reading = read_image(image, None, cols, three)

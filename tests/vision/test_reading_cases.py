@@ -376,10 +376,9 @@ def test_a_marker_found_on_the_second_look_that_bends_the_fit_is_not_used():
     # corners that fit (the camera 2 mm off, 1 visible site wrong and 19 unseen). The
     # second look is what this test is about: it runs with the finer first look
     # kept to under two markers, as it was
-    from companion.vision.settings import section
+    from tests.vision.retries import finer_look_under_two
 
-    retry = section("pose")["retry"]
-    coarse = {"retry": [{**retry[0], "below": 2}, *retry[1:]]}
+    coarse = finer_look_under_two()
     finer = read_image(shot.image, None, shot.scene.colors)
     assert finer.pose.markers == (0, 1, 2) and off(finer.pose) < 5.0
     out = compare(finer.to_json(), truth_json(shot))
@@ -514,13 +513,13 @@ def test_a_blurred_marker_missed_beside_others_is_read_on_a_finer_look():
     from companion.vision.pose import detect_markers
     from companion.vision.settings import section
     from tests.vision.raycast import shoot as raycast_shoot
+    from tests.vision.retries import finer_look_under_two
 
     image, truth = raycast_shoot(9002, "mounted")
     g = board_geometry()
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     pose_cfg = section("pose")
-    before = {**pose_cfg, "retry": [{**pose_cfg["retry"][0], "below": 2},
-                                    *pose_cfg["retry"][1:]]}
+    before = {**pose_cfg, **finer_look_under_two()}
     assert sorted(detect_markers(gray, g, before)) == [1, 3]
     assert sorted(detect_markers(gray, g, pose_cfg)) == [0, 1, 2, 3]
     f_true = truth["camera"]["camera_matrix"][0][0]

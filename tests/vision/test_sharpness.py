@@ -17,6 +17,7 @@ from companion.vision.geometry import board_geometry
 from companion.vision.reader import read_image
 from companion.vision.settings import section
 from companion.vision.sharpness import deblur, estimate_blur, noise_to_signal_for
+from tests.vision.retries import finer_look_under_two
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +83,7 @@ def test_a_blurred_photo_is_read_with_the_pose_of_its_sharpened_markers() -> Non
     # under two markers, as it was when this test was written
     frame = sample_photo(28, "mounted")
     blurred = cv2.GaussianBlur(frame.image, (0, 0), 2.0)
-    retry = section("pose")["retry"]
-    coarse = {"retry": [{**retry[0], "below": 2}, *retry[1:]]}
+    coarse = finer_look_under_two()
     nominal = _reading(frame, frame.image)
     sharpened = _reading(frame, blurred)
     plain = _reading(frame, blurred, {"sharpness": {"enabled": False}, "pose": coarse})
