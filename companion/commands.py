@@ -257,35 +257,67 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if args.diff and against is None:
         raise CommandError("--diff needs --against (the second config to compare with)")
-    # a folder is one set whatever its photos' kinds (each CSV row names its own)
-    kinds = (["folder"] if args.folder else ["mounted", "phone"] if args.kind == "both"
-             else [args.kind])
-    if args.folder and not any(p.with_suffix(".json").exists()
-                               for p in _image_paths(Path(args.folder))):
-        raise CommandError(f"{args.folder}: no photos with a NAME.json truth beside them")
+    # a folder is one set whatever its photos' kinds (each CSV row names its own);
+    # several folders are several sets, each under its own name, and "all" adds them up
+    folders = [Path(f) for f in args.folder or ()]
+    for given in folders:
+        if not any(p.with_suffix(".json").exists() for p in _image_paths(given)):
+            raise CommandError(f"{given}: no photos with a NAME.json truth beside them")
+    sets: dict[str, Path | None]
+    if len(folders) == 1:
+        sets = {"folder": folders[0]}
+    elif folders:
+        sets = {str(f): f for f in folders}
+        if len(sets) < len(folders):
+            raise CommandError("a folder is named twice")
+    else:
+        sets = {k: None for k in (["mounted", "phone"] if args.kind == "both"
+                                  else [args.kind])}
+    suffixes = _file_suffixes(sets)
     out: dict[str, Any] = {}
-    with reading_pool(args.workers) as pool:  # one pool of workers for both kinds
-        for kind in kinds:
-            if args.folder:
-                items = folder_set(Path(args.folder))
+    parts = []
+    with reading_pool(args.workers) as pool:  # one pool of workers for every set
+        for name, folder in sets.items():
+            if folder is not None:
+                items = folder_set(folder)
             else:
-                items = rendered_set(args.n, args.seed, kind, args.block_jitter)
+                items = rendered_set(args.n, args.seed, name, args.block_jitter)
             csv_path = diff_path = None
             if args.csv:
                 csv_path = Path(args.csv)
-                if len(kinds) > 1:
-                    csv_path = csv_path.with_name(f"{csv_path.stem}-{kind}{csv_path.suffix}")
+                if len(sets) > 1:
+                    csv_path = csv_path.with_name(
+                        f"{csv_path.stem}-{suffixes[name]}{csv_path.suffix}")
             if args.diff:
                 diff_path = Path(args.diff)
-                if len(kinds) > 1:
+                if len(sets) > 1:
                     diff_path = diff_path.with_name(
-                        f"{diff_path.stem}-{kind}{diff_path.suffix}")
-            totals = evaluate(items, csv_path, kind, use_camera=args.with_camera,
+                        f"{diff_path.stem}-{suffixes[name]}{diff_path.suffix}")
+            totals = evaluate(items, csv_path, name, use_camera=args.with_camera,
                               config=config, against=against, diff_path=diff_path,
                               workers=args.workers, pool=pool)
-            out[kind] = totals.to_json()
+            parts.append(totals)
+            out[name] = totals.to_json()
+    if len(folders) > 1:
+        from companion.vision.evaluate import Totals
+
+        out["all"] = Totals.merged(parts).to_json()
     print(json.dumps(out, indent=None if args.json else 1))
     return 0
+
+
+def _file_suffixes(sets: dict[str, Path | None]) -> dict[str, str]:
+    """Each set's suffix for its CSV and diff files: the kind, or the folder's own name
+    (numbered where two folders share one)."""
+    out: dict[str, str] = {}
+    for name, folder in sets.items():
+        base = folder.name if folder is not None else name
+        label, n = base, 1
+        while label in out.values():
+            n += 1
+            label = f"{base}-{n}"
+        out[name] = label
+    return out
 
 
 def register_evaluate(sub: Any) -> None:
@@ -293,7 +325,9 @@ def register_evaluate(sub: Any) -> None:
     p.add_argument("--kind", choices=("mounted", "phone", "both"), default="both")
     p.add_argument("--n", type=int, default=20, help="images per kind")
     p.add_argument("--seed", type=int, default=100)
-    p.add_argument("--folder", help="photos with <name>.json truth files instead of rendering")
+    p.add_argument("--folder", action="append", metavar="DIR",
+                   help="photos with <name>.json truth files instead of rendering; again for "
+                        "more sets, each reported on its own and all together (\"all\")")
     p.add_argument("--csv", help="write one row per image here")
     p.add_argument("--with-camera", action="store_true",
                    help="give the reader the true intrinsics (default: estimate them)")

@@ -53,6 +53,42 @@ class Totals:
     against: Totals | None = None  # the second config's totals, in an A/B comparison
     differences: Differences | None = None
 
+    @property
+    def cost(self) -> int:
+        """The sites' verdicts weighed as :data:`_COST` weighs them (a wrong site four
+        unseen ones): one number to say whether a change helped over several sets."""
+        return (_COST["wrong"] * self.wrong + _COST["unseen"] * self.unseen_visible
+                + _COST["hidden_read"] * self.hidden_read)
+
+    @classmethod
+    def merged(cls, parts: Iterable[Totals]) -> Totals:
+        """Several sets' totals as one: counts added, stage times pooled, and an A/B
+        comparison's second totals and differences merged alike."""
+        parts = list(parts)
+        out = cls()
+        for t in parts:
+            for f in ("photos", "failed", "visible", "wrong", "unseen_visible", "hidden",
+                      "hidden_read", "cards", "cards_wrong", "cards_missed", "cards_extra",
+                      "unresolved", "unresolved_right"):
+                setattr(out, f, getattr(out, f) + getattr(t, f))
+            for k, v in t.times.items():
+                out.times.setdefault(k, []).extend(v)
+        seconds = [t.against for t in parts if t.against is not None]
+        if seconds and len(seconds) == len(parts):
+            out.against = cls.merged(seconds)
+            diffs = Differences()
+            for t in parts:
+                d = t.differences or Differences()
+                diffs.photos += d.photos
+                diffs.sites += d.sites
+                diffs.better += d.better
+                diffs.worse += d.worse
+                diffs.same += d.same
+                for move, n in d.moves.items():
+                    diffs.moves[move] = diffs.moves.get(move, 0) + n
+            out.differences = diffs
+        return out
+
     def to_json(self) -> dict[str, Any]:
         med = {k: round(float(np.median(v)) * 1000, 1) for k, v in self.times.items() if v}
         return {
@@ -60,6 +96,7 @@ class Totals:
             "wrong": self.wrong, "unseen_visible": self.unseen_visible,
             "wrong_rate": self.wrong / max(1, self.visible),
             "unseen_rate": self.unseen_visible / max(1, self.visible),
+            "cost": self.cost,
             "hidden": self.hidden, "hidden_read": self.hidden_read,
             "unresolved": self.unresolved, "unresolved_right": self.unresolved_right,
             "cards": self.cards, "cards_wrong": self.cards_wrong,

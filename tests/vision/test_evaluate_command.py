@@ -136,3 +136,35 @@ def test_a_folder_without_labelled_photos_is_an_error(
     err = capsys.readouterr().err
     assert err == f"companion evaluate: {tmp_path / name}: {message}" + (
         " beside them\n" if name == "empty" else "\n")
+
+
+def test_several_folders_are_several_sets_and_all_of_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # two sets (one photo each, of both kinds), each reported on its own under the
+    # folder as given, and "all" adding them up; each set's CSV and diff rows in a file
+    # named after its folder (numbered where two folders share a name)
+    a, b = tmp_path / "a" / "set", tmp_path / "b" / "set"
+    assert sim_main([str(a), "--n", "1", "--seed", "11", "--kind", "mounted"]) == 0
+    assert sim_main([str(b), "--n", "1", "--seed", "21", "--kind", "phone"]) == 0
+    capsys.readouterr()
+    against = '{"sites": {"storey_doubt_margin": 0.0}}'
+    out = _run(capsys, "--folder", str(a), "--folder", str(b), "--csv",
+               str(tmp_path / "rows.csv"), "--against", against, "--diff",
+               str(tmp_path / "diff.csv"))
+    assert list(out) == [str(a), str(b), "all"]
+    one, two, both = out[str(a)], out[str(b)], out["all"]
+    for key in ("photos", "visible_sites", "wrong", "unseen_visible", "hidden", "hidden_read",
+                "cards", "cards_wrong", "cards_missed", "unresolved", "cost"):
+        assert both[key] == one[key] + two[key], key
+        assert both["against"][key] == one["against"][key] + two["against"][key], key
+    assert both["photos"] == 2
+    assert both["cost"] == 4 * both["wrong"] + both["unseen_visible"] + 4 * both["hidden_read"]
+    assert both["differences"]["sites"] == (one["differences"]["sites"]
+                                            + two["differences"]["sites"])
+    names = sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".csv")
+    assert names == ["diff-set-2.csv", "diff-set.csv", "rows-set-2-against.csv",
+                     "rows-set-2.csv", "rows-set-against.csv", "rows-set.csv"]
+    # one folder keeps its one key, as before
+    assert list(_run(capsys, "--folder", str(a))) == ["folder"]
+    assert main(["evaluate", "--folder", str(a), "--folder", str(a)]) == 1
+    assert capsys.readouterr().err == "companion evaluate: a folder is named twice\n"
