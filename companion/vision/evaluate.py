@@ -67,9 +67,7 @@ class Totals:
         parts = list(parts)
         out = cls()
         for t in parts:
-            for f in ("photos", "failed", "visible", "wrong", "unseen_visible", "hidden",
-                      "hidden_read", "cards", "cards_wrong", "cards_missed", "cards_extra",
-                      "unresolved", "unresolved_right"):
+            for f in ("photos", "failed", *(name for name, _ in _SUMMED)):
                 setattr(out, f, getattr(out, f) + getattr(t, f))
             for k, v in t.times.items():
                 out.times.setdefault(k, []).extend(v)
