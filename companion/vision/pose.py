@@ -47,14 +47,16 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
                    ) -> Markers:
     """Board markers found in a grey image: id -> (4, 2) refined corners (TL, TR, BR, BL).
 
-    When the first look finds fewer than ``retry_below`` (or an entry's own
-    ``below``), the detector looks again with each ``retry`` entry's parameters: a hard
-    shadow across a marker's corner joins its black border to the shadow under
-    the default local threshold, and a lower or a wider one keeps them apart;
-    a small or blurred marker whose cells are a few pixels wide has its bits
-    misread, and sampling each cell finer reads them (its corners are the same
-    contour's). That finer look runs whenever a marker is missing: every marker
-    more pins the focal length, which two or three markers on one plane leave loose.
+    The first look takes the detector parameters ``first`` (each cell sampled at
+    8 pixels: a small or blurred marker whose cells are a few pixels wide has its
+    bits misread at 4, or its inner contour, one cell in, decoded as the marker).
+    When it finds fewer than ``retry_below`` (or an entry's own ``below``), the
+    detector looks again with each ``retry`` entry's parameters: a hard shadow
+    across a marker's corner joins its black border to the shadow under the
+    default local threshold, and a lower or a wider one keeps them apart; a
+    marker the first look misses may decode at 4 pixels a cell, a look made
+    whenever a marker is missing (every marker more pins the focal length, which
+    two or three markers on one plane leave loose).
     Each look adds only the markers not found yet; ``retry_below`` 0 turns
     every entry off. ``previous``: the pose of a camera being tracked; when the
     first look's markers all lie within ``bump_px`` of where it puts them, the
@@ -76,7 +78,8 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
 def _detect_all(gray: np.ndarray, geometry: BoardGeometry, cfg: dict[str, Any],
                 previous: Pose | None = None) -> Markers:
     refine = int(cfg.get("refine_win", 4))
-    out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine))
+    first_look = tuple(sorted((str(k), float(v)) for k, v in cfg.get("first", {}).items()))
+    out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine, first_look))
     below = int(cfg.get("retry_below", 0))
     if below <= 0:
         return out
