@@ -78,23 +78,29 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
 def _detect_all(gray: np.ndarray, geometry: BoardGeometry, cfg: dict[str, Any],
                 previous: Pose | None = None) -> Markers:
     refine = int(cfg.get("refine_win", 4))
-    first_look = tuple(sorted((str(k), float(v)) for k, v in cfg.get("first", {}).items()))
-    out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine, first_look))
+    out = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine,
+                                            _params_key(cfg.get("first", {}))))
     below = int(cfg.get("retry_below", 0))
     if below <= 0:
         return out
-    if (out and previous is not None and previous.intrinsics.size == gray.shape[::-1]
-            and marker_shift(out, previous, geometry) <= float(cfg.get("bump_px", 2.5))):
+    if out and previous is not None and camera_still(
+            out, previous, (gray.shape[1], gray.shape[0]), geometry,
+            float(cfg.get("bump_px", 2.5))):
         return out  # a still camera: its pose is kept whatever more a look would find
     first = len(out)  # each entry looks again by what the first look found
     for entry in cfg.get("retry", ()):
         params = dict(entry)
         if first >= int(params.pop("below", below)):
             continue
-        key = tuple(sorted((str(k), float(v)) for k, v in params.items()))
-        more = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine, key))
+        more = _detect(gray, geometry, _detector(geometry.marker_dictionary, refine,
+                                                 _params_key(params)))
         out.update({k: v for k, v in more.items() if k not in out})
     return out
+
+
+def _params_key(params: dict[str, Any]) -> tuple[tuple[str, float], ...]:
+    """Detector parameters as :func:`_detector`'s cache key."""
+    return tuple(sorted((str(k), float(v)) for k, v in params.items()))
 
 
 @lru_cache(maxsize=8)
@@ -408,6 +414,14 @@ def marker_shift(markers: Markers, pose: Pose, geometry: BoardGeometry) -> float
     return worst
 
 
+def camera_still(markers: Markers, previous: Pose, size: tuple[int, int],
+                 geometry: BoardGeometry, bump_px: float) -> bool:
+    """Whether a tracked camera has not moved: the markers lie within ``bump_px`` of
+    where its last pose puts them, in a frame of the size it was solved for."""
+    return (previous.intrinsics.size == tuple(size)
+            and marker_shift(markers, previous, geometry) <= bump_px)
+
+
 @dataclass(frozen=True)
 class PoseResult:
     pose: Pose
@@ -432,8 +446,7 @@ def solve_pose(markers: Markers, intrinsics: Intrinsics, geometry: BoardGeometry
             return PoseResult(previous, False)
         raise BoardNotFoundError(f"no board markers found in {source}")
     if previous is not None and previous.intrinsics.size == intrinsics.size:
-        shift = marker_shift(markers, previous, geometry)
-        if shift <= bump_px:
+        if camera_still(markers, previous, intrinsics.size, geometry, bump_px):
             return PoseResult(previous, False)
         bumped = True
     else:
