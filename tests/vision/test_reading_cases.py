@@ -706,3 +706,24 @@ def test_an_empty_site_under_a_hard_shadow_is_read_by_the_print_hue():
     assert not any(str(s) in grey for s in heights)  # both truly empty
     # the split alone takes Cairo S (sites.print_split_ncc), not Hong Kong W
     assert changed({"sites": {"print_chroma_ncc": 1.01}}) == {"3W": (0, None, "covered")}
+
+
+def test_blue_tops_read_black_are_told_apart_by_their_own_group():
+    # the ray-traced renderer's mounted frame 9216 (red, blue and black; a warm lamp,
+    # a flat tone curve): its blue tops come out pale and lamp-tinted, and black,
+    # re-centred on the photo's tops, fits each of them as well as blue does. Read one
+    # top at a time, all seven blue towers are black; the photo's black tops fall into
+    # two tight groups, one near the neutral point and one toward blue, which no
+    # other top claims (sites.split_min_tops and the other split_ thresholds)
+    from tests.vision.raycast import shoot as raycast_shoot
+
+    image, truth = raycast_shoot(9216, "mounted")
+    blue = [("0C", 5), ("1N", 6), ("1SE", 2), ("2SW", 2), ("3N", 7), ("4NW", 1), ("4SE", 7)]
+    tally = []
+    for config in (None, {"sites": {"split_min_tops": 0}}):
+        reading = read_image(image, None, truth["expected"]["colors"], config)
+        out = compare(reading.to_json(), truth)
+        tops = sorted((site.code, view.height) for site, view in reading.sites.items()
+                      if view.owner == "blue")
+        tally.append((tops, out["visible_sites"], out["wrong"], out["unseen_visible"]))
+    assert tally == [(blue, 46, 0, 6), ([], 46, 7, 6)]
