@@ -580,6 +580,10 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
         return unchanged
     samples = [(r.color, r.top_feature) for r in results
                if r.color and r.top_feature is not None and _sure_top(r, cfg)]
+    if len(samples) < int(cfg["min_samples"]) and cfg.get("fallback_margin") is not None:
+        samples = [(r.color, r.top_feature) for r in results
+                   if r.color and r.top_feature is not None and _sure_top(r, cfg, margin=False)
+                   and r.margin >= float(cfg["fallback_margin"])]
     if len(samples) < int(cfg["min_samples"]):
         return unchanged
     try:

@@ -279,3 +279,24 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     # [(3, 21), (5, 26)] while the detector's finer look ran only with under two markers
     # found (pose.retry): marker 0 is now found too, the pose from four markers
     assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(2, 20), (3, 28)]
+
+
+def test_with_few_sure_tops_the_tops_won_by_a_little_fit_the_curve() -> None:
+    # the ray-traced renderer's mounted frame 9206 (78 degrees, a night board, a flat
+    # curve) compressed once more at JPEG quality 70: no top is won by the margin of
+    # 3 under the nominal colours (three are in the frame as rendered), so no curve
+    # was fitted and it was read at the nominal one. With fewer than three sure tops
+    # the uniform tops won by 1 or more vote (tone.fallback_margin): 0.55, as the
+    # frame itself reads at 0.5
+    from tests.vision.raycast import shoot as raycast_shoot
+
+    image, truth = raycast_shoot(9206, "mounted")
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, 70])
+    assert ok
+    jpeg = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    tally = []
+    for config in (None, {"tone": {"fallback_margin": None}}):
+        reading = read_image(jpeg, None, truth["expected"]["colors"], config)
+        out = compare(reading.to_json(), truth)
+        tally.append((reading.tone, out["visible_sites"], out["wrong"], out["unseen_visible"]))
+    assert tally == [(0.55, 54, 6, 13), (1.0, 54, 11, 8)]
