@@ -66,97 +66,61 @@ class SiteResult:
     foot_visible: float = 1.0  # visible fraction of the footprint (board level)
 
 
-def _two_groups(x: FloatArray) -> np.ndarray:
-    """The best split of points into two groups along their main axis (a mask): the
-    cut that best separates the two sides' means (Otsu's rule on the projection)."""
-    c = x - x.mean(axis=0)
-    axis = np.linalg.svd(c, full_matrices=False)[2][0]
-    p = c @ axis
-    order = np.argsort(p)
-    v = p[order]
-    n = len(v)
-    k = np.arange(1, n)
-    cs = np.cumsum(v)
-    m0 = cs[:-1] / k
-    m1 = (cs[-1] - cs[:-1]) / (n - k)
-    j = int(np.argmax(k * (n - k) * (m1 - m0) ** 2))
-    out = np.zeros(n, bool)
-    out[order[j + 1:]] = True
-    return out
-
-
 def claim_split_colour(results: Sequence[SiteResult], model: ColourModel,
                        cfg: Mapping[str, Any]) -> int:
-    """Tops of one colour in two distinct groups, one of them another colour in play.
+    """Tops of one colour in two groups apart, one of them another colour in play.
 
     Each top takes the colour it fits best, and a colour's spread is wide
     (black accepts any top with a little chroma, a chromatic colour any
     saturation in a wide band): a pale, lamp-tinted blue can fit black as
     well as blue, and then every blue top of the photo reads black. The
-    photo tells them apart: its tops of one colour fall into two tight
-    groups, far apart. The group displaced toward a colour in play that no
-    other top claims, and which fits that group about as well, is that colour;
-    a split along the colour's own hue (lit and shaded tops of one colour
-    differ in saturation) is not. Returns how many tops changed colour.
-
-    The thresholds (``sites`` section): tops at least ``split_min_uniform``
-    uniform, at least ``split_min_tops`` in each group (0: off); the groups'
-    chroma means ``split_chroma`` apart and ``split_ratio`` times their spread;
-    for a chromatic colour, ``split_across`` of that step across its hue; the
-    step pointing within ``split_toward_cos`` of the other colour; the moved
-    group's distance to that colour at most ``split_fit_d2`` over its own.
+    photo tells them apart: the tops another colour in play fits about as
+    well (``split_fit_d2`` of squared distance or less over their own), when
+    they lie apart from the rest (no two tops of the two groups closer than
+    ``split_chroma`` in chroma), are that colour, if it has fewer than
+    ``split_min_tops`` tops of its own (0: off; each group needs as many).
+    For a chromatic colour the step between the groups must lie at least
+    ``split_across`` across its hue: its lit and shaded tops differ in
+    saturation, along it. Only uniform tops (``split_min_uniform``) count.
+    Returns how many tops changed colour.
     """
     least = int(cfg["split_min_tops"])
     if least <= 0:
         return 0
-    tops = [r for r in results if r.height and r.color and r.top_feature is not None
-            and r.uniform >= float(cfg["split_min_uniform"])]
     by: dict[str, list[SiteResult]] = {}
-    for r in tops:
-        by.setdefault(str(r.color), []).append(r)
+    for r in results:
+        if (r.height and r.color and r.top_feature is not None
+                and r.uniform >= float(cfg["split_min_uniform"])):
+            by.setdefault(str(r.color), []).append(r)
     classes = {c.name: c for c in model.classes}
     changed = 0
     for name, mine in list(by.items()):
         if len(mine) < 2 * least:
             continue
+        a = classes[name]
         feats = np.array([r.top_feature for r in mine], np.float64)
         x = feats[:, :2]  # chroma: brightness varies with light and shade alike
-        far = _two_groups(x)
-        if min(int(far.sum()), int((~far).sum())) < least:
-            continue
-        ma, mb = x[~far].mean(axis=0), x[far].mean(axis=0)
-        sep = float(np.linalg.norm(mb - ma))
-        within = float(np.sqrt((np.sum((x[~far] - ma) ** 2) + np.sum((x[far] - mb) ** 2))
-                               / len(x)))
-        if sep < float(cfg["split_chroma"]) or sep < float(cfg["split_ratio"]) * within:
-            continue
-        a = classes[name]
+        own = a.distance2(feats)
         best: tuple[float, str, np.ndarray] | None = None
-        for side in (far, ~far):
-            s, t = x[side].mean(axis=0), x[~side].mean(axis=0)
-            step = s - t
-            if not a.neutral:
-                # lit and shaded tops of one colour differ along its hue, not across it
-                across = abs(step[0] * a.hue[1] - step[1] * a.hue[0])
-                if across < float(cfg["split_across"]) * sep:
-                    continue
-            # the group nearer the colour's own centre stays
-            if np.linalg.norm(s - a.mean[:2]) <= np.linalg.norm(t - a.mean[:2]):
+        for b in model.classes:
+            if b.name == name or len(by.get(b.name, ())) >= least:
+                continue  # a colour with tops of its own does not take a second group
+            side = b.distance2(feats) - own <= float(cfg["split_fit_d2"])
+            if min(int(side.sum()), int((~side).sum())) < least:
                 continue
-            for b in model.classes:
-                if b.name == name:
+            near, rest = x[side], x[~side]
+            gap = float(np.min(np.linalg.norm(near[:, None, :] - rest[None, :, :], axis=-1)))
+            if gap < float(cfg["split_chroma"]):
+                continue
+            if not a.neutral:
+                # (the rest's median: a third group, another colour misread too, pulls
+                # its mean away)
+                step = near.mean(axis=0) - np.median(rest, axis=0)
+                across = abs(step[0] * a.hue[1] - step[1] * a.hue[0])
+                if across < float(cfg["split_across"]) * float(np.linalg.norm(step)):
                     continue
-                to_b = b.mean[:2] - t
-                cos = float(step @ to_b) / max(float(np.linalg.norm(to_b)) * sep, 1e-9)
-                if cos < float(cfg["split_toward_cos"]):
-                    continue
-                if len(by.get(b.name, ())) >= least:
-                    continue  # a colour with tops of its own does not take a second group
-                f = feats[side]
-                if float(np.mean(b.distance2(f) - a.distance2(f))) > float(cfg["split_fit_d2"]):
-                    continue  # the group must fit that colour about as well as its own
-                if best is None or cos > best[0]:
-                    best = (cos, b.name, side)
+            if best is None or gap > best[0]:
+                best = (gap, b.name, side)
         if best is None:
             continue
         _, other, side = best

@@ -85,7 +85,9 @@ def test_a_group_the_other_colour_fits_far_worse_stays():
     tops = _tops([("black", cast), ("black", plain)])
     model = _model("blue", "black", tone=1.0)
     assert claim_split_colour(tops, model, _cfg()) == 0
-    assert claim_split_colour(tops, model, _cfg(split_fit_d2=50.0)) == 6
+    # the fit check is what keeps them: the cast group lies 4.6-8.5 further from blue
+    # than from black, the plain one 9.7-10.3
+    assert claim_split_colour(tops, model, _cfg(split_fit_d2=9.0)) == 6
 
 
 def test_too_few_or_too_close_groups_stay():
@@ -98,3 +100,19 @@ def test_too_few_or_too_close_groups_stay():
     for r in tops[5:]:
         r.uniform = 0.3
     assert claim_split_colour(tops, model, _cfg()) == 0
+
+
+def test_a_third_group_read_the_same_colour_does_not_hide_the_second():
+    # the same frame 1.3 times brighter: the pale blue tops and two washed red ones
+    # all read black beside the black ones. The blue group is the tops blue fits about
+    # as well as black, apart from all the rest; the reds stay (red has tops of its own)
+    black = [(0.019, 0.043, -0.315), (0.021, 0.043, -0.221), (0.015, 0.040, -0.532),
+             (0.019, 0.043, -0.379), (0.019, 0.041, -0.375), (0.010, 0.040, -0.593)]
+    blue = [(0.006, -0.069, -0.161), (0.007, -0.063, -0.143), (0.007, -0.070, -0.191),
+            (0.009, -0.065, -0.152), (-0.006, -0.111, -0.341)]
+    washed_red = [(0.110, 0.035, -0.164), (0.105, 0.034, -0.156)]
+    tops = _tops([("black", black), ("black", blue), ("black", washed_red),
+                  ("red", RED_TOPS)])
+    assert claim_split_colour(tops, _model("red", "blue", "black", tone=0.5), _cfg()) == 5
+    assert [r.color for r in tops] == (["black"] * 6 + ["blue"] * 5 + ["black"] * 2
+                                       + ["red"] * 4)
