@@ -578,12 +578,10 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     unchanged = model, results, 1.0, image, wb, 0.0
     if not cfg.get("enabled", True):
         return unchanged
-    samples = [(r.color, r.top_feature) for r in results
-               if r.color and r.top_feature is not None and _sure_top(r, cfg)]
-    if len(samples) < int(cfg["min_samples"]) and cfg.get("fallback_margin") is not None:
-        samples = [(r.color, r.top_feature) for r in results
-                   if r.color and r.top_feature is not None and _sure_top(r, cfg, margin=False)
-                   and r.margin >= float(cfg["fallback_margin"])]
+    fallback = cfg.get("fallback_margin")
+    samples = [(str(r.color), r.top_feature) for r in _voting_tops(
+        [r for r in results if r.color], cfg, None if fallback is None else float(fallback))
+        if r.top_feature is not None]
     if len(samples) < int(cfg["min_samples"]):
         return unchanged
     try:
@@ -620,15 +618,25 @@ def _saturation(results: list[SiteResult], model: ColourModel, cfg: Mapping[str,
     every colour alike, the cards' red cells too.
     """
     sat = {c.name: c.sat for c in model.classes if not c.neutral}
-    tops = [(r, r.top_feature) for r in results
-            if r.color in sat and r.top_feature is not None and _sure_top(r, cfg, margin=False)]
-    sure = [(r, f) for r, f in tops if _sure_top(r, cfg)]
-    need = int(cfg.get("min_samples", 1))
     # too few sure tops: every uniform top read votes (a pale photo has few sure ones)
-    pick = sure if len(sure) >= need else tops
-    if len(pick) < need:
+    pick = _voting_tops([r for r in results if r.color in sat], cfg, -np.inf)
+    if len(pick) < int(cfg.get("min_samples", 1)):
         return 1.0
-    return float(np.median([float(np.hypot(*f[:2])) / sat[str(r.color)] for r, f in pick]))
+    return float(np.median([float(np.hypot(*r.top_feature[:2])) / sat[str(r.color)]
+                            for r in pick if r.top_feature is not None]))
+
+
+def _voting_tops(tops: Sequence[SiteResult], cfg: Mapping[str, Any],
+                 fallback: float | None) -> list[SiteResult]:
+    """The uniform ``tops`` won surely (``tone`` section's ``min_margin``); with fewer
+    than ``min_samples`` of those, the uniform ones won by ``fallback`` or more (None:
+    the sure ones all the same). A photo far off the nominal colours reads few tops
+    surely, and it is the photo they have to describe."""
+    uniform = [r for r in tops if r.top_feature is not None and _sure_top(r, cfg, margin=False)]
+    sure = [r for r in uniform if _sure_top(r, cfg)]
+    if fallback is None or len(sure) >= int(cfg.get("min_samples", 1)):
+        return sure
+    return [r for r in uniform if r.margin >= fallback]
 
 
 def _sure_top(r: SiteResult, cfg: Mapping[str, Any], margin: bool = True) -> bool:
