@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+from companion.vision.reductions import max_last, min_last
 
 CHROMA_EPS = 0.12
 LOG_EPS = 0.06
@@ -458,9 +459,9 @@ def fit_board_model(feats: FloatArray, blocks: ColourModel | None = None, k: int
 def block_probability(feats: FloatArray, blocks: ColourModel, board: BoardModel | None,
                       outlier_d2: float = 14.0, temperature: float = 2.0) -> FloatArray:
     """P(block plastic) per sample: the best block class against board print or outlier."""
-    ll_b = blocks.loglik(feats, FACE_INTENSITY_SIGMA).max(axis=1)
+    ll_b = max_last(blocks.loglik(feats, FACE_INTENSITY_SIGMA))
     ll_o = np.full_like(ll_b, -0.5 * outlier_d2)
     if board is not None and board.classes:
-        ll_o = np.maximum(ll_o, -0.5 * board.distance2(feats).min(axis=1))
+        ll_o = np.maximum(ll_o, -0.5 * min_last(board.distance2(feats)))
     z = np.clip((ll_b - ll_o) / temperature, -30, 30)
     return 1.0 / (1.0 + np.exp(-z))

@@ -43,6 +43,7 @@ from companion.vision.colours import (
     sample_bilinear,
 )
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+from companion.vision.reductions import min_last, sum_last
 from companion.vision.settings import section
 from companion.vision.strips import Strips, build_strips, project_fast, sample_strips
 
@@ -299,7 +300,7 @@ def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
 def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -> FloatArray:
     """How much samples look like an empty site's print rather than any block."""
     d_print = site_print.mahalanobis2(f)
-    d_block = model.distance2(f, FACE_INTENSITY_SIGMA).min(axis=1)
+    d_block = min_last(model.distance2(f, FACE_INTENSITY_SIGMA))
     return (1.0 / (1.0 + np.exp(np.clip((d_print - d_block) / 2.0, -30, 30)))) * (d_print < 12.0)
 
 
@@ -610,9 +611,15 @@ def _masked_row_median(x: FloatArray, mask: np.ndarray, empty: float) -> FloatAr
 
 
 def _csum(x: FloatArray) -> FloatArray:
-    """Cumulative sum along axis 1 with a leading zero row."""
-    pad = np.zeros(x.shape[:1] + (1,) + x.shape[2:])
-    return np.concatenate([pad, np.cumsum(x, axis=1)], axis=1)
+    """Cumulative sum along axis 1 with a leading zero row (summed into place:
+    concatenating a zero row to the sums costs three times the sums themselves)."""
+    out = np.empty(x.shape[:1] + (x.shape[1] + 1,) + x.shape[2:])
+    out[:, 0] = 0.0
+    if x.dtype == out.dtype:
+        np.cumsum(x, axis=1, out=out[:, 1:])
+    else:  # summed in x's own precision, as before, then widened
+        out[:, 1:] = np.cumsum(x, axis=1)
+    return out
 
 
 def _take(cs: FloatArray, rows: np.ndarray) -> FloatArray:
@@ -1536,14 +1543,14 @@ class SiteReader:
         t1 = geo["t1"][sel]
         nb = band(cw, t0, t1)
         mb = band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
-        beyond = np.minimum(np.sum((mb - mean_f) ** 2, axis=-1), 9.0) / 9.0
+        beyond = np.minimum(sum_last((mb - mean_f) ** 2), 9.0) / 9.0
         F[..., 21] = tower * np.where(nb > 0.5, beyond, 0.0)
         # the top block's side face shows the top's hue, only darker: a "top" above a
         # side of another colour is most often a farther tower's face seen past this
         # one. Chroma distance in the top band's units, widened by the pixel noise of
         # the darker of the two (``sc`` for the top, as for ``uniform``)
         lum_sd = np.maximum(np.exp(m_sd[..., 2] * sig[2]) - LOG_EPS, 0.0)
-        d_sd = np.sum((m_sd[..., :2] - mean_f[..., :2]) ** 2, axis=-1) / np.maximum(
+        d_sd = sum_last((m_sd[..., :2] - mean_f[..., :2]) ** 2) / np.maximum(
             sc, chroma_spread(lum_sd)) ** 2
         side_colour = np.where(n_sd >= float(cfg["side_colour_min_samples"]), d_sd, 0.0)
         side_colour[:, 0] = 0.0
@@ -1606,7 +1613,7 @@ class SiteReader:
         m1 = (_take(cf, b) - _take(cf, a)) / np.maximum(n1, 1e-6)[..., None]
         m2 = (_take(cf, c) - _take(cf, b)) / np.maximum(n2, 1e-6)[..., None]
         p1 = (_take(cp, b) - _take(cp, a)) / np.maximum(n1, 1e-6)
-        same = np.exp(-np.sum((m1 - m2) ** 2, axis=-1) / 4.0)
+        same = np.exp(-sum_last((m1 - m2) ** 2) / 4.0)
         return np.where((n1 > 0.5) & (n2 > 0.5), same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
 
     def _decide(self, i: int, score: FloatArray, cls: np.ndarray, vis_top: FloatArray,
@@ -1678,7 +1685,7 @@ class SiteReader:
         n2 = _take(cw, jb) - _take(cw, ja)
         m1 = (_take(cf, ib) - _take(cf, ia)) / np.maximum(n1, 1e-6)[..., None]
         m2 = (_take(cf, jb) - _take(cf, ja)) / np.maximum(n2, 1e-6)[..., None]
-        d = np.sum((m1 - m2) ** 2, axis=-1)
+        d = sum_last((m1 - m2) ** 2)
         full = (n1 > 0.5 * np.maximum(ib - ia, 1)) & (n2 > 0.5 * np.maximum(jb - ja, 1))
         d = np.where(full, d, 0.0)
         # keep only local maxima (an edge is where the contrast peaks), then let each
