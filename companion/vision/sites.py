@@ -639,6 +639,25 @@ def _lsum(x: FloatArray) -> FloatArray:
     return out
 
 
+def _sample_pixels(strips: Strips, rows: int, shape: tuple[int, int]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The pixel (x, y) nearest each strip sample of the first ``rows`` rows, within
+    the photo: where the occlusion masks are looked up. The pose's alone: kept with
+    the strips."""
+    key = ("sample_pixels", rows, shape)
+    hit: tuple[np.ndarray, np.ndarray] | None = strips.cache.get(key)
+    if hit is not None:
+        return hit
+    h, w = shape
+    pix = np.round(np.nan_to_num(strips.pix[:, :rows], nan=-1.0, posinf=-1.0, neginf=-1.0))
+    pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
+    hit = (np.clip(pix[..., 0], 0, w - 1), np.clip(pix[..., 1], 0, h - 1))
+    for arr in hit:
+        arr.setflags(write=False)
+    strips.cache[key] = hit
+    return hit
+
+
 _STRIP_CACHE: dict[tuple[Any, ...], Strips] = {}
 
 
@@ -768,25 +787,17 @@ class SiteReader:
             return
         n = int(cfg["print_grid"])
         half = float(cfg["print_half_mm"])
-        k = np.linspace(-half, half, n)
-        X, Y = np.meshgrid(k, -k)
-        offs = np.column_stack([X.ravel(), Y.ravel()])
-        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
-        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))])).astype(np.float32)
         H, W = image.shape[:2]
-        bgr = cv2.remap(image, pix[:, 0].reshape(1, -1), pix[:, 1].reshape(1, -1),
-                        cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
+        mx, my, ok, px, py = self._print_grid(pose, strips, n, half, (H, W))
+        bgr = cv2.remap(image, mx, my, cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
         v = (bgr.astype(np.float32) @ np.array([0.114, 0.587, 0.299], np.float32)).reshape(
             len(g.sites), -1)
-        ok = ((pix[:, 0] >= 0) & (pix[:, 0] <= W - 1) & (pix[:, 1] >= 0)
-              & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
         nsites = len(g.sites)
         rank = _nearness_rank(strips)
         nearest = self._nearest
         if nearest is None or nearest.shape != (H, W):
             nearest = self._silhouettes(pose, strips, results, rank, (H, W))
-        px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
-        py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
         behind = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
         vis = ok & ~behind
         # shading-free: each site relative to its own median brightness
@@ -864,6 +875,34 @@ class SiteReader:
             r.height, r.color, r.reason = None, None, "covered"
             covered.append(i)
         self._covered_towers(results, covered)
+
+    def _print_grid(self, pose: Pose, strips: Strips, n: int, half: float,
+                    shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
+        """Where :meth:`_check_empty_sites` samples each site's footprint (n x n points
+        ``half`` mm either side): the remap maps (1, S * n * n), which samples are in
+        the photo (S, n * n), and the nearest pixel of each. The pose's alone: kept
+        with its strips."""
+        H, W = shape
+        key = ("print_grid", n, half, shape)
+        hit: tuple[np.ndarray, ...] | None = strips.cache.get(key)
+        if hit is not None:
+            return hit
+        g = self.g
+        k = np.linspace(-half, half, n)
+        X, Y = np.meshgrid(k, -k)
+        offs = np.column_stack([X.ravel(), Y.ravel()])
+        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
+        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))])).astype(np.float32)
+        ok = ((pix[:, 0] >= 0) & (pix[:, 0] <= W - 1) & (pix[:, 1] >= 0)
+              & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
+        px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
+        py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
+        hit = (np.ascontiguousarray(pix[:, 0]).reshape(1, -1),
+               np.ascontiguousarray(pix[:, 1]).reshape(1, -1), ok, px, py)
+        for arr in hit:
+            arr.setflags(write=False)
+        strips.cache[key] = hit
+        return hit
 
     def _covered_towers(self, results: list[SiteResult], covered: list[int]) -> None:
         """A lone site whose print check fails and whose best tower nearly won is that tower.
@@ -966,17 +1005,25 @@ class SiteReader:
                     model: ColourModel) -> ColourClass | None:
         """What an empty site looks like in this photo (see :func:`fit_site_print`)."""
         g = self.g
-        k = np.linspace(-8.0, 8.0, 5)
-        X, Y = np.meshgrid(k, k)
-        offs = np.column_stack([X.ravel(), Y.ravel()])
-        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
-        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))]))
         H, W = image.shape[:2]
-        vals = sample_bilinear(image, np.clip(pix, 0, [W - 1, H - 1]))
+        key = ("print_points", (H, W))
+        cache = self.strips(pose).cache
+        hit = cache.get(key)
+        if hit is None:  # the pose's alone: a still camera projects them once
+            k = np.linspace(-8.0, 8.0, 5)
+            X, Y = np.meshgrid(k, k)
+            offs = np.column_stack([X.ravel(), Y.ravel()])
+            pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
+            pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))]))
+            inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
+                      & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
+            hit = cache[key] = (np.clip(pix, 0, [W - 1, H - 1]), inside)
+            for arr in hit:
+                arr.setflags(write=False)
+        at, inside = hit
+        vals = sample_bilinear(image, at)
         f = features(wb.apply(vals)).reshape(len(g.sites), -1, 3)
         med = np.median(f, axis=1)
-        inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
-                  & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
         med[~inside] = np.nan
         return fit_site_print(med, model, min_block_d2=float(self.cfg["print_block_d2"]),
                               near_block_d2=float(self.cfg["print_near_block_d2"]),
@@ -990,8 +1037,20 @@ class SiteReader:
         (and off the markers and card stacks) can only show print, table or
         a hand; their colour clusters tell board from plastic whatever the art.
         """
+        vals = sample_bilinear(image, self._board_points(pose, image.shape[:2]))
+        return fit_board_model(features(wb.apply(vals)), k=int(self.cfg["board_clusters"]))
+
+    def _board_points(self, pose: Pose, shape: tuple[int, ...]) -> FloatArray:
+        """The pixels :meth:`board_model` samples: they depend on the pose alone, so
+        they are kept with its strips (a still camera finds them once)."""
+        H, W = shape[:2]
+        key = ("board_points", (H, W), float(self.cfg["max_height"]),
+               float(self.cfg["board_sample_mm"]), float(self.cfg["table_ring_mm"]))
+        cache = self.strips(pose).cache
+        hit: FloatArray | None = cache.get(key)
+        if hit is not None:
+            return hit
         g = self.g
-        H, W = image.shape[:2]
         mask = np.zeros((H, W), np.uint8)
         reach = g.footprint / 2 + g.jitter_mm + 2.0
         top = float(self.cfg["max_height"]) * g.storey
@@ -1025,8 +1084,9 @@ class SiteReader:
         ok = (pix[:, 0] >= 0) & (pix[:, 0] < W - 1) & (pix[:, 1] >= 0) & (pix[:, 1] < H - 1)
         pix = pix[ok]
         ok2 = mask[pix[:, 1].astype(np.int32), pix[:, 0].astype(np.int32)] == 0
-        vals = sample_bilinear(image, pix[ok2])
-        return fit_board_model(features(wb.apply(vals)), k=int(self.cfg["board_clusters"]))
+        hit = cache[key] = pix[ok2]
+        hit.setflags(write=False)
+        return hit
 
     def _refit(self, results: list[SiteResult], model: ColourModel) -> ColourModel | None:
         """Re-centre each colour on the confidently read tops of this photo."""
@@ -1052,11 +1112,7 @@ class SiteReader:
         n = len(self.g.sites)
         rank = _nearness_rank(strips)
         # (the rows the strip features were sampled at: all, or the first ones)
-        pix = np.round(np.nan_to_num(strips.pix[:, :sf.inside.shape[1]], nan=-1.0,
-                                     posinf=-1.0, neginf=-1.0))
-        pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
-        px = np.clip(pix[..., 0], 0, w - 1)
-        py = np.clip(pix[..., 1], 0, h - 1)
+        px, py = _sample_pixels(strips, sf.inside.shape[1], (h, w))
         occluded = np.zeros(sf.inside.shape, bool)
         results: list[SiteResult] = [None] * n  # type: ignore[list-item]
         todo = np.arange(n)
