@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
-from companion.vision.reductions import max_last, min_last
+from companion.vision.reductions import max_last, min_last, sum_last
 
 CHROMA_EPS = 0.12
 LOG_EPS = 0.06
@@ -349,8 +349,10 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     pull_cap = float(cfg["centre_cap"])
     spread = np.array([*([float(cfg["centre_sigma"][0])] * 2), float(cfg["centre_sigma"][1])])
     labels = np.array([n for n, _ in samples])
-    groups = [(j, np.flatnonzero(labels == n)) for j, n in enumerate(colours)]
-    groups = [(j, rows) for j, rows in groups if len(rows)]
+    # each colour's tops, gathered once for the whole grid
+    groups = [(j, X[labels == n]) for j, n in enumerate(colours)]
+    groups = [(j, x) for j, x in groups if len(x)]
+    key = _colours_key(colours)
     best = (np.inf, 1.0, 0.0)
     at_one = np.inf
     steepest = float(cfg.get("lift_max_exponent", np.inf))
@@ -358,12 +360,11 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
         for p in grid:
             if lift > 0 and p > steepest:
                 continue
-            classes = toned_model(colours, float(p), lift).classes
+            classes = _toned_classes(key, float(p), lift)
             total = 0.0
-            for j, rows in groups:
-                x = X[rows]
+            for j, x in groups:
                 d2 = classes[j].distance2(x)
-                e2 = np.sum(((x - classes[j].mean) / spread) ** 2, axis=1)
+                e2 = sum_last(((x - classes[j].mean) / spread) ** 2)
                 total += float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum())
             if total < best[0]:
                 best = (total, float(p), lift)
@@ -375,8 +376,13 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
 def toned_model(colours: Mapping[str, Sequence[float]], exponent: float,
                 lift: float = 0.0) -> ColourModel:
     """The model of nominal ``colours`` (name -> sRGB) under a tone ``exponent``."""
-    key = tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
-    return ColourModel(list(_toned_classes(key, exponent, lift)))
+    return ColourModel(list(_toned_classes(_colours_key(colours), exponent, lift)))
+
+
+def _colours_key(colours: Mapping[str, Sequence[float]]
+                 ) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """Nominal colours as :func:`_toned_classes` caches them."""
+    return tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
 
 
 @lru_cache(maxsize=4096)
