@@ -1490,7 +1490,9 @@ class SiteReader:
         sl = np.sqrt(sig[2] ** 2 + (noise / (lum + LOG_EPS)) ** 2) / sig[2]
         dev = (var[..., 0] + var[..., 1]) / sc ** 2 + var[..., 2] / sl ** 2
         uniform = 1.0 - np.minimum(dev, 4.0) / 2.0
-        d2 = model.distance2(top_feat.reshape(-1, 3)).reshape(top_feat.shape[:-1] + (-1,))
+        # the top's distance to each colour, and (for its plastic likeness) as any face's
+        d2, d2_face = model.distance2_both(top_feat.reshape(-1, 3), FACE_INTENSITY_SIGMA)
+        d2 = d2.reshape(top_feat.shape[:-1] + (-1,))
         cls = np.argmin(d2, axis=-1)
         d2min = np.take_along_axis(d2, cls[..., None], axis=-1)[..., 0]
         colour = _colour_fit(d2min)
@@ -1556,7 +1558,8 @@ class SiteReader:
                             0.0)
         fp_vis = ne / np.maximum((eb - ea) * L, 1)
         p_top = block_probability(top_feat.reshape(-1, 3), model, self.board,
-                                  cfg["block_t2"], cfg["block_soft"]).reshape(uniform.shape)
+                                  cfg["block_t2"], cfg["block_soft"], d2_face
+                                  ).reshape(uniform.shape)
         gate = np.clip(colour, 0, 1) * np.clip(uniform, 0, 1)
         shape = uniform.shape
         # feature-major storage: each term is one contiguous plane, and the scorer
