@@ -268,13 +268,20 @@ class Scorer:
         return s
 
 
-def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
-                   model: ColourModel, cfg: dict[str, Any],
-                   board: BoardModel | None = None,
-                   site_print: ColourClass | None = None,
-                   rows: int | None = None) -> StripFeatures:
-    """Each strip sample's colour features, plastic and print likeness; of the first
-    ``rows`` rows of each strip only, when no hypothesis looks further."""
+@dataclass
+class StripSamples:
+    """What the strips show, whatever the colours in play: each sample's colour
+    feature, and the colour bin the classifiers judge it by."""
+
+    samples: FloatArray  # (S, N, L, 3) colour features
+    bins: FloatArray  # (B, 3) the features of the bins (5 bits per channel) present
+    inv: np.ndarray  # (S * N * L,) each sample's bin
+    inside: np.ndarray  # (S, N, L) sample inside the image
+
+
+def sample_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
+                    rows: int | None = None) -> StripSamples:
+    """The strip samples' colour features (of the first ``rows`` rows only, when given)."""
     raw = sample_strips(image, strips, rows)  # (S, N, L, 3)
     S, N, L, _ = raw.shape
     flat = raw.reshape(-1, 3)
@@ -289,12 +296,28 @@ def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
     slot = np.cumsum(present) - 1
     inv = slot[key]
     bins = np.column_stack([uniq >> 10, (uniq >> 5) & 31, uniq & 31]).astype(np.float32) * 8 + 4
-    fb = features(wb.apply(bins))
+    return StripSamples(f.reshape(S, N, L, 3), features(wb.apply(bins)), inv,
+                        strips.inside[:, :N])
+
+
+def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
+                   model: ColourModel, cfg: dict[str, Any],
+                   board: BoardModel | None = None,
+                   site_print: ColourClass | None = None,
+                   rows: int | None = None,
+                   shown: StripSamples | None = None) -> StripFeatures:
+    """Each strip sample's colour features, plastic and print likeness; of the first
+    ``rows`` rows of each strip only, when no hypothesis looks further. ``shown``:
+    :func:`sample_features` of these, when already known."""
+    if shown is None:
+        shown = sample_features(image, strips, wb, rows)
+    S, N, L, _ = shown.samples.shape
+    fb, inv = shown.bins, shown.inv
     p = block_probability(fb, model, board, cfg["block_t2"], cfg["block_soft"])[inv]
     q = None
     if site_print is not None:
         q = print_likeness(fb, site_print, model)[inv].reshape(S, N, L)
-    return StripFeatures(f.reshape(S, N, L, 3), p.reshape(S, N, L), strips.inside[:, :N], q)
+    return StripFeatures(shown.samples, p.reshape(S, N, L), shown.inside, q)
 
 
 def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -> FloatArray:
@@ -661,6 +684,31 @@ def _sample_pixels(strips: Strips, rows: int, shape: tuple[int, int]
 _STRIP_CACHE: dict[tuple[Any, ...], Strips] = {}
 
 
+@dataclass
+class _Photo:
+    """What reading the sites derives from the photo alone (its pixels, pose and white
+    balance), not from the colours in play: a second read of the same photo (with
+    another colour set, or the toned colours) takes it as it is."""
+
+    image: np.ndarray
+    pose_key: tuple[Any, ...]
+    strips: Strips
+    wb: WhiteBalance
+    rows: int | None
+    board: BoardModel | None
+    shown: StripSamples
+
+    def matches(self, image: np.ndarray, pose: Pose, strips: Strips, wb: WhiteBalance,
+                rows: int | None) -> bool:
+        """Whether this is what that photo, pose and white balance give."""
+        return (self.strips is strips and self.rows == rows and self.pose_key == pose.cache_key
+                and (self.wb is wb or (np.array_equal(self.wb.white, wb.white)
+                                       and np.array_equal(self.wb.black, wb.black)
+                                       and self.wb.noise == wb.noise))
+                and (self.image is image or (self.image.shape == image.shape
+                                             and np.array_equal(self.image, image))))
+
+
 class SiteReader:
     """Reads all sites of one image given a pose, white balance and colour model."""
 
@@ -674,6 +722,7 @@ class SiteReader:
         self.site_print: ColourClass | None = None
         self._nearest: np.ndarray | None = None
         self._range: dict[int, tuple[int, int]] = {}
+        self._photo: _Photo | None = None
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
         limit_blas_threads(int(self.cfg["blas_threads"]))
 
@@ -701,12 +750,13 @@ class SiteReader:
         self._range = dict(height_range or {})
         if strips is None:
             strips = self.strips(pose)
-        board = self.board_model(image, pose, wb) if cfg["board_model"] else None
+        photo = self._photo_of(image, pose, strips, wb)
+        board = photo.board
         self.board = board
         self.noise = wb.noise
         self.site_print = self.print_model(image, pose, wb, model)
         sf = strip_features(image, strips, wb, model, cfg, board, self.site_print,
-                            self._rows_to_read(strips))
+                            photo.rows, photo.shown)
         self._nearest = None
         results = self._read_all(image, pose, strips, sf, model)
         if cfg["print_check"]:
@@ -725,6 +775,17 @@ class SiteReader:
         if claim_split_colour(results, model, cfg) and cfg["refit_colours"]:
             model = self._refit(results, model) or model
         return results, strips, model
+
+    def _photo_of(self, image: np.ndarray, pose: Pose, strips: Strips,
+                  wb: WhiteBalance) -> _Photo:
+        """The board model and strip samples of this photo: those of the last read
+        when it read the same photo (the colour set settled, or the colours toned)."""
+        rows = self._rows_to_read(strips)
+        if self._photo is None or not self._photo.matches(image, pose, strips, wb, rows):
+            board = self.board_model(image, pose, wb) if self.cfg["board_model"] else None
+            self._photo = _Photo(image, pose.cache_key, strips, wb, rows, board,
+                                 sample_features(image, strips, wb, rows))
+        return self._photo
 
     def _doubt_close_readings(self, results: list[SiteResult]) -> None:
         """A reading that beat a far different one by a hair goes to ``unseen`` ("close").
