@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -131,6 +131,16 @@ def claim_split_colour(results: Sequence[SiteResult], model: ColourModel,
         by[other] = moved  # a colour takes one group at most
         changed += len(moved)
     return changed
+
+
+class _Best(NamedTuple):
+    """A site's best hypotheses (:meth:`SiteReader._best`)."""
+
+    depth: np.ndarray  # (H,) each height's best depth
+    score: FloatArray  # (H,) its score
+    won: int  # the best height's index
+    order: np.ndarray  # (H,) the heights' indices, best first
+    tower: int  # the best tower's height index (-1: the empty site alone scored)
 
 
 def _nearness_rank(strips: Strips) -> np.ndarray:
@@ -1319,9 +1329,35 @@ class SiteReader:
             score = score - w_side * np.clip(
                 aux["side_colour"] - float(self.cfg["side_colour_free"]), 0.0, cap) / cap
         self.debug = {**aux, "score": score, "features": F, "sites": idx}
-        return [self._decide(int(idx[k]), score[k], aux["cls"][k], aux["vis"][k],
+        best = self._best(idx, score, aux["heights"])
+        return [self._decide(int(idx[k]), best[k], aux["cls"][k], aux["vis"][k],
                              aux["uniform"][k], aux["top_feat"][k], aux["depths"],
                              aux["heights"], model, aux["colour"][k])
+                for k in range(len(idx))]
+
+    def _best(self, idx: np.ndarray, score: FloatArray, heights: np.ndarray) -> list[_Best]:
+        """Per site of ``idx``, its best hypotheses (:class:`_Best`) among the heights its
+        range allows: the arg-maxima and the sort of all sites at once (the same
+        indices as site by site; per site they cost more than the scoring)."""
+        limited = None
+        for k, i in enumerate(idx):
+            limits = self._range.get(int(i))
+            if limits is None:
+                continue
+            allowed = (heights >= limits[0]) & (heights <= limits[1])
+            if allowed.any() and not allowed.all():
+                if limited is None:
+                    limited = score.copy()
+                limited[k] = np.where(allowed[:, None], score[k], -np.inf)
+        if limited is not None:
+            score = limited
+        depth = np.argmax(score, axis=2)  # (G, H): each height's best depth
+        per_h = np.take_along_axis(score, depth[..., None], axis=2)[..., 0]
+        won = np.argmax(per_h, axis=1)
+        order = np.argsort(-per_h, axis=1)
+        tower = (1 + np.argmax(per_h[:, 1:], axis=1) if len(heights) > 1
+                 else np.full(len(idx), -1))
+        return [_Best(depth[k], per_h[k], int(won[k]), order[k], int(tower[k]))
                 for k in range(len(idx))]
 
     def _geometry(self, st: Strips) -> dict[str, Any]:
@@ -1736,23 +1772,15 @@ class SiteReader:
         same = np.exp(-sum_last((m1 - m2) ** 2) / 4.0)
         return np.where((n1 > 0.5) & (n2 > 0.5), same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
 
-    def _decide(self, i: int, score: FloatArray, cls: np.ndarray, vis_top: FloatArray,
+    def _decide(self, i: int, best: _Best, cls: np.ndarray, vis_top: FloatArray,
                 uniform: FloatArray, top_feat: FloatArray, depths: FloatArray,
                 heights: np.ndarray, model: ColourModel,
                 colour: FloatArray | None = None) -> SiteResult:
-        limits = self._range.get(i)
-        if limits is not None:
-            allowed = (heights >= limits[0]) & (heights <= limits[1])
-            if allowed.any() and not allowed.all():
-                score = np.where(allowed[:, None], score, -np.inf)
-        bd = np.argmax(score, axis=1)
-        hs = np.arange(len(heights))
-        best_per_h = score[hs, bd]
-        k = int(np.argmax(best_per_h))
+        """Site ``i``'s reading from its best hypotheses (:meth:`_best`)."""
+        bd, best_per_h, k, order = best.depth, best.score, best.won, best.order
         height = int(heights[k])
         names = model.names
         color = names[int(cls[k, bd[k]])] if height > 0 else None
-        order = np.argsort(-best_per_h)
         rivals = [(int(heights[j]), names[int(cls[j, bd[j]])] if j else None,
                    float(best_per_h[j])) for j in order[1:4] if np.isfinite(best_per_h[j])]
         margin = float(best_per_h[k] - rivals[0][2]) if rivals else float("inf")
@@ -1761,7 +1789,7 @@ class SiteReader:
                          float(uniform[k, bd[k]]), "", top_feat[k, bd[k]].copy(), rivals)
         res.foot_visible = float(vis_top[0, bd[0]])
         if len(heights) > 1:
-            j = 1 + int(np.argmax(best_per_h[1:]))
+            j = best.tower
             d = bd[j]
             res.tower = (int(heights[j]), names[int(cls[j, d])], float(depths[d]),
                          float(vis_top[j, d]), float(uniform[j, d]),
