@@ -663,6 +663,12 @@ def _take(cs: FloatArray, rows: np.ndarray) -> FloatArray:
     return np.take(cs.reshape((G * n1,) + cs.shape[2:]), rows + off, axis=0)
 
 
+def _band(cs: FloatArray, a: np.ndarray, b: np.ndarray) -> FloatArray:
+    """The sum over the rows from ``a`` to ``b`` of every site, from its cumulative sums."""
+    out: FloatArray = _take(cs, b) - _take(cs, a)
+    return out
+
+
 def _lsum(x: FloatArray) -> FloatArray:
     """Sum over the lateral axis (2), added in order: what ``np.sum(x, axis=2)`` gives
     for a few laterals, without a slow strided reduction."""
@@ -719,6 +725,97 @@ class _Photo:
                                              and np.array_equal(self.image, image))))
 
 
+@dataclass
+class _Foot:
+    """What lies just above a predicted base edge, whatever the colours: the windows
+    one and two windows up, their samples in view and how alike they look
+    (:meth:`plastic` weighs it with the block likeness)."""
+
+    a: np.ndarray  # cumulative-sum rows at the edge
+    b: np.ndarray  # and one window above it
+    n1: FloatArray  # samples in view in the first window
+    same: FloatArray  # how alike the two windows look
+    ok: np.ndarray  # both windows have samples in view
+
+    @classmethod
+    def of(cls, cf: FloatArray, cw: FloatArray,
+           rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> _Foot:
+        """``rows``: cumulative-sum indices at the base edge and one and two windows
+        above it."""
+        a, b, c = rows
+        n1 = _take(cw, b) - _take(cw, a)
+        n2 = _take(cw, c) - _take(cw, b)
+        m1 = (_take(cf, b) - _take(cf, a)) / np.maximum(n1, 1e-6)[..., None]
+        m2 = (_take(cf, c) - _take(cf, b)) / np.maximum(n2, 1e-6)[..., None]
+        same = np.exp(-sum_last((m1 - m2) ** 2) / 4.0)
+        return cls(a, b, n1, same, (n1 > 0.5) & (n2 > 0.5))
+
+    def plastic(self, cp: FloatArray) -> FloatArray:
+        """How much the rows just above the base edge look like block plastic
+        continuing up (``cp``: cumulative block probability). A printed site outline
+        is an edge too, but what follows it is board or a thin line, not the same
+        colour as the face above."""
+        p1 = (_take(cp, self.b) - _take(cp, self.a)) / np.maximum(self.n1, 1e-6)
+        out: FloatArray = np.where(self.ok, self.same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
+        return out
+
+
+@dataclass
+class _Evidence:
+    """What the photo shows for every hypothesis of some sites, whatever the colours
+    in play (:meth:`SiteReader._evidence`), and what it was made from."""
+
+    idx: np.ndarray
+    strips: Strips
+    samples: FloatArray
+    vis: FloatArray
+    noise: float
+    scored: np.ndarray | None
+    geo: dict[str, Any]
+    sel: np.ndarray
+    L: int
+    rows: int
+    c: int
+    w: FloatArray
+    wc: FloatArray
+    depths: FloatArray
+    heights: np.ndarray
+    J: float
+    sig: FloatArray
+    uniform: FloatArray
+    top_feat: FloatArray
+    vis_top: FloatArray
+    n_sd: FloatArray
+    m_sd: FloatArray
+    #: per sideways offset: far-top, near-top and base edge strengths, and the foot
+    shifts: list[tuple[FloatArray, FloatArray, FloatArray, _Foot]]
+    n_ref: FloatArray
+    sa: np.ndarray
+    fe: np.ndarray
+    nfoot: FloatArray
+    fa: np.ndarray
+    fb: np.ndarray
+    nf: FloatArray
+    ea: np.ndarray
+    eb: np.ndarray
+    ne: FloatArray
+    fp_vis: FloatArray
+    base_rows: tuple[np.ndarray, np.ndarray, np.ndarray]
+    n_before: FloatArray
+    n_after: FloatArray
+    beyond: FloatArray
+    side_colour: FloatArray
+
+    def shows(self, idx: np.ndarray, st: Strips, samples: FloatArray, vis: FloatArray,
+              noise: float, scored: np.ndarray | None) -> bool:
+        """Whether this is the evidence of those sites, strip samples and weights."""
+        return (self.strips is st and self.samples is samples and self.noise == noise
+                and np.array_equal(self.idx, idx)
+                and ((self.scored is None) if scored is None
+                     else self.scored is not None and np.array_equal(self.scored, scored))
+                and np.array_equal(self.vis, vis))
+
+
 class SiteReader:
     """Reads all sites of one image given a pose, white balance and colour model."""
 
@@ -733,6 +830,8 @@ class SiteReader:
         self._nearest: np.ndarray | None = None
         self._range: dict[int, tuple[int, int]] = {}
         self._photo: _Photo | None = None
+        #: the photo evidence of the last scorings (:meth:`_photo_evidence`), newest first
+        self._evidence_made: list[_Evidence] = []
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
         limit_blas_threads(int(self.cfg["blas_threads"]))
 
@@ -1515,112 +1614,43 @@ class SiteReader:
                   model: ColourModel) -> tuple[FloatArray, dict[str, Any]]:
         """Evidence for every (height, depth) hypothesis of the sites ``idx`` at once.
 
-        The lateral samples are first reduced to per-row signals: the centre
-        line carries the edges, all laterals the band statistics.
+        What the photo shows along the strips (:meth:`_photo_evidence`) judged with
+        the colours in play: plastic or print likeness, colour fit.
         """
         cfg = self.cfg
-        g = self.g
-        G = len(idx)
-        hmax = int(cfg["max_height"])
-        J = g.jitter_mm + 0.5
-        nd = max(3, int(round(2 * J / cfg["depth_step_mm"])) + 1)
-        depths = np.linspace(-J, J, nd)
-        heights = np.arange(0, hmax + 1)
-        c = len(self.offsets) // 2  # the centre lateral
-        geo = self._geometry(st)  # where each hypothesis' edges and bands fall
-        scored = self._scored_heights(idx, hmax) if cfg["ranged_heights_only"] else None
-        if scored is not None:
-            heights = heights[scored]
-            geo = _heights_of(geo, scored, hmax + 1)
-        px_row = st.px_row[idx]
-        win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
+        ev = self._photo_evidence(idx, st, sf, vis)
+        geo, sel, L = ev.geo, ev.sel, ev.L
+        rows, c, w = ev.rows, ev.c, ev.w
+        depths, heights, J = ev.depths, ev.heights, ev.J
         D3 = depths[None, None, :]
-        sel = idx
-        shape3 = (G, len(heights), nd)
-
-        edge_idx = tuple(x[sel] for x in geo["edge_idx"])
-        rows = st.rows
-        if scored is not None:
-            # a board of low towers: the rows past the tallest allowed top's far
-            # edge (and the windows round it) are never looked at
-            rows, last = _rows_needed(geo, sel, st.rows,
-                                      _peak_reach(cfg["edge_peak_px"] / px_row))
-            edge_idx = tuple(x[:, :last + 1] for x in edge_idx)
-        sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
-        fl = sf.samples[idx, :rows] / sig  # (G, N, L, 3)
-        w = vis[:, :rows]  # (G, N, L)
-        wr = _lsum(w)  # visible laterals per row
+        uniform, top_feat, vis_top, sig = ev.uniform, ev.top_feat, ev.vis_top, ev.sig
         P = sf.block[idx, :rows]
-        cw = _csum(wr)
-        wfl = w[..., None] * fl
-        cf = _csum(_lsum(wfl))
-        cf2 = _csum(_lsum(wfl * fl))  # per channel
         cnb = _csum(_lsum(w * np.clip(1 - 2 * P, 0, 1)))
         cbl = _csum(_lsum(w * np.clip(2 * P - 1, 0, 1)))
         Q = sf.site_print[idx, :rows] if sf.site_print is not None else np.zeros_like(P)
         cpr = _csum(_lsum(w * Q))
-        L = fl.shape[2]
 
-        def band(cs: FloatArray, a: np.ndarray, b: np.ndarray) -> FloatArray:
-            return _take(cs, b) - _take(cs, a)
-
-        # --- top band interior: uniform and block-coloured
-        a = geo["top_a"][sel]
-        b = geo["top_b"][sel]
-        n_top = band(cw, a, b)
-        vis_top = n_top / np.maximum((b - a) * L, 1)
-        sum_f = band(cf, a, b)
-        mean_f = sum_f / np.maximum(n_top, 1e-6)[..., None]
-        var = (band(cf2, a, b) - sum_f * mean_f) / np.maximum(n_top, 1e-6)[..., None]
-        top_feat = mean_f * sig
-        # dark plastic is noisy in chroma and log brightness: widen the allowed
-        # spread by the photo's pixel noise at the band's brightness
-        lum = np.maximum(np.exp(top_feat[..., 2]) - LOG_EPS, 0.0)
-        noise = self.noise
-
-        def chroma_spread(lum: FloatArray) -> FloatArray:
-            out: FloatArray = np.sqrt(
-                sig[0] ** 2 + (1.5 * noise / (3 * lum + CHROMA_EPS)) ** 2) / sig[0]
-            return out
-
-        sc = chroma_spread(lum)
-        sl = np.sqrt(sig[2] ** 2 + (noise / (lum + LOG_EPS)) ** 2) / sig[2]
-        dev = (var[..., 0] + var[..., 1]) / sc ** 2 + var[..., 2] / sl ** 2
-        uniform = 1.0 - np.minimum(dev, 4.0) / 2.0
+        # --- top band interior: block-coloured
         # the top's distance to each colour, and (for its plastic likeness) as any face's
         d2, d2_face = model.distance2_both(top_feat.reshape(-1, 3), FACE_INTENSITY_SIGMA)
         d2 = d2.reshape(top_feat.shape[:-1] + (-1,))
         cls = np.argmin(d2, axis=-1)
         d2min = np.take_along_axis(d2, cls[..., None], axis=-1)[..., 0]
         colour = _colour_fit(d2min)
-        ta, tb = geo["ta"][sel], geo["tb"][sel]
-        n_sd = band(cw, ta, tb)
-        m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
         if float(cfg["glare_log"]) > 0:
-            colour, cls = self._glare_colour(top_feat, m_sd * sig, n_sd, uniform, colour,
+            colour, cls = self._glare_colour(top_feat, ev.m_sd * sig, ev.n_sd, uniform, colour,
                                              cls, model)
         # --- edges on the centre line, found exactly where predicted
-        fc = fl[:, :, c, :]
-        wc = w[:, :, c]
-        cwc = _csum(wc)
-        cfc = _csum(wc[..., None] * fc)
-        prof = self._edge_profile(cfc, cwc, cfg["edge_gap_px"] / px_row, win,
-                                  cfg["edge_peak_px"] / px_row,
-                                  edge_idx)
-        cpc = _csum(wc * P[:, :, c])
+        cpc = _csum(ev.wc * P[:, :, c])
         # the tower's sideways offset is unknown: seen diagonally it moves the centre
         # line's crossings off the corners, so try a few offsets and keep the best
         e_far: Any = None
         e_near: Any = None
         e_base: Any = None
         best: Any = None
-        for i_tf, i_tn, i_bn, foot_idx in geo["shifts"]:
-            # a boundary at fractional row r lies between samples, at cumsum index r + 0.5
-            ef = _take(prof, i_tf[sel])
-            en = _take(prof, i_tn[sel])
+        for ef, en, e_bn, foot in ev.shifts:
             # the foot: an edge into block plastic that looks like what stands above it
-            eb = _take(prof, i_bn[sel]) * self._foot(cfc, cwc, cpc,
-                                                   tuple(x[sel] for x in foot_idx))
+            eb = e_bn * foot.plastic(cpc)
             total = 1.5 * ef + 0.7 * en + 1.0 * eb
             if best is None:
                 best, e_far, e_near, e_base = total, ef, en, np.broadcast_to(eb, ef.shape)
@@ -1631,29 +1661,23 @@ class SiteReader:
                 e_near = np.where(better, en, e_near)
                 e_base = np.where(better, eb, e_base)
         # --- side band: board-like where the tower should stand; block-like in front
-        n_ref = geo["n_ref"][sel] * L
-        sa = np.broadcast_to(geo["sa"][sel], shape3)
-        side_pen = band(cnb, sa, geo["sb"][sel]) / n_ref[:, None, None]
+        sa = ev.sa
+        side_pen = _band(cnb, sa, geo["sb"][sel]) / ev.n_ref[:, None, None]
         # the foot: a tower covers its whole footprint, so board showing there (below
         # the top band) rules it out, however good a top some other tower offers
-        fe = geo["fe"][sel]
-        nfoot = band(cw, sa, fe)
-        foot_pen = np.where(nfoot > 0.5 * L, band(cnb, sa, fe) / np.maximum(nfoot, 1e-6), 0.0)
-        foot_print = np.where(nfoot > 0.5 * L, band(cpr, sa, fe) / np.maximum(nfoot, 1e-6),
+        fe, nfoot = ev.fe, ev.nfoot
+        foot_pen = np.where(nfoot > 0.5 * L, _band(cnb, sa, fe) / np.maximum(nfoot, 1e-6), 0.0)
+        foot_print = np.where(nfoot > 0.5 * L, _band(cpr, sa, fe) / np.maximum(nfoot, 1e-6),
                               0.0)
-        fa = geo["fa"][sel]
-        fb = geo["fb"][sel]
-        nf = band(cw, fa, fb)
-        front_pen = np.where(nf > 0.5, band(cbl, fa, fb) / np.maximum(nf, 1e-6), 0.0)
+        fa, fb, nf = ev.fa, ev.fb, ev.nf
+        front_pen = np.where(nf > 0.5, _band(cbl, fa, fb) / np.maximum(nf, 1e-6), 0.0)
         # --- empty site: the footprint shows board, nothing block-like
-        ea = geo["ea"][sel]
-        eb = geo["eb"][sel]
-        ne = _take(cw, eb) - _take(cw, ea)
+        ea, eb, ne = ev.ea, ev.eb, ev.ne
         fp_block = np.where(ne > 0.5, (_take(cbl, eb) - _take(cbl, ea)) / np.maximum(ne, 1e-6),
                             0.0)
         fp_print = np.where(ne > 0.5, (_take(cpr, eb) - _take(cpr, ea)) / np.maximum(ne, 1e-6),
                             0.0)
-        fp_vis = ne / np.maximum((eb - ea) * L, 1)
+        fp_vis = ev.fp_vis
         p_top = block_probability(top_feat.reshape(-1, 3), model, self.board,
                                   cfg["block_t2"], cfg["block_soft"], d2_face
                                   ).reshape(uniform.shape)
@@ -1686,21 +1710,148 @@ class SiteReader:
         F[..., 19] = tower * foot_print
         # the foot, as a likelihood ratio: board just before the predicted base,
         # plastic just after it (a base one storey off fails one of the two)
-        b0, bw0, bw1 = (geo[n][sel] for n in ("b0", "bw0", "bw1"))
-        n_before = band(cw, bw0, b0)
-        n_after = band(cw, b0, bw1)
-        llr_b = np.where(n_before > 0.5, band(cnb, bw0, b0) - band(cbl, bw0, b0), 0.0) / (
+        b0, bw0, bw1 = ev.base_rows
+        n_before, n_after = ev.n_before, ev.n_after
+        llr_b = np.where(n_before > 0.5, _band(cnb, bw0, b0) - _band(cbl, bw0, b0), 0.0) / (
             np.maximum(n_before, 1e-6))
-        llr_a = np.where(n_after > 0.5, band(cbl, b0, bw1) - band(cnb, b0, bw1), 0.0) / (
+        llr_a = np.where(n_after > 0.5, _band(cbl, b0, bw1) - _band(cnb, b0, bw1), 0.0) / (
             np.maximum(n_after, 1e-6))
         F[..., 20] = tower * np.broadcast_to(0.5 * (llr_b + llr_a), shape)
         # beyond the far edge: unlike the top (a same-coloured tower behind hides the edge)
+        F[..., 21] = tower * ev.beyond
+        vis_top = vis_top.copy()
+        vis_top[:, 0] = fp_vis
+        aux = {"uniform": uniform, "colour": colour, "e_far": e_far, "e_near": e_near,
+               "e_base": e_base, "side": side_pen, "front": front_pen, "foot": foot_pen,
+               "vis": vis_top, "cls": cls, "top_feat": top_feat, "depths": depths,
+               "heights": heights, "side_colour": ev.side_colour}
+        return F, aux
+
+    def _photo_evidence(self, idx: np.ndarray, st: Strips, sf: StripFeatures,
+                        vis: FloatArray) -> _Evidence:
+        """:meth:`_evidence` of the sites ``idx`` with the samples ``vis`` weighs, or the
+        same as made for an earlier read of this photo (another colour set, the toned
+        colours: their first scoring weighs the same samples)."""
+        scored = (self._scored_heights(idx, int(self.cfg["max_height"]))
+                  if self.cfg["ranged_heights_only"] else None)
+        for ev in self._evidence_made:
+            if ev.shows(idx, st, sf.samples, vis, self.noise, scored):
+                return ev
+        ev = self._evidence(idx, st, sf, vis, scored)
+        self._evidence_made = [ev, *self._evidence_made[:3]]
+        return ev
+
+    def _evidence(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
+                  scored: np.ndarray | None) -> _Evidence:
+        """What the photo shows for every (height, depth) hypothesis of the sites
+        ``idx``, whatever the colours in play: the top band's mean colour and
+        uniformity, the edges, how much of each band is in view, the colour beyond
+        the top and on its side face.
+
+        The lateral samples are first reduced to per-row signals: the centre
+        line carries the edges, all laterals the band statistics.
+        """
+        cfg = self.cfg
+        g = self.g
+        G = len(idx)
+        hmax = int(cfg["max_height"])
+        J = g.jitter_mm + 0.5
+        nd = max(3, int(round(2 * J / cfg["depth_step_mm"])) + 1)
+        depths = np.linspace(-J, J, nd)
+        heights = np.arange(0, hmax + 1)
+        c = len(self.offsets) // 2  # the centre lateral
+        geo = self._geometry(st)  # where each hypothesis' edges and bands fall
+        if scored is not None:
+            heights = heights[scored]
+            geo = _heights_of(geo, scored, hmax + 1)
+        px_row = st.px_row[idx]
+        win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
+        sel = idx
+        shape3 = (G, len(heights), nd)
+
+        edge_idx = tuple(x[sel] for x in geo["edge_idx"])
+        rows = st.rows
+        if scored is not None:
+            # a board of low towers: the rows past the tallest allowed top's far
+            # edge (and the windows round it) are never looked at
+            rows, last = _rows_needed(geo, sel, st.rows,
+                                      _peak_reach(cfg["edge_peak_px"] / px_row))
+            edge_idx = tuple(x[:, :last + 1] for x in edge_idx)
+        sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
+        fl = sf.samples[idx, :rows] / sig  # (G, N, L, 3)
+        vis = vis.copy()  # kept (to know it again), and the weights are views of it
+        w = vis[:, :rows]  # (G, N, L)
+        wr = _lsum(w)  # visible laterals per row
+        cw = _csum(wr)
+        wfl = w[..., None] * fl
+        cf = _csum(_lsum(wfl))
+        cf2 = _csum(_lsum(wfl * fl))  # per channel
+        L = fl.shape[2]
+
+        # --- top band interior: uniform
+        a = geo["top_a"][sel]
+        b = geo["top_b"][sel]
+        n_top = _band(cw, a, b)
+        vis_top = n_top / np.maximum((b - a) * L, 1)
+        sum_f = _band(cf, a, b)
+        mean_f = sum_f / np.maximum(n_top, 1e-6)[..., None]
+        var = (_band(cf2, a, b) - sum_f * mean_f) / np.maximum(n_top, 1e-6)[..., None]
+        top_feat = mean_f * sig
+        # dark plastic is noisy in chroma and log brightness: widen the allowed
+        # spread by the photo's pixel noise at the band's brightness
+        lum = np.maximum(np.exp(top_feat[..., 2]) - LOG_EPS, 0.0)
+        noise = self.noise
+
+        def chroma_spread(lum: FloatArray) -> FloatArray:
+            out: FloatArray = np.sqrt(
+                sig[0] ** 2 + (1.5 * noise / (3 * lum + CHROMA_EPS)) ** 2) / sig[0]
+            return out
+
+        sc = chroma_spread(lum)
+        sl = np.sqrt(sig[2] ** 2 + (noise / (lum + LOG_EPS)) ** 2) / sig[2]
+        dev = (var[..., 0] + var[..., 1]) / sc ** 2 + var[..., 2] / sl ** 2
+        uniform = 1.0 - np.minimum(dev, 4.0) / 2.0
+        ta, tb = geo["ta"][sel], geo["tb"][sel]
+        n_sd = _band(cw, ta, tb)
+        m_sd = _band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
+        # --- edges on the centre line, found exactly where predicted
+        fc = fl[:, :, c, :]
+        wc = w[:, :, c]
+        cwc = _csum(wc)
+        cfc = _csum(wc[..., None] * fc)
+        prof = self._edge_profile(cfc, cwc, cfg["edge_gap_px"] / px_row, win,
+                                  cfg["edge_peak_px"] / px_row,
+                                  edge_idx)
+        # each sideways offset of the tower: its far-top, near-top and base edges,
+        # and what lies above the base
+        shifts = []
+        for i_tf, i_tn, i_bn, foot_idx in geo["shifts"]:
+            # a boundary at fractional row r lies between samples, at cumsum index r + 0.5
+            shifts.append((_take(prof, i_tf[sel]), _take(prof, i_tn[sel]),
+                           _take(prof, i_bn[sel]),
+                           _Foot.of(cfc, cwc, tuple(x[sel] for x in foot_idx))))
+        # --- side band and foot: how much of each is in view
+        n_ref = geo["n_ref"][sel] * L
+        sa = np.broadcast_to(geo["sa"][sel], shape3)
+        fe = geo["fe"][sel]
+        nfoot = _band(cw, sa, fe)
+        fa = geo["fa"][sel]
+        fb = geo["fb"][sel]
+        nf = _band(cw, fa, fb)
+        # --- empty site: how much of the footprint is in view
+        ea = geo["ea"][sel]
+        eb = geo["eb"][sel]
+        ne = _take(cw, eb) - _take(cw, ea)
+        fp_vis = ne / np.maximum((eb - ea) * L, 1)
+        b0, bw0, bw1 = (geo[n][sel] for n in ("b0", "bw0", "bw1"))
+        n_before = _band(cw, bw0, b0)
+        n_after = _band(cw, b0, bw1)
+        # beyond the far edge: unlike the top (a same-coloured tower behind hides the edge)
         t0 = geo["t0"][sel]
         t1 = geo["t1"][sel]
-        nb = band(cw, t0, t1)
-        mb = band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
+        nb = _band(cw, t0, t1)
+        mb = _band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
         beyond = np.minimum(sum_last((mb - mean_f) ** 2), 9.0) / 9.0
-        F[..., 21] = tower * np.where(nb > 0.5, beyond, 0.0)
         # the top block's side face shows the top's hue, only darker: a "top" above a
         # side of another colour is most often a farther tower's face seen past this
         # one. Chroma distance in the top band's units, widened by the pixel noise of
@@ -1710,12 +1861,14 @@ class SiteReader:
             sc, chroma_spread(lum_sd)) ** 2
         side_colour = np.where(n_sd >= float(cfg["side_colour_min_samples"]), d_sd, 0.0)
         side_colour[:, 0] = 0.0
-        vis_top[:, 0] = fp_vis
-        aux = {"uniform": uniform, "colour": colour, "e_far": e_far, "e_near": e_near,
-               "e_base": e_base, "side": side_pen, "front": front_pen, "foot": foot_pen,
-               "vis": vis_top, "cls": cls, "top_feat": top_feat, "depths": depths,
-               "heights": heights, "side_colour": side_colour}
-        return F, aux
+        return _Evidence(
+            idx=idx.copy(), strips=st, samples=sf.samples, vis=vis, noise=noise,
+            scored=scored, geo=geo, sel=sel, L=L, rows=rows, c=c, w=w,
+            wc=wc, depths=depths, heights=heights, J=J, sig=sig, uniform=uniform,
+            top_feat=top_feat, vis_top=vis_top, n_sd=n_sd, m_sd=m_sd, shifts=shifts,
+            n_ref=n_ref, sa=sa, fe=fe, nfoot=nfoot, fa=fa, fb=fb, nf=nf, ea=ea, eb=eb, ne=ne,
+            fp_vis=fp_vis, base_rows=(b0, bw0, bw1), n_before=n_before, n_after=n_after,
+            beyond=np.where(nb > 0.5, beyond, 0.0), side_colour=side_colour)
 
     def _glare_colour(self, top: FloatArray, side: FloatArray, n_side: FloatArray,
                       uniform: FloatArray, colour: FloatArray, cls: np.ndarray,
@@ -1753,24 +1906,6 @@ class SiteReader:
         colour[use] = alt[ok]
         cls[use] = ks[ok]
         return colour, cls
-
-    @staticmethod
-    def _foot(cf: FloatArray, cw: FloatArray, cp: FloatArray,
-              rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> FloatArray:
-        """How much the rows just above a base edge look like block plastic continuing up.
-
-        ``rows``: cumulative-sum indices at the base edge and one and two windows
-        above it. A printed site outline is an edge too, but what follows it is
-        board or a thin line, not the same colour as the face above.
-        """
-        a, b, c = rows
-        n1 = _take(cw, b) - _take(cw, a)
-        n2 = _take(cw, c) - _take(cw, b)
-        m1 = (_take(cf, b) - _take(cf, a)) / np.maximum(n1, 1e-6)[..., None]
-        m2 = (_take(cf, c) - _take(cf, b)) / np.maximum(n2, 1e-6)[..., None]
-        p1 = (_take(cp, b) - _take(cp, a)) / np.maximum(n1, 1e-6)
-        same = np.exp(-sum_last((m1 - m2) ** 2) / 4.0)
-        return np.where((n1 > 0.5) & (n2 > 0.5), same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
 
     def _decide(self, i: int, best: _Best, cls: np.ndarray, vis_top: FloatArray,
                 uniform: FloatArray, top_feat: FloatArray, depths: FloatArray,
