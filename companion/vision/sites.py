@@ -297,7 +297,10 @@ def sample_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
     flat = raw.reshape(-1, 3)
     f = features(wb.apply(flat))
     # the classifiers run once per distinct colour (5 bits per channel), not per sample
-    q8 = np.clip(flat + 0.5, 0, 255).astype(np.int32) >> 3
+    if flat.dtype == np.uint8:  # v + 0.5, clipped and truncated, is v itself
+        q8 = flat.astype(np.int32) >> 3
+    else:
+        q8 = np.clip(flat + 0.5, 0, 255).astype(np.int32) >> 3
     key = (q8[:, 0] << 10) | (q8[:, 1] << 5) | q8[:, 2]
     # np.unique(key, return_inverse=True), by a table over all 2 ** 15 keys (no sort)
     present = np.zeros(1 << 15, bool)
@@ -1007,9 +1010,11 @@ class SiteReader:
         self.debug["print_ncc"] = {}
         self.debug["print_colour"] = off_colour
         covered: list[int] = []
+        # each site's share in view (counts over the grid: exact, all sites at once)
+        shares = vis.mean(axis=1)
         for i in range(nsites):
             m = vis[i]
-            share = m.mean()
+            share = shares[i]
             off = off_colour[i] > float(cfg["print_colour_offset"])
             if share < float(cfg["print_min_visible"]):
                 # too little in view for the print's pattern; its colour still tells:
@@ -1383,7 +1388,9 @@ class SiteReader:
         tower the reader could not settle are not read as towers farther back.
         """
         n = len(results)
-        mask = np.full(shape, n, np.int32)
+        # ranks fit a byte (a board has fewer than 255 sites): a quarter of the memory
+        # to fill and to look up, and the polygons fill the same pixels at any depth
+        mask = np.full(shape, n, np.uint8 if n < 255 else np.int32)
         unseen = bool(self.cfg["occlude_unseen"])
         towers: list[tuple[int, int, float]] = []  # site, height, depth; far first
         for i in np.argsort(-rank):  # far first, near overwrite
