@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+from companion.vision.reductions import max_last, min_last, sum_last
 
 CHROMA_EPS = 0.12
 LOG_EPS = 0.06
@@ -218,22 +219,45 @@ class BlockColour:
     def distance2(self, feats: FloatArray, lum_sigma: float | None = None) -> FloatArray:
         """Squared distance; ``lum_sigma`` widens brightness (shaded side faces)."""
         f = np.asarray(feats, np.float64)
-        c = f[..., :2]
         dlum = f[..., 2] - self.lum
         dl = (dlum / self.lum_sigma) ** 2
-        if lum_sigma is not None:  # side faces are darker than the top, never brighter
-            dl = np.where(dlum < 0, (dlum / max(lum_sigma, self.lum_sigma)) ** 2, dl)
+        if lum_sigma is not None:
+            dl = self._widened(dlum, dl, lum_sigma)
+        out: FloatArray = self._chroma2(f) + dl
+        return out
+
+    def distance2_both(self, feats: FloatArray, lum_sigma: float
+                       ) -> tuple[FloatArray, FloatArray]:
+        """``distance2(feats)`` and ``distance2(feats, lum_sigma)``: the chroma part,
+        most of the work, made once for both."""
+        f = np.asarray(feats, np.float64)
+        dlum = f[..., 2] - self.lum
+        dl = (dlum / self.lum_sigma) ** 2
+        chroma = self._chroma2(f)
+        return chroma + dl, chroma + self._widened(dlum, dl, lum_sigma)
+
+    def _widened(self, dlum: FloatArray, dl: FloatArray, lum_sigma: float) -> FloatArray:
+        """The brightness term with ``lum_sigma``: side faces are darker than the top,
+        never brighter (black's darker faces cost nothing)."""
+        out: FloatArray = np.where(dlum < 0, (dlum / max(lum_sigma, self.lum_sigma)) ** 2, dl)
+        if self.neutral:
+            out = np.where(dlum < 0, 0.0, out)
+        return out
+
+    def _chroma2(self, f: FloatArray) -> FloatArray:
+        """The squared distance's chroma part (the brightness term is added to it)."""
+        c = f[..., :2]
         if self.neutral:
             s = np.sqrt(c[..., 0] * c[..., 0] + c[..., 1] * c[..., 1])  # np.sum's order, faster
             over = np.maximum(s - NEUTRAL_SAT, 0.0) / SAT_SIGMA
-            if lum_sigma is not None:
-                dl = np.where(dlum < 0, 0.0, dl)
-            return over ** 2 + (s / (2 * NEUTRAL_SAT)) ** 2 + dl
+            neutral: FloatArray = over ** 2 + (s / (2 * NEUTRAL_SAT)) ** 2
+            return neutral
         r = c @ self.hue  # along the hue direction
         t = c[..., 0] * self.hue[1] - c[..., 1] * self.hue[0]  # across it
         lo, hi = SAT_BAND[0] * self.sat, SAT_BAND[1] * self.sat
         out = (np.maximum(lo - r, 0.0) + np.maximum(r - hi, 0.0)) / SAT_SIGMA
-        return (t / self.tangent) ** 2 + out ** 2 + dl
+        chroma: FloatArray = (t / self.tangent) ** 2 + out ** 2
+        return chroma
 
     def refit(self, feats: FloatArray, prior: float) -> BlockColour:
         """Move toward the mean of some confidently labelled samples."""
@@ -285,6 +309,14 @@ class ColourModel:
         """(N, K) squared distances (Mahalanobis-like) to each colour."""
         feats = np.asarray(feats, np.float64).reshape(-1, 3)
         return np.column_stack([c.distance2(feats, lum_sigma) for c in self.classes])
+
+    def distance2_both(self, feats: FloatArray, lum_sigma: float
+                       ) -> tuple[FloatArray, FloatArray]:
+        """``distance2(feats)`` and ``distance2(feats, lum_sigma)`` at once (each
+        colour's chroma part made once: :meth:`BlockColour.distance2_both`)."""
+        feats = np.asarray(feats, np.float64).reshape(-1, 3)
+        pairs = [c.distance2_both(feats, lum_sigma) for c in self.classes]
+        return (np.column_stack([p[0] for p in pairs]), np.column_stack([p[1] for p in pairs]))
 
     def loglik(self, feats: FloatArray, lum_sigma: float | None = None) -> FloatArray:
         """(N, K) log-likelihoods up to a shared constant."""
@@ -348,8 +380,10 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     pull_cap = float(cfg["centre_cap"])
     spread = np.array([*([float(cfg["centre_sigma"][0])] * 2), float(cfg["centre_sigma"][1])])
     labels = np.array([n for n, _ in samples])
-    groups = [(j, np.flatnonzero(labels == n)) for j, n in enumerate(colours)]
-    groups = [(j, rows) for j, rows in groups if len(rows)]
+    # each colour's tops, gathered once for the whole grid
+    groups = [(j, X[labels == n]) for j, n in enumerate(colours)]
+    groups = [(j, x) for j, x in groups if len(x)]
+    key = _colours_key(colours)
     best = (np.inf, 1.0, 0.0)
     at_one = np.inf
     steepest = float(cfg.get("lift_max_exponent", np.inf))
@@ -357,12 +391,11 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
         for p in grid:
             if lift > 0 and p > steepest:
                 continue
-            classes = toned_model(colours, float(p), lift).classes
+            classes = _toned_classes(key, float(p), lift)
             total = 0.0
-            for j, rows in groups:
-                x = X[rows]
+            for j, x in groups:
                 d2 = classes[j].distance2(x)
-                e2 = np.sum(((x - classes[j].mean) / spread) ** 2, axis=1)
+                e2 = sum_last(((x - classes[j].mean) / spread) ** 2)
                 total += float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum())
             if total < best[0]:
                 best = (total, float(p), lift)
@@ -374,8 +407,13 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
 def toned_model(colours: Mapping[str, Sequence[float]], exponent: float,
                 lift: float = 0.0) -> ColourModel:
     """The model of nominal ``colours`` (name -> sRGB) under a tone ``exponent``."""
-    key = tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
-    return ColourModel(list(_toned_classes(key, exponent, lift)))
+    return ColourModel(list(_toned_classes(_colours_key(colours), exponent, lift)))
+
+
+def _colours_key(colours: Mapping[str, Sequence[float]]
+                 ) -> tuple[tuple[str, tuple[float, ...]], ...]:
+    """Nominal colours as :func:`_toned_classes` caches them."""
+    return tuple((n, tuple(float(v) for v in c)) for n, c in colours.items())
 
 
 @lru_cache(maxsize=4096)
@@ -456,11 +494,17 @@ def fit_board_model(feats: FloatArray, blocks: ColourModel | None = None, k: int
 
 
 def block_probability(feats: FloatArray, blocks: ColourModel, board: BoardModel | None,
-                      outlier_d2: float = 14.0, temperature: float = 2.0) -> FloatArray:
-    """P(block plastic) per sample: the best block class against board print or outlier."""
-    ll_b = blocks.loglik(feats, FACE_INTENSITY_SIGMA).max(axis=1)
+                      outlier_d2: float = 14.0, temperature: float = 2.0,
+                      face_d2: FloatArray | None = None) -> FloatArray:
+    """P(block plastic) per sample: the best block class against board print or outlier.
+
+    ``face_d2``: ``blocks.distance2(feats, FACE_INTENSITY_SIGMA)``, when the caller
+    has it already."""
+    if face_d2 is None:
+        face_d2 = blocks.distance2(feats, FACE_INTENSITY_SIGMA)
+    ll_b = max_last(-0.5 * face_d2)  # the best block's log-likelihood (loglik's)
     ll_o = np.full_like(ll_b, -0.5 * outlier_d2)
     if board is not None and board.classes:
-        ll_o = np.maximum(ll_o, -0.5 * board.distance2(feats).min(axis=1))
+        ll_o = np.maximum(ll_o, -0.5 * min_last(board.distance2(feats)))
     z = np.clip((ll_b - ll_o) / temperature, -30, 30)
     return 1.0 / (1.0 + np.exp(-z))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -43,6 +43,7 @@ from companion.vision.colours import (
     sample_bilinear,
 )
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+from companion.vision.reductions import min_last, sum_last
 from companion.vision.settings import section
 from companion.vision.strips import Strips, build_strips, project_fast, sample_strips
 
@@ -130,6 +131,16 @@ def claim_split_colour(results: Sequence[SiteResult], model: ColourModel,
         by[other] = moved  # a colour takes one group at most
         changed += len(moved)
     return changed
+
+
+class _Best(NamedTuple):
+    """A site's best hypotheses (:meth:`SiteReader._best`)."""
+
+    depth: np.ndarray  # (H,) each height's best depth
+    score: FloatArray  # (H,) its score
+    won: int  # the best height's index
+    order: np.ndarray  # (H,) the heights' indices, best first
+    tower: int  # the best tower's height index (-1: the empty site alone scored)
 
 
 def _nearness_rank(strips: Strips) -> np.ndarray:
@@ -267,19 +278,29 @@ class Scorer:
         return s
 
 
-def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
-                   model: ColourModel, cfg: dict[str, Any],
-                   board: BoardModel | None = None,
-                   site_print: ColourClass | None = None,
-                   rows: int | None = None) -> StripFeatures:
-    """Each strip sample's colour features, plastic and print likeness; of the first
-    ``rows`` rows of each strip only, when no hypothesis looks further."""
+@dataclass
+class StripSamples:
+    """What the strips show, whatever the colours in play: each sample's colour
+    feature, and the colour bin the classifiers judge it by."""
+
+    samples: FloatArray  # (S, N, L, 3) colour features
+    bins: FloatArray  # (B, 3) the features of the bins (5 bits per channel) present
+    inv: np.ndarray  # (S * N * L,) each sample's bin
+    inside: np.ndarray  # (S, N, L) sample inside the image
+
+
+def sample_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
+                    rows: int | None = None) -> StripSamples:
+    """The strip samples' colour features (of the first ``rows`` rows only, when given)."""
     raw = sample_strips(image, strips, rows)  # (S, N, L, 3)
     S, N, L, _ = raw.shape
     flat = raw.reshape(-1, 3)
     f = features(wb.apply(flat))
     # the classifiers run once per distinct colour (5 bits per channel), not per sample
-    q8 = np.clip(flat + 0.5, 0, 255).astype(np.int32) >> 3
+    if flat.dtype == np.uint8:  # v + 0.5, clipped and truncated, is v itself
+        q8 = flat.astype(np.int32) >> 3
+    else:
+        q8 = np.clip(flat + 0.5, 0, 255).astype(np.int32) >> 3
     key = (q8[:, 0] << 10) | (q8[:, 1] << 5) | q8[:, 2]
     # np.unique(key, return_inverse=True), by a table over all 2 ** 15 keys (no sort)
     present = np.zeros(1 << 15, bool)
@@ -288,18 +309,34 @@ def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
     slot = np.cumsum(present) - 1
     inv = slot[key]
     bins = np.column_stack([uniq >> 10, (uniq >> 5) & 31, uniq & 31]).astype(np.float32) * 8 + 4
-    fb = features(wb.apply(bins))
+    return StripSamples(f.reshape(S, N, L, 3), features(wb.apply(bins)), inv,
+                        strips.inside[:, :N])
+
+
+def strip_features(image: np.ndarray, strips: Strips, wb: WhiteBalance,
+                   model: ColourModel, cfg: dict[str, Any],
+                   board: BoardModel | None = None,
+                   site_print: ColourClass | None = None,
+                   rows: int | None = None,
+                   shown: StripSamples | None = None) -> StripFeatures:
+    """Each strip sample's colour features, plastic and print likeness; of the first
+    ``rows`` rows of each strip only, when no hypothesis looks further. ``shown``:
+    :func:`sample_features` of these, when already known."""
+    if shown is None:
+        shown = sample_features(image, strips, wb, rows)
+    S, N, L, _ = shown.samples.shape
+    fb, inv = shown.bins, shown.inv
     p = block_probability(fb, model, board, cfg["block_t2"], cfg["block_soft"])[inv]
     q = None
     if site_print is not None:
         q = print_likeness(fb, site_print, model)[inv].reshape(S, N, L)
-    return StripFeatures(f.reshape(S, N, L, 3), p.reshape(S, N, L), strips.inside[:, :N], q)
+    return StripFeatures(shown.samples, p.reshape(S, N, L), shown.inside, q)
 
 
 def print_likeness(f: FloatArray, site_print: ColourClass, model: ColourModel) -> FloatArray:
     """How much samples look like an empty site's print rather than any block."""
     d_print = site_print.mahalanobis2(f)
-    d_block = model.distance2(f, FACE_INTENSITY_SIGMA).min(axis=1)
+    d_block = min_last(model.distance2(f, FACE_INTENSITY_SIGMA))
     return (1.0 / (1.0 + np.exp(np.clip((d_print - d_block) / 2.0, -30, 30)))) * (d_print < 12.0)
 
 
@@ -610,9 +647,15 @@ def _masked_row_median(x: FloatArray, mask: np.ndarray, empty: float) -> FloatAr
 
 
 def _csum(x: FloatArray) -> FloatArray:
-    """Cumulative sum along axis 1 with a leading zero row."""
-    pad = np.zeros(x.shape[:1] + (1,) + x.shape[2:])
-    return np.concatenate([pad, np.cumsum(x, axis=1)], axis=1)
+    """Cumulative sum along axis 1 with a leading zero row (summed into place:
+    concatenating a zero row to the sums costs three times the sums themselves)."""
+    out = np.empty(x.shape[:1] + (x.shape[1] + 1,) + x.shape[2:])
+    out[:, 0] = 0.0
+    if x.dtype == out.dtype:
+        np.cumsum(x, axis=1, out=out[:, 1:])
+    else:  # summed in x's own precision, as before, then widened
+        out[:, 1:] = np.cumsum(x, axis=1)
+    return out
 
 
 def _take(cs: FloatArray, rows: np.ndarray) -> FloatArray:
@@ -621,6 +664,20 @@ def _take(cs: FloatArray, rows: np.ndarray) -> FloatArray:
     G, n1 = cs.shape[:2]
     off = (np.arange(G) * n1).reshape((G,) + (1,) * (rows.ndim - 1))
     return np.take(cs.reshape((G * n1,) + cs.shape[2:]), rows + off, axis=0)
+
+
+def _band(cs: FloatArray, a: np.ndarray, b: np.ndarray) -> FloatArray:
+    """The sum over the rows from ``a`` to ``b`` of every site, from its cumulative sums."""
+    out: FloatArray = _take(cs, b) - _take(cs, a)
+    return out
+
+
+def _pad_columns(x: FloatArray, r: int) -> FloatArray:
+    """``np.pad(x, ((0, 0), (r, r)))``: ``r`` zero columns either side of a 2-D array,
+    without np.pad's general machinery (it costs more than the copy)."""
+    out = np.zeros((x.shape[0], x.shape[1] + 2 * r), x.dtype)
+    out[:, r:r + x.shape[1]] = x
+    return out
 
 
 def _lsum(x: FloatArray) -> FloatArray:
@@ -632,7 +689,142 @@ def _lsum(x: FloatArray) -> FloatArray:
     return out
 
 
+def _sample_pixels(strips: Strips, rows: int, shape: tuple[int, int]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The pixel (x, y) nearest each strip sample of the first ``rows`` rows, within
+    the photo: where the occlusion masks are looked up. The pose's alone: kept with
+    the strips."""
+    key = ("sample_pixels", rows, shape)
+    hit: tuple[np.ndarray, np.ndarray] | None = strips.cache.get(key)
+    if hit is not None:
+        return hit
+    h, w = shape
+    pix = np.round(np.nan_to_num(strips.pix[:, :rows], nan=-1.0, posinf=-1.0, neginf=-1.0))
+    pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
+    hit = (np.clip(pix[..., 0], 0, w - 1), np.clip(pix[..., 1], 0, h - 1))
+    for arr in hit:
+        arr.setflags(write=False)
+    strips.cache[key] = hit
+    return hit
+
+
 _STRIP_CACHE: dict[tuple[Any, ...], Strips] = {}
+
+
+@dataclass
+class _Photo:
+    """What reading the sites derives from the photo alone (its pixels, pose and white
+    balance), not from the colours in play: a second read of the same photo (with
+    another colour set, or the toned colours) takes it as it is."""
+
+    image: np.ndarray
+    pose_key: tuple[Any, ...]
+    strips: Strips
+    wb: WhiteBalance
+    rows: int | None
+    board: BoardModel | None
+    shown: StripSamples
+
+    def matches(self, image: np.ndarray, pose: Pose, strips: Strips, wb: WhiteBalance,
+                rows: int | None) -> bool:
+        """Whether this is what that photo, pose and white balance give."""
+        return (self.strips is strips and self.rows == rows and self.pose_key == pose.cache_key
+                and (self.wb is wb or (np.array_equal(self.wb.white, wb.white)
+                                       and np.array_equal(self.wb.black, wb.black)
+                                       and self.wb.noise == wb.noise))
+                and (self.image is image or (self.image.shape == image.shape
+                                             and np.array_equal(self.image, image))))
+
+
+@dataclass
+class _Foot:
+    """What lies just above a predicted base edge, whatever the colours: the windows
+    one and two windows up, their samples in view and how alike they look
+    (:meth:`plastic` weighs it with the block likeness)."""
+
+    a: np.ndarray  # cumulative-sum rows at the edge
+    b: np.ndarray  # and one window above it
+    n1: FloatArray  # samples in view in the first window
+    same: FloatArray  # how alike the two windows look
+    ok: np.ndarray  # both windows have samples in view
+
+    @classmethod
+    def of(cls, cf: FloatArray, cw: FloatArray,
+           rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> _Foot:
+        """``rows``: cumulative-sum indices at the base edge and one and two windows
+        above it."""
+        a, b, c = rows
+        n1 = _take(cw, b) - _take(cw, a)
+        n2 = _take(cw, c) - _take(cw, b)
+        m1 = (_take(cf, b) - _take(cf, a)) / np.maximum(n1, 1e-6)[..., None]
+        m2 = (_take(cf, c) - _take(cf, b)) / np.maximum(n2, 1e-6)[..., None]
+        same = np.exp(-sum_last((m1 - m2) ** 2) / 4.0)
+        return cls(a, b, n1, same, (n1 > 0.5) & (n2 > 0.5))
+
+    def plastic(self, cp: FloatArray) -> FloatArray:
+        """How much the rows just above the base edge look like block plastic
+        continuing up (``cp``: cumulative block probability). A printed site outline
+        is an edge too, but what follows it is board or a thin line, not the same
+        colour as the face above."""
+        p1 = (_take(cp, self.b) - _take(cp, self.a)) / np.maximum(self.n1, 1e-6)
+        out: FloatArray = np.where(self.ok, self.same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
+        return out
+
+
+@dataclass
+class _Evidence:
+    """What the photo shows for every hypothesis of some sites, whatever the colours
+    in play (:meth:`SiteReader._evidence`), and what it was made from."""
+
+    idx: np.ndarray
+    strips: Strips
+    samples: FloatArray
+    vis: FloatArray
+    noise: float
+    scored: np.ndarray | None
+    geo: dict[str, Any]
+    sel: np.ndarray
+    L: int
+    rows: int
+    c: int
+    w: FloatArray
+    wc: FloatArray
+    depths: FloatArray
+    heights: np.ndarray
+    J: float
+    sig: FloatArray
+    uniform: FloatArray
+    top_feat: FloatArray
+    vis_top: FloatArray
+    n_sd: FloatArray
+    m_sd: FloatArray
+    #: per sideways offset: far-top, near-top and base edge strengths, and the foot
+    shifts: list[tuple[FloatArray, FloatArray, FloatArray, _Foot]]
+    n_ref: FloatArray
+    sa: np.ndarray
+    fe: np.ndarray
+    nfoot: FloatArray
+    fa: np.ndarray
+    fb: np.ndarray
+    nf: FloatArray
+    ea: np.ndarray
+    eb: np.ndarray
+    ne: FloatArray
+    fp_vis: FloatArray
+    base_rows: tuple[np.ndarray, np.ndarray, np.ndarray]
+    n_before: FloatArray
+    n_after: FloatArray
+    beyond: FloatArray
+    side_colour: FloatArray
+
+    def shows(self, idx: np.ndarray, st: Strips, samples: FloatArray, vis: FloatArray,
+              noise: float, scored: np.ndarray | None) -> bool:
+        """Whether this is the evidence of those sites, strip samples and weights."""
+        return (self.strips is st and self.samples is samples and self.noise == noise
+                and np.array_equal(self.idx, idx)
+                and ((self.scored is None) if scored is None
+                     else self.scored is not None and np.array_equal(self.scored, scored))
+                and np.array_equal(self.vis, vis))
 
 
 class SiteReader:
@@ -648,6 +840,9 @@ class SiteReader:
         self.site_print: ColourClass | None = None
         self._nearest: np.ndarray | None = None
         self._range: dict[int, tuple[int, int]] = {}
+        self._photo: _Photo | None = None
+        #: the photo evidence of the last scorings (:meth:`_photo_evidence`), newest first
+        self._evidence_made: list[_Evidence] = []
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
         limit_blas_threads(int(self.cfg["blas_threads"]))
 
@@ -675,12 +870,13 @@ class SiteReader:
         self._range = dict(height_range or {})
         if strips is None:
             strips = self.strips(pose)
-        board = self.board_model(image, pose, wb) if cfg["board_model"] else None
+        photo = self._photo_of(image, pose, strips, wb)
+        board = photo.board
         self.board = board
         self.noise = wb.noise
         self.site_print = self.print_model(image, pose, wb, model)
         sf = strip_features(image, strips, wb, model, cfg, board, self.site_print,
-                            self._rows_to_read(strips))
+                            photo.rows, photo.shown)
         self._nearest = None
         results = self._read_all(image, pose, strips, sf, model)
         if cfg["print_check"]:
@@ -699,6 +895,17 @@ class SiteReader:
         if claim_split_colour(results, model, cfg) and cfg["refit_colours"]:
             model = self._refit(results, model) or model
         return results, strips, model
+
+    def _photo_of(self, image: np.ndarray, pose: Pose, strips: Strips,
+                  wb: WhiteBalance) -> _Photo:
+        """The board model and strip samples of this photo: those of the last read
+        when it read the same photo (the colour set settled, or the colours toned)."""
+        rows = self._rows_to_read(strips)
+        if self._photo is None or not self._photo.matches(image, pose, strips, wb, rows):
+            board = self.board_model(image, pose, wb) if self.cfg["board_model"] else None
+            self._photo = _Photo(image, pose.cache_key, strips, wb, rows, board,
+                                 sample_features(image, strips, wb, rows))
+        return self._photo
 
     def _doubt_close_readings(self, results: list[SiteResult]) -> None:
         """A reading that beat a far different one by a hair goes to ``unseen`` ("close").
@@ -761,25 +968,17 @@ class SiteReader:
             return
         n = int(cfg["print_grid"])
         half = float(cfg["print_half_mm"])
-        k = np.linspace(-half, half, n)
-        X, Y = np.meshgrid(k, -k)
-        offs = np.column_stack([X.ravel(), Y.ravel()])
-        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
-        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))])).astype(np.float32)
         H, W = image.shape[:2]
-        bgr = cv2.remap(image, pix[:, 0].reshape(1, -1), pix[:, 1].reshape(1, -1),
-                        cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
+        mx, my, ok, px, py = self._print_grid(pose, strips, n, half, (H, W))
+        bgr = cv2.remap(image, mx, my, cv2.INTER_LINEAR,
+                        borderMode=cv2.BORDER_REPLICATE).reshape(-1, 3)
         v = (bgr.astype(np.float32) @ np.array([0.114, 0.587, 0.299], np.float32)).reshape(
             len(g.sites), -1)
-        ok = ((pix[:, 0] >= 0) & (pix[:, 0] <= W - 1) & (pix[:, 1] >= 0)
-              & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
         nsites = len(g.sites)
         rank = _nearness_rank(strips)
         nearest = self._nearest
         if nearest is None or nearest.shape != (H, W):
             nearest = self._silhouettes(pose, strips, results, rank, (H, W))
-        px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
-        py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
         behind = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
         vis = ok & ~behind
         # shading-free: each site relative to its own median brightness
@@ -819,9 +1018,11 @@ class SiteReader:
         self.debug["print_ncc"] = {}
         self.debug["print_colour"] = off_colour
         covered: list[int] = []
+        # each site's share in view (counts over the grid: exact, all sites at once)
+        shares = vis.mean(axis=1)
         for i in range(nsites):
             m = vis[i]
-            share = m.mean()
+            share = shares[i]
             off = off_colour[i] > float(cfg["print_colour_offset"])
             if share < float(cfg["print_min_visible"]):
                 # too little in view for the print's pattern; its colour still tells:
@@ -857,6 +1058,34 @@ class SiteReader:
             r.height, r.color, r.reason = None, None, "covered"
             covered.append(i)
         self._covered_towers(results, covered)
+
+    def _print_grid(self, pose: Pose, strips: Strips, n: int, half: float,
+                    shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
+        """Where :meth:`_check_empty_sites` samples each site's footprint (n x n points
+        ``half`` mm either side): the remap maps (1, S * n * n), which samples are in
+        the photo (S, n * n), and the nearest pixel of each. The pose's alone: kept
+        with its strips."""
+        H, W = shape
+        key = ("print_grid", n, half, shape)
+        hit: tuple[np.ndarray, ...] | None = strips.cache.get(key)
+        if hit is not None:
+            return hit
+        g = self.g
+        k = np.linspace(-half, half, n)
+        X, Y = np.meshgrid(k, -k)
+        offs = np.column_stack([X.ravel(), Y.ravel()])
+        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
+        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))])).astype(np.float32)
+        ok = ((pix[:, 0] >= 0) & (pix[:, 0] <= W - 1) & (pix[:, 1] >= 0)
+              & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
+        px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
+        py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
+        hit = (np.ascontiguousarray(pix[:, 0]).reshape(1, -1),
+               np.ascontiguousarray(pix[:, 1]).reshape(1, -1), ok, px, py)
+        for arr in hit:
+            arr.setflags(write=False)
+        strips.cache[key] = hit
+        return hit
 
     def _covered_towers(self, results: list[SiteResult], covered: list[int]) -> None:
         """A lone site whose print check fails and whose best tower nearly won is that tower.
@@ -959,17 +1188,25 @@ class SiteReader:
                     model: ColourModel) -> ColourClass | None:
         """What an empty site looks like in this photo (see :func:`fit_site_print`)."""
         g = self.g
-        k = np.linspace(-8.0, 8.0, 5)
-        X, Y = np.meshgrid(k, k)
-        offs = np.column_stack([X.ravel(), Y.ravel()])
-        pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
-        pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))]))
         H, W = image.shape[:2]
-        vals = sample_bilinear(image, np.clip(pix, 0, [W - 1, H - 1]))
+        key = ("print_points", (H, W))
+        cache = self.strips(pose).cache
+        hit = cache.get(key)
+        if hit is None:  # the pose's alone: a still camera projects them once
+            k = np.linspace(-8.0, 8.0, 5)
+            X, Y = np.meshgrid(k, k)
+            offs = np.column_stack([X.ravel(), Y.ravel()])
+            pts = (g.site_xy[:, None, :] + offs[None]).reshape(-1, 2)
+            pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))]))
+            inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
+                      & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
+            hit = cache[key] = (np.clip(pix, 0, [W - 1, H - 1]), inside)
+            for arr in hit:
+                arr.setflags(write=False)
+        at, inside = hit
+        vals = sample_bilinear(image, at)
         f = features(wb.apply(vals)).reshape(len(g.sites), -1, 3)
         med = np.median(f, axis=1)
-        inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
-                  & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
         med[~inside] = np.nan
         return fit_site_print(med, model, min_block_d2=float(self.cfg["print_block_d2"]),
                               near_block_d2=float(self.cfg["print_near_block_d2"]),
@@ -983,8 +1220,20 @@ class SiteReader:
         (and off the markers and card stacks) can only show print, table or
         a hand; their colour clusters tell board from plastic whatever the art.
         """
+        vals = sample_bilinear(image, self._board_points(pose, image.shape[:2]))
+        return fit_board_model(features(wb.apply(vals)), k=int(self.cfg["board_clusters"]))
+
+    def _board_points(self, pose: Pose, shape: tuple[int, ...]) -> FloatArray:
+        """The pixels :meth:`board_model` samples: they depend on the pose alone, so
+        they are kept with its strips (a still camera finds them once)."""
+        H, W = shape[:2]
+        key = ("board_points", (H, W), float(self.cfg["max_height"]),
+               float(self.cfg["board_sample_mm"]), float(self.cfg["table_ring_mm"]))
+        cache = self.strips(pose).cache
+        hit: FloatArray | None = cache.get(key)
+        if hit is not None:
+            return hit
         g = self.g
-        H, W = image.shape[:2]
         mask = np.zeros((H, W), np.uint8)
         reach = g.footprint / 2 + g.jitter_mm + 2.0
         top = float(self.cfg["max_height"]) * g.storey
@@ -1018,8 +1267,9 @@ class SiteReader:
         ok = (pix[:, 0] >= 0) & (pix[:, 0] < W - 1) & (pix[:, 1] >= 0) & (pix[:, 1] < H - 1)
         pix = pix[ok]
         ok2 = mask[pix[:, 1].astype(np.int32), pix[:, 0].astype(np.int32)] == 0
-        vals = sample_bilinear(image, pix[ok2])
-        return fit_board_model(features(wb.apply(vals)), k=int(self.cfg["board_clusters"]))
+        hit = cache[key] = pix[ok2]
+        hit.setflags(write=False)
+        return hit
 
     def _refit(self, results: list[SiteResult], model: ColourModel) -> ColourModel | None:
         """Re-centre each colour on the confidently read tops of this photo."""
@@ -1045,11 +1295,7 @@ class SiteReader:
         n = len(self.g.sites)
         rank = _nearness_rank(strips)
         # (the rows the strip features were sampled at: all, or the first ones)
-        pix = np.round(np.nan_to_num(strips.pix[:, :sf.inside.shape[1]], nan=-1.0,
-                                     posinf=-1.0, neginf=-1.0))
-        pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
-        px = np.clip(pix[..., 0], 0, w - 1)
-        py = np.clip(pix[..., 1], 0, h - 1)
+        px, py = _sample_pixels(strips, sf.inside.shape[1], (h, w))
         occluded = np.zeros(sf.inside.shape, bool)
         results: list[SiteResult] = [None] * n  # type: ignore[list-item]
         todo = np.arange(n)
@@ -1150,7 +1396,9 @@ class SiteReader:
         tower the reader could not settle are not read as towers farther back.
         """
         n = len(results)
-        mask = np.full(shape, n, np.int32)
+        # ranks fit a byte (a board has fewer than 255 sites): a quarter of the memory
+        # to fill and to look up, and the polygons fill the same pixels at any depth
+        mask = np.full(shape, n, np.uint8 if n < 255 else np.int32)
         unseen = bool(self.cfg["occlude_unseen"])
         towers: list[tuple[int, int, float]] = []  # site, height, depth; far first
         for i in np.argsort(-rank):  # far first, near overwrite
@@ -1195,9 +1443,35 @@ class SiteReader:
             score = score - w_side * np.clip(
                 aux["side_colour"] - float(self.cfg["side_colour_free"]), 0.0, cap) / cap
         self.debug = {**aux, "score": score, "features": F, "sites": idx}
-        return [self._decide(int(idx[k]), score[k], aux["cls"][k], aux["vis"][k],
+        best = self._best(idx, score, aux["heights"])
+        return [self._decide(int(idx[k]), best[k], aux["cls"][k], aux["vis"][k],
                              aux["uniform"][k], aux["top_feat"][k], aux["depths"],
                              aux["heights"], model, aux["colour"][k])
+                for k in range(len(idx))]
+
+    def _best(self, idx: np.ndarray, score: FloatArray, heights: np.ndarray) -> list[_Best]:
+        """Per site of ``idx``, its best hypotheses (:class:`_Best`) among the heights its
+        range allows: the arg-maxima and the sort of all sites at once (the same
+        indices as site by site; per site they cost more than the scoring)."""
+        limited = None
+        for k, i in enumerate(idx):
+            limits = self._range.get(int(i))
+            if limits is None:
+                continue
+            allowed = (heights >= limits[0]) & (heights <= limits[1])
+            if allowed.any() and not allowed.all():
+                if limited is None:
+                    limited = score.copy()
+                limited[k] = np.where(allowed[:, None], score[k], -np.inf)
+        if limited is not None:
+            score = limited
+        depth = np.argmax(score, axis=2)  # (G, H): each height's best depth
+        per_h = np.take_along_axis(score, depth[..., None], axis=2)[..., 0]
+        won = np.argmax(per_h, axis=1)
+        order = np.argsort(-per_h, axis=1)
+        tower = (1 + np.argmax(per_h[:, 1:], axis=1) if len(heights) > 1
+                 else np.full(len(idx), -1))
+        return [_Best(depth[k], per_h[k], int(won[k]), order[k], int(tower[k]))
                 for k in range(len(idx))]
 
     def _geometry(self, st: Strips) -> dict[str, Any]:
@@ -1355,110 +1629,43 @@ class SiteReader:
                   model: ColourModel) -> tuple[FloatArray, dict[str, Any]]:
         """Evidence for every (height, depth) hypothesis of the sites ``idx`` at once.
 
-        The lateral samples are first reduced to per-row signals: the centre
-        line carries the edges, all laterals the band statistics.
+        What the photo shows along the strips (:meth:`_photo_evidence`) judged with
+        the colours in play: plastic or print likeness, colour fit.
         """
         cfg = self.cfg
-        g = self.g
-        G = len(idx)
-        hmax = int(cfg["max_height"])
-        J = g.jitter_mm + 0.5
-        nd = max(3, int(round(2 * J / cfg["depth_step_mm"])) + 1)
-        depths = np.linspace(-J, J, nd)
-        heights = np.arange(0, hmax + 1)
-        c = len(self.offsets) // 2  # the centre lateral
-        geo = self._geometry(st)  # where each hypothesis' edges and bands fall
-        scored = self._scored_heights(idx, hmax) if cfg["ranged_heights_only"] else None
-        if scored is not None:
-            heights = heights[scored]
-            geo = _heights_of(geo, scored, hmax + 1)
-        px_row = st.px_row[idx]
-        win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
+        ev = self._photo_evidence(idx, st, sf, vis)
+        geo, sel, L = ev.geo, ev.sel, ev.L
+        rows, c, w = ev.rows, ev.c, ev.w
+        depths, heights, J = ev.depths, ev.heights, ev.J
         D3 = depths[None, None, :]
-        sel = idx
-        shape3 = (G, len(heights), nd)
-
-        edge_idx = tuple(x[sel] for x in geo["edge_idx"])
-        rows = st.rows
-        if scored is not None:
-            # a board of low towers: the rows past the tallest allowed top's far
-            # edge (and the windows round it) are never looked at
-            rows, last = _rows_needed(geo, sel, st.rows,
-                                      _peak_reach(cfg["edge_peak_px"] / px_row))
-            edge_idx = tuple(x[:, :last + 1] for x in edge_idx)
-        sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
-        fl = sf.samples[idx, :rows] / sig  # (G, N, L, 3)
-        w = vis[:, :rows]  # (G, N, L)
-        wr = _lsum(w)  # visible laterals per row
+        uniform, top_feat, vis_top, sig = ev.uniform, ev.top_feat, ev.vis_top, ev.sig
         P = sf.block[idx, :rows]
-        cw = _csum(wr)
-        wfl = w[..., None] * fl
-        cf = _csum(_lsum(wfl))
-        cf2 = _csum(_lsum(wfl * fl))  # per channel
         cnb = _csum(_lsum(w * np.clip(1 - 2 * P, 0, 1)))
         cbl = _csum(_lsum(w * np.clip(2 * P - 1, 0, 1)))
         Q = sf.site_print[idx, :rows] if sf.site_print is not None else np.zeros_like(P)
         cpr = _csum(_lsum(w * Q))
-        L = fl.shape[2]
 
-        def band(cs: FloatArray, a: np.ndarray, b: np.ndarray) -> FloatArray:
-            return _take(cs, b) - _take(cs, a)
-
-        # --- top band interior: uniform and block-coloured
-        a = geo["top_a"][sel]
-        b = geo["top_b"][sel]
-        n_top = band(cw, a, b)
-        vis_top = n_top / np.maximum((b - a) * L, 1)
-        sum_f = band(cf, a, b)
-        mean_f = sum_f / np.maximum(n_top, 1e-6)[..., None]
-        var = (band(cf2, a, b) - sum_f * mean_f) / np.maximum(n_top, 1e-6)[..., None]
-        top_feat = mean_f * sig
-        # dark plastic is noisy in chroma and log brightness: widen the allowed
-        # spread by the photo's pixel noise at the band's brightness
-        lum = np.maximum(np.exp(top_feat[..., 2]) - LOG_EPS, 0.0)
-        noise = self.noise
-
-        def chroma_spread(lum: FloatArray) -> FloatArray:
-            out: FloatArray = np.sqrt(
-                sig[0] ** 2 + (1.5 * noise / (3 * lum + CHROMA_EPS)) ** 2) / sig[0]
-            return out
-
-        sc = chroma_spread(lum)
-        sl = np.sqrt(sig[2] ** 2 + (noise / (lum + LOG_EPS)) ** 2) / sig[2]
-        dev = (var[..., 0] + var[..., 1]) / sc ** 2 + var[..., 2] / sl ** 2
-        uniform = 1.0 - np.minimum(dev, 4.0) / 2.0
-        d2 = model.distance2(top_feat.reshape(-1, 3)).reshape(top_feat.shape[:-1] + (-1,))
+        # --- top band interior: block-coloured
+        # the top's distance to each colour, and (for its plastic likeness) as any face's
+        d2, d2_face = model.distance2_both(top_feat.reshape(-1, 3), FACE_INTENSITY_SIGMA)
+        d2 = d2.reshape(top_feat.shape[:-1] + (-1,))
         cls = np.argmin(d2, axis=-1)
         d2min = np.take_along_axis(d2, cls[..., None], axis=-1)[..., 0]
         colour = _colour_fit(d2min)
-        ta, tb = geo["ta"][sel], geo["tb"][sel]
-        n_sd = band(cw, ta, tb)
-        m_sd = band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
         if float(cfg["glare_log"]) > 0:
-            colour, cls = self._glare_colour(top_feat, m_sd * sig, n_sd, uniform, colour,
+            colour, cls = self._glare_colour(top_feat, ev.m_sd * sig, ev.n_sd, uniform, colour,
                                              cls, model)
         # --- edges on the centre line, found exactly where predicted
-        fc = fl[:, :, c, :]
-        wc = w[:, :, c]
-        cwc = _csum(wc)
-        cfc = _csum(wc[..., None] * fc)
-        prof = self._edge_profile(cfc, cwc, cfg["edge_gap_px"] / px_row, win,
-                                  cfg["edge_peak_px"] / px_row,
-                                  edge_idx)
-        cpc = _csum(wc * P[:, :, c])
+        cpc = _csum(ev.wc * P[:, :, c])
         # the tower's sideways offset is unknown: seen diagonally it moves the centre
         # line's crossings off the corners, so try a few offsets and keep the best
         e_far: Any = None
         e_near: Any = None
         e_base: Any = None
         best: Any = None
-        for i_tf, i_tn, i_bn, foot_idx in geo["shifts"]:
-            # a boundary at fractional row r lies between samples, at cumsum index r + 0.5
-            ef = _take(prof, i_tf[sel])
-            en = _take(prof, i_tn[sel])
+        for ef, en, e_bn, foot in ev.shifts:
             # the foot: an edge into block plastic that looks like what stands above it
-            eb = _take(prof, i_bn[sel]) * self._foot(cfc, cwc, cpc,
-                                                   tuple(x[sel] for x in foot_idx))
+            eb = e_bn * foot.plastic(cpc)
             total = 1.5 * ef + 0.7 * en + 1.0 * eb
             if best is None:
                 best, e_far, e_near, e_base = total, ef, en, np.broadcast_to(eb, ef.shape)
@@ -1469,31 +1676,26 @@ class SiteReader:
                 e_near = np.where(better, en, e_near)
                 e_base = np.where(better, eb, e_base)
         # --- side band: board-like where the tower should stand; block-like in front
-        n_ref = geo["n_ref"][sel] * L
-        sa = np.broadcast_to(geo["sa"][sel], shape3)
-        side_pen = band(cnb, sa, geo["sb"][sel]) / n_ref[:, None, None]
+        sa = ev.sa
+        side_pen = _band(cnb, sa, geo["sb"][sel]) / ev.n_ref[:, None, None]
         # the foot: a tower covers its whole footprint, so board showing there (below
         # the top band) rules it out, however good a top some other tower offers
-        fe = geo["fe"][sel]
-        nfoot = band(cw, sa, fe)
-        foot_pen = np.where(nfoot > 0.5 * L, band(cnb, sa, fe) / np.maximum(nfoot, 1e-6), 0.0)
-        foot_print = np.where(nfoot > 0.5 * L, band(cpr, sa, fe) / np.maximum(nfoot, 1e-6),
+        fe, nfoot = ev.fe, ev.nfoot
+        foot_pen = np.where(nfoot > 0.5 * L, _band(cnb, sa, fe) / np.maximum(nfoot, 1e-6), 0.0)
+        foot_print = np.where(nfoot > 0.5 * L, _band(cpr, sa, fe) / np.maximum(nfoot, 1e-6),
                               0.0)
-        fa = geo["fa"][sel]
-        fb = geo["fb"][sel]
-        nf = band(cw, fa, fb)
-        front_pen = np.where(nf > 0.5, band(cbl, fa, fb) / np.maximum(nf, 1e-6), 0.0)
+        fa, fb, nf = ev.fa, ev.fb, ev.nf
+        front_pen = np.where(nf > 0.5, _band(cbl, fa, fb) / np.maximum(nf, 1e-6), 0.0)
         # --- empty site: the footprint shows board, nothing block-like
-        ea = geo["ea"][sel]
-        eb = geo["eb"][sel]
-        ne = _take(cw, eb) - _take(cw, ea)
+        ea, eb, ne = ev.ea, ev.eb, ev.ne
         fp_block = np.where(ne > 0.5, (_take(cbl, eb) - _take(cbl, ea)) / np.maximum(ne, 1e-6),
                             0.0)
         fp_print = np.where(ne > 0.5, (_take(cpr, eb) - _take(cpr, ea)) / np.maximum(ne, 1e-6),
                             0.0)
-        fp_vis = ne / np.maximum((eb - ea) * L, 1)
+        fp_vis = ev.fp_vis
         p_top = block_probability(top_feat.reshape(-1, 3), model, self.board,
-                                  cfg["block_t2"], cfg["block_soft"]).reshape(uniform.shape)
+                                  cfg["block_t2"], cfg["block_soft"], d2_face
+                                  ).reshape(uniform.shape)
         gate = np.clip(colour, 0, 1) * np.clip(uniform, 0, 1)
         shape = uniform.shape
         # feature-major storage: each term is one contiguous plane, and the scorer
@@ -1523,36 +1725,165 @@ class SiteReader:
         F[..., 19] = tower * foot_print
         # the foot, as a likelihood ratio: board just before the predicted base,
         # plastic just after it (a base one storey off fails one of the two)
-        b0, bw0, bw1 = (geo[n][sel] for n in ("b0", "bw0", "bw1"))
-        n_before = band(cw, bw0, b0)
-        n_after = band(cw, b0, bw1)
-        llr_b = np.where(n_before > 0.5, band(cnb, bw0, b0) - band(cbl, bw0, b0), 0.0) / (
+        b0, bw0, bw1 = ev.base_rows
+        n_before, n_after = ev.n_before, ev.n_after
+        llr_b = np.where(n_before > 0.5, _band(cnb, bw0, b0) - _band(cbl, bw0, b0), 0.0) / (
             np.maximum(n_before, 1e-6))
-        llr_a = np.where(n_after > 0.5, band(cbl, b0, bw1) - band(cnb, b0, bw1), 0.0) / (
+        llr_a = np.where(n_after > 0.5, _band(cbl, b0, bw1) - _band(cnb, b0, bw1), 0.0) / (
             np.maximum(n_after, 1e-6))
         F[..., 20] = tower * np.broadcast_to(0.5 * (llr_b + llr_a), shape)
         # beyond the far edge: unlike the top (a same-coloured tower behind hides the edge)
+        F[..., 21] = tower * ev.beyond
+        vis_top = vis_top.copy()
+        vis_top[:, 0] = fp_vis
+        aux = {"uniform": uniform, "colour": colour, "e_far": e_far, "e_near": e_near,
+               "e_base": e_base, "side": side_pen, "front": front_pen, "foot": foot_pen,
+               "vis": vis_top, "cls": cls, "top_feat": top_feat, "depths": depths,
+               "heights": heights, "side_colour": ev.side_colour}
+        return F, aux
+
+    def _photo_evidence(self, idx: np.ndarray, st: Strips, sf: StripFeatures,
+                        vis: FloatArray) -> _Evidence:
+        """:meth:`_evidence` of the sites ``idx`` with the samples ``vis`` weighs, or the
+        same as made for an earlier read of this photo (another colour set, the toned
+        colours: their first scoring weighs the same samples)."""
+        scored = (self._scored_heights(idx, int(self.cfg["max_height"]))
+                  if self.cfg["ranged_heights_only"] else None)
+        for ev in self._evidence_made:
+            if ev.shows(idx, st, sf.samples, vis, self.noise, scored):
+                return ev
+        ev = self._evidence(idx, st, sf, vis, scored)
+        self._evidence_made = [ev, *self._evidence_made[:3]]
+        return ev
+
+    def _evidence(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
+                  scored: np.ndarray | None) -> _Evidence:
+        """What the photo shows for every (height, depth) hypothesis of the sites
+        ``idx``, whatever the colours in play: the top band's mean colour and
+        uniformity, the edges, how much of each band is in view, the colour beyond
+        the top and on its side face.
+
+        The lateral samples are first reduced to per-row signals: the centre
+        line carries the edges, all laterals the band statistics.
+        """
+        cfg = self.cfg
+        g = self.g
+        G = len(idx)
+        hmax = int(cfg["max_height"])
+        J = g.jitter_mm + 0.5
+        nd = max(3, int(round(2 * J / cfg["depth_step_mm"])) + 1)
+        depths = np.linspace(-J, J, nd)
+        heights = np.arange(0, hmax + 1)
+        c = len(self.offsets) // 2  # the centre lateral
+        geo = self._geometry(st)  # where each hypothesis' edges and bands fall
+        if scored is not None:
+            heights = heights[scored]
+            geo = _heights_of(geo, scored, hmax + 1)
+        px_row = st.px_row[idx]
+        win = np.maximum(1.0, cfg["edge_window_px"] / px_row)
+        sel = idx
+        shape3 = (G, len(heights), nd)
+
+        edge_idx = tuple(x[sel] for x in geo["edge_idx"])
+        rows = st.rows
+        if scored is not None:
+            # a board of low towers: the rows past the tallest allowed top's far
+            # edge (and the windows round it) are never looked at
+            rows, last = _rows_needed(geo, sel, st.rows,
+                                      _peak_reach(cfg["edge_peak_px"] / px_row))
+            edge_idx = tuple(x[:, :last + 1] for x in edge_idx)
+        sig = np.array([cfg["sigma_chroma"], cfg["sigma_chroma"], cfg["sigma_intensity"]])
+        fl = sf.samples[idx, :rows] / sig  # (G, N, L, 3)
+        vis = vis.copy()  # kept (to know it again), and the weights are views of it
+        w = vis[:, :rows]  # (G, N, L)
+        wr = _lsum(w)  # visible laterals per row
+        cw = _csum(wr)
+        wfl = w[..., None] * fl
+        cf = _csum(_lsum(wfl))
+        cf2 = _csum(_lsum(wfl * fl))  # per channel
+        L = fl.shape[2]
+
+        # --- top band interior: uniform
+        a = geo["top_a"][sel]
+        b = geo["top_b"][sel]
+        n_top = _band(cw, a, b)
+        vis_top = n_top / np.maximum((b - a) * L, 1)
+        sum_f = _band(cf, a, b)
+        mean_f = sum_f / np.maximum(n_top, 1e-6)[..., None]
+        var = (_band(cf2, a, b) - sum_f * mean_f) / np.maximum(n_top, 1e-6)[..., None]
+        top_feat = mean_f * sig
+        # dark plastic is noisy in chroma and log brightness: widen the allowed
+        # spread by the photo's pixel noise at the band's brightness
+        lum = np.maximum(np.exp(top_feat[..., 2]) - LOG_EPS, 0.0)
+        noise = self.noise
+
+        def chroma_spread(lum: FloatArray) -> FloatArray:
+            out: FloatArray = np.sqrt(
+                sig[0] ** 2 + (1.5 * noise / (3 * lum + CHROMA_EPS)) ** 2) / sig[0]
+            return out
+
+        sc = chroma_spread(lum)
+        sl = np.sqrt(sig[2] ** 2 + (noise / (lum + LOG_EPS)) ** 2) / sig[2]
+        dev = (var[..., 0] + var[..., 1]) / sc ** 2 + var[..., 2] / sl ** 2
+        uniform = 1.0 - np.minimum(dev, 4.0) / 2.0
+        ta, tb = geo["ta"][sel], geo["tb"][sel]
+        n_sd = _band(cw, ta, tb)
+        m_sd = _band(cf, ta, tb) / np.maximum(n_sd, 1e-6)[..., None]
+        # --- edges on the centre line, found exactly where predicted
+        fc = fl[:, :, c, :]
+        wc = w[:, :, c]
+        cwc = _csum(wc)
+        cfc = _csum(wc[..., None] * fc)
+        prof = self._edge_profile(cfc, cwc, cfg["edge_gap_px"] / px_row, win,
+                                  cfg["edge_peak_px"] / px_row,
+                                  edge_idx)
+        # each sideways offset of the tower: its far-top, near-top and base edges,
+        # and what lies above the base
+        shifts = []
+        for i_tf, i_tn, i_bn, foot_idx in geo["shifts"]:
+            # a boundary at fractional row r lies between samples, at cumsum index r + 0.5
+            shifts.append((_take(prof, i_tf[sel]), _take(prof, i_tn[sel]),
+                           _take(prof, i_bn[sel]),
+                           _Foot.of(cfc, cwc, tuple(x[sel] for x in foot_idx))))
+        # --- side band and foot: how much of each is in view
+        n_ref = geo["n_ref"][sel] * L
+        sa = np.broadcast_to(geo["sa"][sel], shape3)
+        fe = geo["fe"][sel]
+        nfoot = _band(cw, sa, fe)
+        fa = geo["fa"][sel]
+        fb = geo["fb"][sel]
+        nf = _band(cw, fa, fb)
+        # --- empty site: how much of the footprint is in view
+        ea = geo["ea"][sel]
+        eb = geo["eb"][sel]
+        ne = _take(cw, eb) - _take(cw, ea)
+        fp_vis = ne / np.maximum((eb - ea) * L, 1)
+        b0, bw0, bw1 = (geo[n][sel] for n in ("b0", "bw0", "bw1"))
+        n_before = _band(cw, bw0, b0)
+        n_after = _band(cw, b0, bw1)
+        # beyond the far edge: unlike the top (a same-coloured tower behind hides the edge)
         t0 = geo["t0"][sel]
         t1 = geo["t1"][sel]
-        nb = band(cw, t0, t1)
-        mb = band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
-        beyond = np.minimum(np.sum((mb - mean_f) ** 2, axis=-1), 9.0) / 9.0
-        F[..., 21] = tower * np.where(nb > 0.5, beyond, 0.0)
+        nb = _band(cw, t0, t1)
+        mb = _band(cf, t0, t1) / np.maximum(nb, 1e-6)[..., None]
+        beyond = np.minimum(sum_last((mb - mean_f) ** 2), 9.0) / 9.0
         # the top block's side face shows the top's hue, only darker: a "top" above a
         # side of another colour is most often a farther tower's face seen past this
         # one. Chroma distance in the top band's units, widened by the pixel noise of
         # the darker of the two (``sc`` for the top, as for ``uniform``)
         lum_sd = np.maximum(np.exp(m_sd[..., 2] * sig[2]) - LOG_EPS, 0.0)
-        d_sd = np.sum((m_sd[..., :2] - mean_f[..., :2]) ** 2, axis=-1) / np.maximum(
+        d_sd = sum_last((m_sd[..., :2] - mean_f[..., :2]) ** 2) / np.maximum(
             sc, chroma_spread(lum_sd)) ** 2
         side_colour = np.where(n_sd >= float(cfg["side_colour_min_samples"]), d_sd, 0.0)
         side_colour[:, 0] = 0.0
-        vis_top[:, 0] = fp_vis
-        aux = {"uniform": uniform, "colour": colour, "e_far": e_far, "e_near": e_near,
-               "e_base": e_base, "side": side_pen, "front": front_pen, "foot": foot_pen,
-               "vis": vis_top, "cls": cls, "top_feat": top_feat, "depths": depths,
-               "heights": heights, "side_colour": side_colour}
-        return F, aux
+        return _Evidence(
+            idx=idx.copy(), strips=st, samples=sf.samples, vis=vis, noise=noise,
+            scored=scored, geo=geo, sel=sel, L=L, rows=rows, c=c, w=w,
+            wc=wc, depths=depths, heights=heights, J=J, sig=sig, uniform=uniform,
+            top_feat=top_feat, vis_top=vis_top, n_sd=n_sd, m_sd=m_sd, shifts=shifts,
+            n_ref=n_ref, sa=sa, fe=fe, nfoot=nfoot, fa=fa, fb=fb, nf=nf, ea=ea, eb=eb, ne=ne,
+            fp_vis=fp_vis, base_rows=(b0, bw0, bw1), n_before=n_before, n_after=n_after,
+            beyond=np.where(nb > 0.5, beyond, 0.0), side_colour=side_colour)
 
     def _glare_colour(self, top: FloatArray, side: FloatArray, n_side: FloatArray,
                       uniform: FloatArray, colour: FloatArray, cls: np.ndarray,
@@ -1591,41 +1922,15 @@ class SiteReader:
         cls[use] = ks[ok]
         return colour, cls
 
-    @staticmethod
-    def _foot(cf: FloatArray, cw: FloatArray, cp: FloatArray,
-              rows: tuple[np.ndarray, np.ndarray, np.ndarray]) -> FloatArray:
-        """How much the rows just above a base edge look like block plastic continuing up.
-
-        ``rows``: cumulative-sum indices at the base edge and one and two windows
-        above it. A printed site outline is an edge too, but what follows it is
-        board or a thin line, not the same colour as the face above.
-        """
-        a, b, c = rows
-        n1 = _take(cw, b) - _take(cw, a)
-        n2 = _take(cw, c) - _take(cw, b)
-        m1 = (_take(cf, b) - _take(cf, a)) / np.maximum(n1, 1e-6)[..., None]
-        m2 = (_take(cf, c) - _take(cf, b)) / np.maximum(n2, 1e-6)[..., None]
-        p1 = (_take(cp, b) - _take(cp, a)) / np.maximum(n1, 1e-6)
-        same = np.exp(-np.sum((m1 - m2) ** 2, axis=-1) / 4.0)
-        return np.where((n1 > 0.5) & (n2 > 0.5), same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
-
-    def _decide(self, i: int, score: FloatArray, cls: np.ndarray, vis_top: FloatArray,
+    def _decide(self, i: int, best: _Best, cls: np.ndarray, vis_top: FloatArray,
                 uniform: FloatArray, top_feat: FloatArray, depths: FloatArray,
                 heights: np.ndarray, model: ColourModel,
                 colour: FloatArray | None = None) -> SiteResult:
-        limits = self._range.get(i)
-        if limits is not None:
-            allowed = (heights >= limits[0]) & (heights <= limits[1])
-            if allowed.any() and not allowed.all():
-                score = np.where(allowed[:, None], score, -np.inf)
-        bd = np.argmax(score, axis=1)
-        hs = np.arange(len(heights))
-        best_per_h = score[hs, bd]
-        k = int(np.argmax(best_per_h))
+        """Site ``i``'s reading from its best hypotheses (:meth:`_best`)."""
+        bd, best_per_h, k, order = best.depth, best.score, best.won, best.order
         height = int(heights[k])
         names = model.names
         color = names[int(cls[k, bd[k]])] if height > 0 else None
-        order = np.argsort(-best_per_h)
         rivals = [(int(heights[j]), names[int(cls[j, bd[j]])] if j else None,
                    float(best_per_h[j])) for j in order[1:4] if np.isfinite(best_per_h[j])]
         margin = float(best_per_h[k] - rivals[0][2]) if rivals else float("inf")
@@ -1634,7 +1939,7 @@ class SiteReader:
                          float(uniform[k, bd[k]]), "", top_feat[k, bd[k]].copy(), rivals)
         res.foot_visible = float(vis_top[0, bd[0]])
         if len(heights) > 1:
-            j = 1 + int(np.argmax(best_per_h[1:]))
+            j = best.tower
             d = bd[j]
             res.tower = (int(heights[j]), names[int(cls[j, d])], float(depths[d]),
                          float(vis_top[j, d]), float(uniform[j, d]),
@@ -1678,17 +1983,17 @@ class SiteReader:
         n2 = _take(cw, jb) - _take(cw, ja)
         m1 = (_take(cf, ib) - _take(cf, ia)) / np.maximum(n1, 1e-6)[..., None]
         m2 = (_take(cf, jb) - _take(cf, ja)) / np.maximum(n2, 1e-6)[..., None]
-        d = np.sum((m1 - m2) ** 2, axis=-1)
+        d = sum_last((m1 - m2) ** 2)
         full = (n1 > 0.5 * np.maximum(ib - ia, 1)) & (n2 > 0.5 * np.maximum(jb - ja, 1))
         d = np.where(full, d, 0.0)
         # keep only local maxima (an edge is where the contrast peaks), then let each
         # peak reach a predicted boundary with a weight falling off over ``peak`` rows
         r = _peak_reach(peak)
-        pad = np.pad(d, ((0, 0), (1, 1)))
+        pad = _pad_columns(d, 1)
         is_peak = (d >= pad[:, :-2]) & (d >= pad[:, 2:]) & (d > 0)
         e = np.where(is_peak, np.minimum(d, 9.0) / 9.0, 0.0)
         pk = np.asarray(peak, np.float64)[:, None]
-        pad = np.pad(e, ((0, 0), (r, r)))
+        pad = _pad_columns(e, r)
         out = e.copy()
         m = e.shape[1]  # the boundaries given (n + 1, or the first ones only)
         for k in range(1, r + 1):

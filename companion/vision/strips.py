@@ -135,10 +135,25 @@ def build_strips(pose: Pose, geometry: BoardGeometry, max_height: int,
 def sample_strips(image: np.ndarray, strips: Strips, rows: int | None = None) -> FloatArray:
     """(S, N, L, C) image values at every strip sample (bilinear); at the first
     ``rows`` rows of each strip only when given."""
+    S, N, L, _ = strips.pix[:, :rows].shape
+    mx, my = _remap_maps(strips, rows)
+    out = cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return np.asarray(out).reshape(N, S, L, -1).transpose(1, 0, 2, 3)
+
+
+def _remap_maps(strips: Strips, rows: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """The float32 remap maps of :func:`sample_strips` (the pose's alone: kept with the
+    strips, so a still camera lays them out once)."""
+    key = ("remap_maps", rows)
+    hit: tuple[np.ndarray, np.ndarray] | None = strips.cache.get(key)
+    if hit is not None:
+        return hit
     pix = strips.pix[:, :rows]  # far samples already kept within float32 (build_strips)
     S, N, L, _ = pix.shape
     # remap limits each map side to 32767: lay the samples out as (N, S * L)
     mx = np.ascontiguousarray(pix[..., 0].transpose(1, 0, 2).reshape(N, S * L), np.float32)
     my = np.ascontiguousarray(pix[..., 1].transpose(1, 0, 2).reshape(N, S * L), np.float32)
-    out = cv2.remap(image, mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    return np.asarray(out).reshape(N, S, L, -1).transpose(1, 0, 2, 3)
+    for arr in (mx, my):
+        arr.setflags(write=False)
+    strips.cache[key] = (mx, my)
+    return mx, my
