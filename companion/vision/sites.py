@@ -847,8 +847,15 @@ class SiteReader:
         limit_blas_threads(int(self.cfg["blas_threads"]))
 
     def strips(self, pose: Pose) -> Strips:
-        """The strip sampling of a pose (cached: a fixed camera keeps its pose)."""
-        key = pose.cache_key
+        """The strip sampling of a pose (cached: a fixed camera keeps its pose).
+
+        Keyed by what the strips are built from, the board and this reader's
+        settings with the pose: two readers of other settings in one process
+        (an A/B evaluation) must not take each other's strips.
+        """
+        g = self.g
+        key = (pose.cache_key, g.site_xy.tobytes(), float(g.footprint), float(g.jitter_mm),
+               float(g.storey), int(self.cfg["max_height"]), self.offsets)
         hit = _STRIP_CACHE.get(key)
         if hit is None:
             hit = build_strips(pose, self.g, int(self.cfg["max_height"]), offsets=self.offsets)

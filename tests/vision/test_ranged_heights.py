@@ -89,3 +89,20 @@ def test_a_board_of_low_towers_looks_at_the_first_rows_of_each_strip_only():
     assert reader._rows_to_read(strips) is None
     reader._range = {i: (0, 5) for i in range(54)}
     assert reader._rows_to_read(strips) == rows_low
+
+
+def test_readers_of_other_settings_do_not_share_a_pose_s_strips():
+    # an A/B evaluation reads each photo under two configs in one process: the
+    # strips cached for the pose must be each config's own
+    g = board_geometry()
+    shot = sample_photo(61, "phone")
+    pose = read_image(shot.image, None, list(shot.truth["expected"]["colors"])).pose
+    reader = SiteReader(g)
+    tall = reader.strips(pose)
+    assert SiteReader(g).strips(pose) is tall  # the same settings: kept for the pose
+    low = SiteReader(g, {"max_height": 8}).strips(pose)
+    narrow = SiteReader(g, {"lateral_mm": [-2.0, 0.0, 2.0]}).strips(pose)
+    assert low is not tall and narrow is not tall
+    assert low.rows < tall.rows  # the strips reach only as high as 8 storeys
+    assert narrow.offsets.tolist() == [-2.0, 0.0, 2.0]
+    assert tall.offsets.tolist() == list(reader.offsets) != [-2.0, 0.0, 2.0]
