@@ -68,10 +68,14 @@ def test_the_heights_scored_are_the_empty_site_and_every_allowed_one():
         assert reader._scored_heights(np.array([0, 3]), 32) is None
 
 
-def test_a_board_of_low_towers_looks_at_the_first_rows_of_each_strip_only():
-    g = board_geometry()
+def _phone_pose():
+    """A phone photo's pose as the reader finds it (sim seed 61)."""
     shot = sample_photo(61, "phone")
-    pose = read_image(shot.image, None, list(shot.truth["expected"]["colors"])).pose
+    return read_image(shot.image, None, list(shot.truth["expected"]["colors"])).pose
+
+
+def test_a_board_of_low_towers_looks_at_the_first_rows_of_each_strip_only():
+    g, pose = board_geometry(), _phone_pose()
     reader = SiteReader(g)
     strips = reader.strips(pose)
     geo = reader._geometry(strips)
@@ -94,9 +98,7 @@ def test_a_board_of_low_towers_looks_at_the_first_rows_of_each_strip_only():
 def test_readers_of_other_settings_do_not_share_a_pose_s_strips():
     # an A/B evaluation reads each photo under two configs in one process: the
     # strips cached for the pose must be each config's own
-    g = board_geometry()
-    shot = sample_photo(61, "phone")
-    pose = read_image(shot.image, None, list(shot.truth["expected"]["colors"])).pose
+    g, pose = board_geometry(), _phone_pose()
     reader = SiteReader(g)
     tall = reader.strips(pose)
     assert SiteReader(g).strips(pose) is tall  # the same settings: kept for the pose
