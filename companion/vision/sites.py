@@ -65,6 +65,9 @@ class SiteResult:
     #: fraction, uniformity and colour fit of its top band, its top feature
     tower: tuple[int, str, float, float, float, float, FloatArray] | None = None
     foot_visible: float = 1.0  # visible fraction of the footprint (board level)
+    #: how much the footprint's samples in view look like board rather than plastic
+    #: (the empty hypothesis' ``empty_board`` term: 1 board, -1 plastic)
+    foot_board: float = 0.0
 
 
 def claim_split_colour(results: Sequence[SiteResult], model: ColourModel,
@@ -1033,9 +1036,22 @@ class SiteReader:
             off = off_colour[i] > float(cfg["print_colour_offset"])
             if share < float(cfg["print_min_visible"]):
                 # too little in view for the print's pattern; its colour still tells:
-                # a tower the scorer missed shows its plastic past the nearer one
-                if not (i in empty and share >= float(cfg["print_colour_min_visible"])
-                        and off):
+                # a tower the scorer missed shows its plastic past the nearer one. So
+                # does what the empty site was read on: an empty site is read where
+                # the board shows, not on a footprint whose samples look like plastic
+                plastic = cfg["print_hidden_plastic"]
+                on_plastic = (plastic is not None and i in empty
+                              and results[i].foot_board < float(plastic))
+                if not (i in empty and (
+                        (share >= float(cfg["print_colour_min_visible"]) and off)
+                        or on_plastic)):
+                    continue
+                if on_plastic and not off:
+                    # nothing shows what stands there, only that the board does not:
+                    # unseen, no tower guessed from the scorer's second choice
+                    # (measured: as often a hidden site's phantom as the tower)
+                    r = results[i]
+                    r.height, r.color, r.reason = None, None, "covered"
                     continue
             else:
                 ncc = _ncc(pn[i][m], tmpl[m])
@@ -1451,10 +1467,14 @@ class SiteReader:
                 aux["side_colour"] - float(self.cfg["side_colour_free"]), 0.0, cap) / cap
         self.debug = {**aux, "score": score, "features": F, "sites": idx}
         best = self._best(idx, score, aux["heights"])
-        return [self._decide(int(idx[k]), best[k], aux["cls"][k], aux["vis"][k],
-                             aux["uniform"][k], aux["top_feat"][k], aux["depths"],
-                             aux["heights"], model, aux["colour"][k])
-                for k in range(len(idx))]
+        results = [self._decide(int(idx[k]), best[k], aux["cls"][k], aux["vis"][k],
+                                aux["uniform"][k], aux["top_feat"][k], aux["depths"],
+                                aux["heights"], model, aux["colour"][k])
+                   for k in range(len(idx))]
+        board = F[:, 0, :, FEATURES.index("empty_board")]  # the empty hypothesis' row
+        for k, r in enumerate(results):
+            r.foot_board = float(board[k, best[k].depth[0]])
+        return results
 
     def _best(self, idx: np.ndarray, score: FloatArray, heights: np.ndarray) -> list[_Best]:
         """Per site of ``idx``, its best hypotheses (:class:`_Best`) among the heights its
