@@ -247,7 +247,13 @@ def register_replay(sub: Any) -> None:
 # -- evaluate ------------------------------------------------------------------
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from companion.vision.evaluation import evaluate, folder_set, reading_pool, rendered_set
+    from companion.vision.evaluation import (
+        Totals,
+        evaluate,
+        folder_set,
+        reading_pool,
+        rendered_set,
+    )
     from companion.vision.settings import load_overrides
 
     try:
@@ -299,8 +305,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
             parts.append(totals)
             out[name] = totals.to_json()
     if len(folders) > 1:
-        from companion.vision.evaluate import Totals
-
         out["all"] = Totals.merged(parts).to_json()
     print(json.dumps(out, indent=None if args.json else 1))
     return 0

@@ -74,17 +74,7 @@ class Totals:
         seconds = [t.against for t in parts if t.against is not None]
         if seconds and len(seconds) == len(parts):
             out.against = cls.merged(seconds)
-            diffs = Differences()
-            for t in parts:
-                d = t.differences or Differences()
-                diffs.photos += d.photos
-                diffs.sites += d.sites
-                diffs.better += d.better
-                diffs.worse += d.worse
-                diffs.same += d.same
-                for move, n in d.moves.items():
-                    diffs.moves[move] = diffs.moves.get(move, 0) + n
-            out.differences = diffs
+            out.differences = Differences.merged(t.differences or Differences() for t in parts)
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -200,6 +190,17 @@ class Differences:
     worse: int = 0
     same: int = 0  # read differently but judged alike (another wrong reading, say)
     moves: dict[str, int] = field(default_factory=dict)  # "wrong->unseen": count
+
+    @classmethod
+    def merged(cls, parts: Iterable[Differences]) -> Differences:
+        """Several sets' differences as one: counts and moves added."""
+        out = cls()
+        for d in parts:
+            for f in ("photos", "sites", "better", "worse", "same"):
+                setattr(out, f, getattr(out, f) + getattr(d, f))
+            for move, n in d.moves.items():
+                out.moves[move] = out.moves.get(move, 0) + n
+        return out
 
     def to_json(self) -> dict[str, Any]:
         return {"photos": self.photos, "sites": self.sites, "better": self.better,

@@ -704,11 +704,7 @@ def _sample_pixels(strips: Strips, rows: int, shape: tuple[int, int]
     h, w = shape
     pix = np.round(np.nan_to_num(strips.pix[:, :rows], nan=-1.0, posinf=-1.0, neginf=-1.0))
     pix = np.clip(pix, -1, max(h, w)).astype(np.int64)  # far off-image points stay off
-    hit = (np.clip(pix[..., 0], 0, w - 1), np.clip(pix[..., 1], 0, h - 1))
-    for arr in hit:
-        arr.setflags(write=False)
-    strips.cache[key] = hit
-    return hit
+    return strips.keep(key, (np.clip(pix[..., 0], 0, w - 1), np.clip(pix[..., 1], 0, h - 1)))
 
 
 _STRIP_CACHE: dict[tuple[Any, ...], Strips] = {}
@@ -757,10 +753,10 @@ class _Foot:
         """``rows``: cumulative-sum indices at the base edge and one and two windows
         above it."""
         a, b, c = rows
-        n1 = _take(cw, b) - _take(cw, a)
-        n2 = _take(cw, c) - _take(cw, b)
-        m1 = (_take(cf, b) - _take(cf, a)) / np.maximum(n1, 1e-6)[..., None]
-        m2 = (_take(cf, c) - _take(cf, b)) / np.maximum(n2, 1e-6)[..., None]
+        n1 = _band(cw, a, b)
+        n2 = _band(cw, b, c)
+        m1 = _band(cf, a, b) / np.maximum(n1, 1e-6)[..., None]
+        m2 = _band(cf, b, c) / np.maximum(n2, 1e-6)[..., None]
         same = np.exp(-sum_last((m1 - m2) ** 2) / 4.0)
         return cls(a, b, n1, same, (n1 > 0.5) & (n2 > 0.5))
 
@@ -769,7 +765,7 @@ class _Foot:
         continuing up (``cp``: cumulative block probability). A printed site outline
         is an edge too, but what follows it is board or a thin line, not the same
         colour as the face above."""
-        p1 = (_take(cp, self.b) - _take(cp, self.a)) / np.maximum(self.n1, 1e-6)
+        p1 = _band(cp, self.a, self.b) / np.maximum(self.n1, 1e-6)
         out: FloatArray = np.where(self.ok, self.same * np.clip(2 * p1 - 0.5, 0, 1), 0.0)
         return out
 
@@ -1030,6 +1026,8 @@ class SiteReader:
         covered: list[int] = []
         # each site's share in view (counts over the grid: exact, all sites at once)
         shares = vis.mean(axis=1)
+        plastic = (None if cfg["print_hidden_plastic"] is None
+                   else float(cfg["print_hidden_plastic"]))
         for i in range(nsites):
             m = vis[i]
             share = shares[i]
@@ -1039,19 +1037,18 @@ class SiteReader:
                 # a tower the scorer missed shows its plastic past the nearer one. So
                 # does what the empty site was read on: an empty site is read where
                 # the board shows, not on a footprint whose samples look like plastic
-                plastic = cfg["print_hidden_plastic"]
-                on_plastic = (plastic is not None and i in empty
-                              and results[i].foot_board < float(plastic))
-                if not (i in empty and (
-                        (share >= float(cfg["print_colour_min_visible"]) and off)
-                        or on_plastic)):
+                if i not in empty:
                     continue
+                on_plastic = plastic is not None and results[i].foot_board < plastic
                 if on_plastic and not off:
                     # nothing shows what stands there, only that the board does not:
                     # unseen, no tower guessed from the scorer's second choice
                     # (measured: as often a hidden site's phantom as the tower)
                     r = results[i]
                     r.height, r.color, r.reason = None, None, "covered"
+                    continue
+                if not (on_plastic
+                        or (share >= float(cfg["print_colour_min_visible"]) and off)):
                     continue
             else:
                 ncc = _ncc(pn[i][m], tmpl[m])
@@ -1103,12 +1100,8 @@ class SiteReader:
               & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
         px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
         py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
-        hit = (np.ascontiguousarray(pix[:, 0]).reshape(1, -1),
-               np.ascontiguousarray(pix[:, 1]).reshape(1, -1), ok, px, py)
-        for arr in hit:
-            arr.setflags(write=False)
-        strips.cache[key] = hit
-        return hit
+        return strips.keep(key, (np.ascontiguousarray(pix[:, 0]).reshape(1, -1),
+                                 np.ascontiguousarray(pix[:, 1]).reshape(1, -1), ok, px, py))
 
     def _covered_towers(self, results: list[SiteResult], covered: list[int]) -> None:
         """A lone site whose print check fails and whose best tower nearly won is that tower.
@@ -1213,8 +1206,8 @@ class SiteReader:
         g = self.g
         H, W = image.shape[:2]
         key = ("print_points", (H, W))
-        cache = self.strips(pose).cache
-        hit = cache.get(key)
+        strips = self.strips(pose)
+        hit = strips.cache.get(key)
         if hit is None:  # the pose's alone: a still camera projects them once
             k = np.linspace(-8.0, 8.0, 5)
             X, Y = np.meshgrid(k, k)
@@ -1223,9 +1216,7 @@ class SiteReader:
             pix = project_fast(pose, np.column_stack([pts, np.zeros(len(pts))]))
             inside = ((pix[:, 0] >= 0) & (pix[:, 0] < W) & (pix[:, 1] >= 0)
                       & (pix[:, 1] < H)).reshape(len(g.sites), -1).all(axis=1)
-            hit = cache[key] = (np.clip(pix, 0, [W - 1, H - 1]), inside)
-            for arr in hit:
-                arr.setflags(write=False)
+            hit = strips.keep(key, (np.clip(pix, 0, [W - 1, H - 1]), inside))
         at, inside = hit
         vals = sample_bilinear(image, at)
         f = features(wb.apply(vals)).reshape(len(g.sites), -1, 3)
@@ -1252,8 +1243,8 @@ class SiteReader:
         H, W = shape[:2]
         key = ("board_points", (H, W), float(self.cfg["max_height"]),
                float(self.cfg["board_sample_mm"]), float(self.cfg["table_ring_mm"]))
-        cache = self.strips(pose).cache
-        hit: FloatArray | None = cache.get(key)
+        strips = self.strips(pose)
+        hit: FloatArray | None = strips.cache.get(key)
         if hit is not None:
             return hit
         g = self.g
@@ -1290,9 +1281,7 @@ class SiteReader:
         ok = (pix[:, 0] >= 0) & (pix[:, 0] < W - 1) & (pix[:, 1] >= 0) & (pix[:, 1] < H - 1)
         pix = pix[ok]
         ok2 = mask[pix[:, 1].astype(np.int32), pix[:, 0].astype(np.int32)] == 0
-        hit = cache[key] = pix[ok2]
-        hit.setflags(write=False)
-        return hit
+        return strips.keep(key, pix[ok2])
 
     def _refit(self, results: list[SiteResult], model: ColourModel) -> ColourModel | None:
         """Re-centre each colour on the confidently read tops of this photo."""
@@ -1595,7 +1584,7 @@ class SiteReader:
         out["ta"] = idx(r_lo + 0.5 + m / 2)
         out["tb"] = np.maximum(out["ta"], idx(r_tn + 0.5 - m / 2))
         out["edge_idx"] = self._edge_index(N, cfg["edge_gap_px"] / px_row, win)
-        st.cache[key] = out
+        st.keep(key, out)
         return out
 
     def _scored_heights(self, idx: np.ndarray, hmax: int) -> np.ndarray | None:
@@ -1715,10 +1704,8 @@ class SiteReader:
         front_pen = np.where(nf > 0.5, _band(cbl, fa, fb) / np.maximum(nf, 1e-6), 0.0)
         # --- empty site: the footprint shows board, nothing block-like
         ea, eb, ne = ev.ea, ev.eb, ev.ne
-        fp_block = np.where(ne > 0.5, (_take(cbl, eb) - _take(cbl, ea)) / np.maximum(ne, 1e-6),
-                            0.0)
-        fp_print = np.where(ne > 0.5, (_take(cpr, eb) - _take(cpr, ea)) / np.maximum(ne, 1e-6),
-                            0.0)
+        fp_block = np.where(ne > 0.5, _band(cbl, ea, eb) / np.maximum(ne, 1e-6), 0.0)
+        fp_print = np.where(ne > 0.5, _band(cpr, ea, eb) / np.maximum(ne, 1e-6), 0.0)
         fp_vis = ev.fp_vis
         p_top = block_probability(top_feat.reshape(-1, 3), model, self.board,
                                   cfg["block_t2"], cfg["block_soft"], d2_face
@@ -1883,7 +1870,7 @@ class SiteReader:
         # --- empty site: how much of the footprint is in view
         ea = geo["ea"][sel]
         eb = geo["eb"][sel]
-        ne = _take(cw, eb) - _take(cw, ea)
+        ne = _band(cw, ea, eb)
         fp_vis = ne / np.maximum((eb - ea) * L, 1)
         b0, bw0, bw1 = (geo[n][sel] for n in ("b0", "bw0", "bw1"))
         n_before = _band(cw, bw0, b0)
@@ -2006,10 +1993,10 @@ class SiteReader:
         """
         n = cw.shape[1] - 1
         ia, ib, ja, jb = index if index is not None else SiteReader._edge_index(n, gap, win)
-        n1 = _take(cw, ib) - _take(cw, ia)
-        n2 = _take(cw, jb) - _take(cw, ja)
-        m1 = (_take(cf, ib) - _take(cf, ia)) / np.maximum(n1, 1e-6)[..., None]
-        m2 = (_take(cf, jb) - _take(cf, ja)) / np.maximum(n2, 1e-6)[..., None]
+        n1 = _band(cw, ia, ib)
+        n2 = _band(cw, ja, jb)
+        m1 = _band(cf, ia, ib) / np.maximum(n1, 1e-6)[..., None]
+        m2 = _band(cf, ja, jb) / np.maximum(n2, 1e-6)[..., None]
         d = sum_last((m1 - m2) ** 2)
         full = (n1 > 0.5 * np.maximum(ib - ia, 1)) & (n2 > 0.5 * np.maximum(jb - ja, 1))
         d = np.where(full, d, 0.0)

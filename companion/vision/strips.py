@@ -14,12 +14,14 @@ give width.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -39,6 +41,16 @@ class Strips:
     px_row: FloatArray  # (S,) median image distance between consecutive rows
     #: what readers derive from the strips alone (kept with them, see SiteReader)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def keep(self, key: Any, value: T) -> T:
+        """Keep ``value`` under ``key`` with the strips (what the pose alone gives:
+        a still camera makes it once), its arrays made read-only, since every later
+        read of the pose shares them."""
+        for arr in value if isinstance(value, tuple) else (value,):
+            if isinstance(arr, np.ndarray):
+                arr.setflags(write=False)
+        self.cache[key] = value
+        return value
 
     def row_of(self, site: np.ndarray | int, rho: FloatArray, z: FloatArray | float
                ) -> FloatArray:
@@ -153,7 +165,4 @@ def _remap_maps(strips: Strips, rows: int | None) -> tuple[np.ndarray, np.ndarra
     # remap limits each map side to 32767: lay the samples out as (N, S * L)
     mx = np.ascontiguousarray(pix[..., 0].transpose(1, 0, 2).reshape(N, S * L), np.float32)
     my = np.ascontiguousarray(pix[..., 1].transpose(1, 0, 2).reshape(N, S * L), np.float32)
-    for arr in (mx, my):
-        arr.setflags(write=False)
-    strips.cache[key] = (mx, my)
-    return mx, my
+    return strips.keep(key, (mx, my))
