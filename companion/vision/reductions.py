@@ -14,17 +14,21 @@ import numpy as np
 from companion.vision.geometry import FloatArray
 
 
-def sum_last(x: FloatArray) -> FloatArray:
-    """``np.sum(x, axis=-1)`` for a short last axis, added left to right as NumPy
-    adds fewer than eight terms. (NumPy starts from +0.0: it differs only in the
-    sign of a sum of negative zeros, which the squares and counts summed here
-    never are.) Floats only: booleans would be or-ed, not counted."""
-    if x.shape[-1] == 1:
-        return x[..., 0].copy()
-    out: FloatArray = x[..., 0] + x[..., 1]
-    for k in range(2, x.shape[-1]):
-        out += x[..., k]
+def sum_axis(x: FloatArray, axis: int) -> FloatArray:
+    """``np.sum(x, axis=axis)`` for a short axis, added left to right as NumPy adds
+    fewer than eight terms. (NumPy starts from +0.0: it differs only in the sign of
+    a sum of negative zeros, which the squares and counts summed here never are.)
+    Floats only: booleans would be or-ed, not counted."""
+    parts = np.moveaxis(x, axis, 0)
+    out: FloatArray = parts[0].copy()
+    for k in range(1, parts.shape[0]):
+        out += parts[k]
     return out
+
+
+def sum_last(x: FloatArray) -> FloatArray:
+    """``np.sum(x, axis=-1)`` for a short last axis (:func:`sum_axis`)."""
+    return sum_axis(x, -1)
 
 
 def min_last(x: FloatArray) -> FloatArray:

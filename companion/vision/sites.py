@@ -43,7 +43,7 @@ from companion.vision.colours import (
     sample_bilinear,
 )
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
-from companion.vision.reductions import min_last, sum_last
+from companion.vision.reductions import min_last, sum_axis, sum_last
 from companion.vision.settings import section
 from companion.vision.strips import Strips, build_strips, project_fast, sample_strips
 
@@ -684,12 +684,9 @@ def _pad_columns(x: FloatArray, r: int) -> FloatArray:
 
 
 def _lsum(x: FloatArray) -> FloatArray:
-    """Sum over the lateral axis (2), added in order: what ``np.sum(x, axis=2)`` gives
-    for a few laterals, without a slow strided reduction."""
-    out = x[:, :, 0].copy()
-    for k in range(1, x.shape[2]):
-        out += x[:, :, k]
-    return out
+    """Sum over the lateral axis (2): what ``np.sum(x, axis=2)`` gives for a few
+    laterals, without a slow strided reduction."""
+    return sum_axis(x, 2)
 
 
 def _sample_pixels(strips: Strips, rows: int, shape: tuple[int, int]
