@@ -88,7 +88,7 @@ def _seat_maps(pose: Pose, g: BoardGeometry, seat: Seat, s: float, margin: float
     """Where each pixel of a seat's top-down region lies in the photo, and whether
     inside it. Cached per pose like the site strips: a still camera keeps its pose,
     so live reads remap only the image."""
-    key = (pose.cache_key, seat, s, margin, tuple(shape[:2]), g.card)
+    key = (pose.cache_key, seat, s, margin, tuple(shape[:2]), g.fingerprint)
     hit = _MAP_CACHE.get(key)
     if hit is not None:
         return hit

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +212,14 @@ class BoardGeometry:
             colour_sets={k: dict(v) for k, v in profile.get("colour_sets", {}).items()},
             card=card,
         )
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """Every number of the profile as one string: caches of what a pose projects
+        (strips, board samples off the markers and card stacks) are keyed by it, so
+        two profiles read in one process never share them."""
+        fields = {k: v for k, v in vars(self).items() if k not in ("site_xy", "fingerprint")}
+        return repr(sorted(fields.items())) + self.site_xy.tobytes().hex()
 
     # -- markers -------------------------------------------------------------
 

@@ -850,8 +850,7 @@ class SiteReader:
         (an A/B evaluation) must not take each other's strips.
         """
         g = self.g
-        key = (pose.cache_key, g.site_xy.tobytes(), float(g.footprint), float(g.jitter_mm),
-               float(g.storey), int(self.cfg["max_height"]), self.offsets)
+        key = (pose.cache_key, g.fingerprint, int(self.cfg["max_height"]), self.offsets)
         hit = _STRIP_CACHE.get(key)
         if hit is None:
             hit = build_strips(pose, self.g, int(self.cfg["max_height"]), offsets=self.offsets)

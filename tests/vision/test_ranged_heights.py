@@ -108,3 +108,19 @@ def test_readers_of_other_settings_do_not_share_a_pose_s_strips():
     assert low.rows < tall.rows  # the strips reach only as high as 8 storeys
     assert narrow.offsets.tolist() == [-2.0, 0.0, 2.0]
     assert tall.offsets.tolist() == list(reader.offsets) != [-2.0, 0.0, 2.0]
+
+
+def test_boards_that_differ_off_the_sites_do_not_share_a_pose_s_board_samples():
+    # the board model samples the board off the markers and the card stacks:
+    # a profile with its markers elsewhere must not take the other's samples
+    from dataclasses import replace
+
+    g, pose = board_geometry(), _phone_pose()
+    moved = replace(g, marker_centres={k: (x * 0.9, y * 0.9)
+                                        for k, (x, y) in g.marker_centres.items()})
+    assert moved.fingerprint != g.fingerprint
+    assert board_geometry().fingerprint == g.fingerprint
+    a = SiteReader(g)._board_points(pose, (720, 1280))
+    b = SiteReader(moved)._board_points(pose, (720, 1280))
+    assert SiteReader(moved).strips(pose) is not SiteReader(g).strips(pose)
+    assert len(a) != len(b) or not np.array_equal(a, b)
