@@ -384,6 +384,8 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         if report[part].get("advice"):
             report.setdefault("advice", []).append(report[part]["advice"])
             report["ok"] = False
+    if report["markers"].get("view_advice"):  # a poor view still works: advice only
+        report.setdefault("advice", []).append(report["markers"]["view_advice"])
     if args.json:
         print(json.dumps(report))
     else:
@@ -391,7 +393,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for part in ("camera", "leds", "buttons", "markers", "ledmap"):
             item = report.get(part, {})
             print(f"{part}: {'ok' if item.get('ok') else 'PROBLEM'}  "
-                  f"{json.dumps({k: v for k, v in item.items() if k != 'advice'})}")
+                  f"{json.dumps({k: v for k, v in item.items() if 'advice' not in k})}")
         for line in report.get("advice", []):
             print(f"advice: {line}")
     return 0 if report.get("ok") else 1
@@ -406,7 +408,8 @@ def _doctor_markers(camera_spec: str | None) -> dict[str, Any]:
 
         with open_camera(camera_spec) as cam:
             frame = cam.read()
-        found = sorted(detect_markers(frame.image, board_geometry()))
+        markers = detect_markers(frame.image, board_geometry())
+        found = sorted(markers)
     except Exception as exc:  # doctor reports, never crashes
         return {"ok": False, "error": str(exc),
                 "advice": "the camera gave no frame to look for board markers in"}
@@ -414,6 +417,40 @@ def _doctor_markers(camera_spec: str | None) -> dict[str, Any]:
     if len(found) < 2:
         out["advice"] = (f"the camera sees {len(found)} of the 4 board markers: at least two "
                          "are needed; aim the camera at the whole board and light it")
+        return out
+    try:
+        out.update(view_of_board(markers, frame.image.shape))
+    except Exception as exc:  # doctor reports, never crashes
+        out["view_error"] = str(exc)
+    return out
+
+
+#: the camera elevations (degrees) heights are read best between (docs/vision-errors.md:
+#: above 70 a storey barely moves a top, below 45 tall towers hide the sites behind them)
+GOOD_ELEVATION = (45.0, 70.0)
+
+
+def view_of_board(markers: Any, shape: tuple[int, ...]) -> dict[str, Any]:
+    """How steeply the camera looks at the board (from its markers, intrinsics
+    estimated), with advice when heights will be hard to read from there."""
+    from companion.vision.geometry import board_geometry
+    from companion.vision.pose import estimate_intrinsics, solve_pose
+
+    g = board_geometry()
+    size = (int(shape[1]), int(shape[0]))
+    pose = solve_pose(markers, estimate_intrinsics(markers, g, size), g).pose
+    elevation = pose.elevation_deg
+    out: dict[str, Any] = {"elevation_deg": round(elevation, 1)}
+    low, high = GOOD_ELEVATION
+    if elevation > high:
+        out["view_advice"] = (
+            f"the camera looks down at {elevation:.0f} degrees: from so steep a view a "
+            "storey more or less barely moves a tower's top, and many heights go unread; "
+            f"tilt it to {low:.0f}-{high:.0f} degrees (50-65 is best)")
+    elif elevation < low:
+        out["view_advice"] = (
+            f"the camera looks at the board from {elevation:.0f} degrees: tall towers hide "
+            f"the sites behind them; raise it to {low:.0f}-{high:.0f} degrees (50-65 is best)")
     return out
 
 

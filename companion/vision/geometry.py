@@ -125,6 +125,14 @@ class Pose:
         """The camera's optical centre in board millimetres."""
         return (-self.R.T @ self.tvec).ravel()
 
+    @property
+    def elevation_deg(self) -> float:
+        """How steeply the camera looks down at the board: its optical axis' angle
+        with the board plane (90: straight down), as :func:`look_at_pose` places it.
+        How well heights can be read depends on it (docs/vision-errors.md)."""
+        axis = self.R[2]  # the optical axis in board coordinates
+        return float(np.degrees(np.arcsin(min(1.0, abs(float(axis[2]))))))
+
     def plane_homography(self, z: float = 0.0) -> FloatArray:
         """Undistorted homography from board (x, y) at height z to pixels."""
         R, t = self.R, self.tvec.ravel()

@@ -177,3 +177,13 @@ def test_one_bent_corner_of_three_markers_is_put_back_where_the_others_say() -> 
     known = solve_pose(bent, truth.intrinsics, g).pose
     assert sorted(k for k in bent if not np.array_equal(
         repair_bent_corner(bent, known, g, False)[k], bent[k])) == [0]
+
+
+@pytest.mark.parametrize("elevation", [40.0, 55.0, 82.0, 90.0])
+def test_the_elevation_is_the_optical_axis_angle_over_the_board(elevation: float) -> None:
+    # the angle the camera looks down at, whatever its side, roll or aim point
+    intr = intrinsics_for_fov((1280, 720), 64.0)
+    for azimuth, roll, target in ((0.0, 0.0, (0.0, 0.0, 0.0)), (117.0, 3.0, (40.0, -25.0, 0.0)),
+                                  (250.0, -2.0, (-60.0, 10.0, 0.0))):
+        pose = look_at_pose(intr, 900.0, elevation, azimuth, target, roll)
+        assert pose.elevation_deg == pytest.approx(elevation, abs=1e-6)

@@ -1,0 +1,63 @@
+"""`companion doctor` tells how steeply the camera looks at the board, and advises.
+
+Heights are read worst from a steep camera (a storey barely moves a top) and
+towers hide the most from a low one (docs/vision-errors.md, by elevation).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+from companion.commands import GOOD_ELEVATION, view_of_board
+from companion.sim import sample_photo
+from companion.vision.geometry import Pose, board_geometry, intrinsics_for_fov, look_at_pose
+
+
+def _markers(pose: Pose) -> dict[int, np.ndarray]:
+    g = board_geometry()
+    return {i: pose.project(g.marker_corners(i)) for i in g.marker_centres}
+
+
+@pytest.mark.parametrize(("elevation", "advice"), [
+    (80.0, "the camera looks down at 80 degrees: from so steep a view a storey more or less "
+           "barely moves a tower's top, and many heights go unread; tilt it to 45-70 degrees "
+           "(50-65 is best)"),
+    (58.0, None),
+    (40.0, "the camera looks at the board from 40 degrees: tall towers hide the sites behind "
+           "them; raise it to 45-70 degrees (50-65 is best)"),
+])
+def test_the_view_is_measured_from_the_markers(elevation: float, advice: str | None) -> None:
+    pose = look_at_pose(intrinsics_for_fov((1280, 720), 64.0), 950.0, elevation, 33.0,
+                        (15.0, -10.0, 0.0), 1.5)
+    view = view_of_board(_markers(pose), (720, 1280, 3))
+    assert view["elevation_deg"] == pytest.approx(elevation, abs=0.5)
+    assert view.get("view_advice") == advice
+    assert GOOD_ELEVATION == (45.0, 70.0)
+
+
+def test_doctor_prints_the_elevation_and_stays_ok_with_a_poor_view(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    shot = sample_photo(5, "mounted")  # a camera at 79 degrees
+    cv2.imwrite(str(tmp_path / "frame.png"), shot.image)
+    R = cv2.Rodrigues(np.array(shot.truth["pose"]["rvec"]))[0]
+    truth = float(np.degrees(np.arcsin(abs(R[2, 2]))))
+    code = main(["doctor", "--camera", f"folder:{tmp_path}", "--leds", "fake",
+                 "--buttons", "fake", "--frames", "2", "--json"])
+    report = json.loads(capsys.readouterr().out)
+    markers = report["markers"]
+    assert markers["ok"] and len(markers["visible"]) >= 2
+    assert markers["elevation_deg"] == pytest.approx(truth, abs=1.0)
+    assert truth == pytest.approx(79.2, abs=0.1)
+    assert [a for a in report.get("advice", []) if "degrees" in a] == [
+        "the camera looks down at 79 degrees: from so steep a view a storey more or less "
+        "barely moves a tower's top, and many heights go unread; tilt it to 45-70 degrees "
+        "(50-65 is best)"]
+    assert code == 0 and report["ok"]  # advice about the view is no failure
