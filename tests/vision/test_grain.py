@@ -36,7 +36,9 @@ def test_a_grainy_frame_is_read_nearly_as_the_clean_one(grainy) -> None:
     cols = r.truth["expected"]["colors"]
     clean = read_image(r.image, r.truth["camera"], cols)
     smoothed = read_image(noisy, r.truth["camera"], cols)
-    assert _tally(clean, r.truth) == (0, 2)
+    # (0, 2) while every top seen without its foot and scoring under 14 was unseen
+    # (sites.foot_hidden_keep_score)
+    assert _tally(clean, r.truth) == (0, 1)
     # (0, 1) before a reading that beat a far different one by a hair went to unseen
     # (sites.empty_doubt_margin, tower_doubt_margin): a right one here
     assert _tally(smoothed, r.truth) == (0, 2)

@@ -65,9 +65,11 @@ def test_two_near_markers_and_the_outline_read_the_board(frame):
     # and (11, 14, 2) before a reading that beat a far different one by a hair went
     # to unseen (sites.empty_doubt_margin, tower_doubt_margin); the loose pose (10, 15,
     # 2) while the print was learnt from every site read empty, not the sure ones
-    # (sites.print_template_margin)
+    # (sites.print_template_margin); (2, 5, 4) while every top seen without its foot
+    # and scoring under 14 was unseen (sites.foot_hidden_keep_score: one of those is
+    # right, one a hidden site's phantom no farther tower read explains)
     assert [(c["wrong"], c["unseen_visible"], c["hidden_read"]) for c in tally] == [
-        (2, 5, 4), (10, 14, 2)]
+        (2, 4, 5), (10, 14, 2)]
 
 
 def test_each_edge_is_found_outside_the_border_art(frame):

@@ -167,7 +167,8 @@ def test_a_top_whose_foot_is_hidden_is_reported_when_it_fits_very_well(readings)
     # left out, 4NW's foot shows and 4W's does not: it was measured with 4NW among them)
     rendered, reading = readings["E45-warm-2017-tall"]
     colours = rendered.truth["expected"]["colors"]
-    before = read_image(rendered.image, None, colours, {"sites": {"foot_hidden_score": 1e9}})
+    before = read_image(rendered.image, None, colours, {"sites": {
+        "foot_hidden_score": 1e9, "foot_hidden_keep_score": None}})
     names = sorted(str(r.site) for r in before.details if r.reason == "foot hidden")
     assert names == ["0SW", "3NE", "3S", "4W", "5C", "5W"]
     got = {str(s): (v.height, v.owner) for s, v in reading.sites.items()}
