@@ -1380,9 +1380,9 @@ class SiteReader:
         if there, is read, or guessed where it is unseen: when none of the top's
         colour farther back covers the place the top shows in the photo and the
         top scores ``foot_hidden_keep_score`` or more (null: never), the top
-        stands. (Measured on all three renderers' sets: the towers it reads are
-        right 10 to 1; a lower score, or any colour explaining, reads more of
-        the hidden sites' phantoms.)
+        stands. (Measured on all three renderers' sets: eight tops read right for
+        each read wrong or read at a hidden site; a lower score, or any colour
+        explaining, reads more of the hidden sites' phantoms.)
         """
         keep = self.cfg["foot_hidden_keep_score"]
         if keep is None:
