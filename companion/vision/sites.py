@@ -1377,7 +1377,8 @@ class SiteReader:
 
         A foot-hidden top is doubted because along the line of sight a taller
         tower farther back may show the same top (:meth:`_decide`). That tower,
-        if there, is read, or guessed where it is unseen: when none of the top's
+        if there, is read, or guessed where it is unseen (as the silhouettes paint
+        it, :meth:`_painted`): when none of the top's
         colour farther back covers the place the top shows in the photo and the
         top scores ``foot_hidden_keep_score`` or more (null: never), the top
         stands. (Measured on all three renderers' sets: eight tops read right for
@@ -1393,16 +1394,10 @@ class SiteReader:
             return
         g = self.g
         rank = _nearness_rank(st)
-        towers: dict[int, tuple[int, str | None, float]] = {}  # read, or an unseen site's guess
-        for j, o in enumerate(results):
-            if o.height:
-                towers[j] = (int(o.height), o.color, o.depth)
-            elif o.height is None and o.tower is not None:
-                towers[j] = (int(o.tower[0]), o.tower[1], o.tower[2])
+        towers = self._painted(results, rank)  # read, or an unseen site's guess
+        hulls = self._hulls(pose, st, towers)
         k = (np.arange(5) - 2) / 2 * 0.4 * g.footprint  # a 5 x 5 grid over 80% of a top
         grid = np.stack(np.meshgrid(k, k), -1).reshape(-1, 2)
-        half = g.footprint / 2 + float(self.cfg["occluder_pad_mm"])
-        sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
         for i in cand:
             r = results[i]
             tw = r.tower
@@ -1411,18 +1406,10 @@ class SiteReader:
             top[:, :2] = g.site_xy[i] + tw[2] * st.v[i] + grid
             top[:, 2] = tw[0] * g.storey
             pts = [(float(x), float(y)) for x, y in project_fast(pose, top)]
-            explained = False
-            for j, (height, colour, depth) in towers.items():
-                if j == i or rank[j] < rank[i] or colour != tw[1]:
-                    continue
-                box = np.zeros((8, 3))
-                box[:4, :2] = g.site_xy[j] + depth * st.v[j] + sq
-                box[4:, :2] = box[:4, :2]
-                box[4:, 2] = height * g.storey
-                hull = cv2.convexHull(project_fast(pose, box).astype(np.float32))
-                if any(cv2.pointPolygonTest(hull, p, False) >= 0 for p in pts):
-                    explained = True
-                    break
+            explained = any(
+                any(cv2.pointPolygonTest(hull, p, False) >= 0 for p in pts)
+                for (j, _, _, colour), hull in zip(towers, hulls, strict=True)
+                if rank[j] > rank[i] and colour == tw[1])
             if not explained:
                 r.height, r.color, r.reason = tw[0], tw[1], ""
                 r.depth, r.visible, r.uniform, r.top_feature = tw[2], tw[3], tw[4], tw[6]
@@ -1463,19 +1450,36 @@ class SiteReader:
         # ranks fit a byte (a board has fewer than 255 sites): a quarter of the memory
         # to fill and to look up, and the polygons fill the same pixels at any depth
         mask = np.full(shape, n, np.uint8 if n < 255 else np.int32)
+        towers = self._painted(results, rank, skip)
+        for (i, _, _, _), hull in zip(towers, self._hulls(pose, st, towers), strict=True):
+            cv2.fillConvexPoly(mask, np.round(hull.reshape(-1, 2)).astype(np.int32),
+                               int(rank[i]))
+        return mask
+
+    def _painted(self, results: list[SiteResult], rank: np.ndarray,
+                 skip: set[int] | None = None) -> list[tuple[int, int, float, str | None]]:
+        """The towers that hide what lies behind them, far first: each tower read, and
+        (``occlude_unseen``) each unseen site's best tower, unless in ``skip``. Site,
+        height, depth and colour."""
         unseen = bool(self.cfg["occlude_unseen"])
-        towers: list[tuple[int, int, float]] = []  # site, height, depth; far first
+        towers: list[tuple[int, int, float, str | None]] = []
         for i in np.argsort(-rank):  # far first, near overwrite
             r = results[int(i)]
             if r is None:
                 continue
             if r.height:
-                towers.append((int(i), int(r.height), float(r.depth)))
+                towers.append((int(i), int(r.height), float(r.depth), r.color))
             elif r.height is None and unseen and r.tower is not None and (
                     skip is None or int(i) not in skip):
-                towers.append((int(i), int(r.tower[0]), float(r.tower[2])))
+                towers.append((int(i), int(r.tower[0]), float(r.tower[2]), r.tower[1]))
+        return towers
+
+    def _hulls(self, pose: Pose, st: Strips,
+               towers: Sequence[tuple[int, int, float, str | None]]) -> list[np.ndarray]:
+        """Each tower's outline in the photo (float32 convex hull): its box, a little
+        wider than a block (``occluder_pad_mm``), at its depth along the line of sight."""
         if not towers:
-            return mask
+            return []
         g = self.g
         half = g.footprint / 2 + self.cfg["occluder_pad_mm"]
         sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
@@ -1486,10 +1490,7 @@ class SiteReader:
         boxes[:, 4:, :2] = boxes[:, :4, :2]
         boxes[:, 4:, 2] = (np.array([t[1] for t in towers]) * g.storey)[:, None]
         pix = project_fast(pose, boxes).astype(np.float32)
-        for k, (i, _, _) in enumerate(towers):
-            hull = cv2.convexHull(pix[k]).reshape(-1, 2)
-            cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), int(rank[i]))
-        return mask
+        return [cv2.convexHull(pix[k]) for k in range(len(towers))]
 
     # -- scoring ------------------------------------------------------------
 
