@@ -378,9 +378,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     from hardware.doctor import probe
 
     report = probe(args.camera, args.leds, args.buttons, sample_frames=args.frames)
-    report["markers"] = _doctor_markers(args.camera)
+    intrinsics, report["calibration"] = _doctor_intrinsics(args)
+    report["markers"] = _doctor_markers(args.camera, intrinsics)
     report["ledmap"] = _doctor_ledmap(args.ledmap)
-    for part in ("markers", "ledmap"):
+    for part in ("calibration", "markers", "ledmap"):
         if report[part].get("advice"):
             report.setdefault("advice", []).append(report[part]["advice"])
             report["ok"] = False
@@ -390,7 +391,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(report))
     else:
         print(f"platform: {report.get('platform', {}).get('model') or 'not a Raspberry Pi'}")
-        for part in ("camera", "leds", "buttons", "markers", "ledmap"):
+        for part in ("camera", "leds", "buttons", "calibration", "markers", "ledmap"):
             item = report.get(part, {})
             print(f"{part}: {'ok' if item.get('ok') else 'PROBLEM'}  "
                   f"{json.dumps({k: v for k, v in item.items() if 'advice' not in k})}")
@@ -399,7 +400,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if report.get("ok") else 1
 
 
-def _doctor_markers(camera_spec: str | None) -> dict[str, Any]:
+def _doctor_markers(camera_spec: str | None, intrinsics: Any = None) -> dict[str, Any]:
     """Grab one frame and count the board markers the camera sees."""
     try:
         from companion.vision.geometry import board_geometry
@@ -419,39 +420,74 @@ def _doctor_markers(camera_spec: str | None) -> dict[str, Any]:
                          "are needed; aim the camera at the whole board and light it")
         return out
     try:
-        out.update(view_of_board(markers, frame.image.shape))
+        out.update(view_of_board(markers, frame.image.shape, intrinsics))
     except Exception as exc:  # doctor reports, never crashes
         out["view_error"] = str(exc)
     return out
 
 
-#: the camera elevations (degrees) heights are read best between (docs/vision-errors.md:
-#: above 70 a storey barely moves a top, below 45 tall towers hide the sites behind them)
-GOOD_ELEVATION = (45.0, 70.0)
+def good_elevation(profile: dict[str, Any] | None = None) -> tuple[tuple[float, float],
+                                                                   tuple[float, float]]:
+    """The camera elevations (degrees) heights are read well between, and best
+    between: the board profile's ``camera_advice`` (measured by elevation on the
+    raycast sets, docs/vision-errors.md; a profile without it gets no advice)."""
+    from companion.profiles import load_profile
+
+    advice = (load_profile() if profile is None else profile).get("camera_advice") or {}
+    good = advice.get("good_elevation_deg") or (0.0, 90.0)
+    best = advice.get("best_elevation_deg") or good
+    return (float(good[0]), float(good[1])), (float(best[0]), float(best[1]))
 
 
-def view_of_board(markers: Any, shape: tuple[int, ...]) -> dict[str, Any]:
-    """How steeply the camera looks at the board (from its markers, intrinsics
-    estimated), with advice when heights will be hard to read from there."""
+def view_of_board(markers: Any, shape: tuple[int, ...], intrinsics: Any = None
+                  ) -> dict[str, Any]:
+    """How steeply the camera looks at the board (from its markers, with the
+    calibrated ``intrinsics`` or, without them, intrinsics estimated from the
+    markers), with advice when heights will be hard to read from there."""
     from companion.vision.geometry import board_geometry
     from companion.vision.pose import estimate_intrinsics, solve_pose
 
     g = board_geometry()
     size = (int(shape[1]), int(shape[0]))
-    pose = solve_pose(markers, estimate_intrinsics(markers, g, size), g).pose
+    intr = (estimate_intrinsics(markers, g, size) if intrinsics is None
+            else intrinsics.scaled_to(size))
+    pose = solve_pose(markers, intr, g).pose
     elevation = pose.elevation_deg
-    out: dict[str, Any] = {"elevation_deg": round(elevation, 1)}
-    low, high = GOOD_ELEVATION
+    out: dict[str, Any] = {"elevation_deg": round(elevation, 1),
+                           "intrinsics": "estimated" if intrinsics is None else "calibrated"}
+    (low, high), (best_low, best_high) = good_elevation()
+    band = f"{low:.0f}-{high:.0f} degrees ({best_low:.0f}-{best_high:.0f} is best)"
     if elevation > high:
         out["view_advice"] = (
             f"the camera looks down at {elevation:.0f} degrees: from so steep a view a "
             "storey more or less barely moves a tower's top, and many heights go unread; "
-            f"tilt it to {low:.0f}-{high:.0f} degrees (50-65 is best)")
+            f"tilt it to {band}")
     elif elevation < low:
         out["view_advice"] = (
             f"the camera looks at the board from {elevation:.0f} degrees: tall towers hide "
-            f"the sites behind them; raise it to {low:.0f}-{high:.0f} degrees (50-65 is best)")
+            f"the sites behind them; raise it to {band}")
     return out
+
+
+def _doctor_intrinsics(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
+    """The calibrated intrinsics ``companion run`` would use (its calibration file),
+    or None to estimate them; and what the report says about that file."""
+    from pathlib import Path
+
+    from calibration import file as calfile
+    from companion.vision.geometry import Intrinsics
+
+    path = Path(args.calibration or Path(args.data_dir) / "calibration.json")
+    try:
+        camera = calfile.load(path).get("camera")
+        if camera is None:
+            return None, {"ok": True, "file": str(path),
+                          "camera": "not calibrated: intrinsics estimated"}
+        return Intrinsics.from_json(camera), {"ok": True, "file": str(path),
+                                              "camera": "calibrated"}
+    except (ValueError, OSError) as exc:
+        return None, {"ok": False, "file": str(path), "error": str(exc).splitlines()[0],
+                      "advice": f"the calibration file cannot be used: {exc}"}
 
 
 def _doctor_ledmap(spec: str) -> dict[str, Any]:
@@ -472,6 +508,11 @@ def register_doctor(sub: Any) -> None:
     p.add_argument("--buttons", help="button backend (pi, fake)")
     p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
     p.add_argument("--frames", type=int, default=15, help="frames sampled for the frame rate")
+    p.add_argument("--data-dir", default="/var/lib/companion", metavar="DIR",
+                   help="where `companion run` keeps its calibration file")
+    p.add_argument("--calibration", metavar="FILE",
+                   help="calibration file (default DATA_DIR/calibration.json): its camera "
+                        "intrinsics measure the view; without them they are estimated")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_doctor)
 

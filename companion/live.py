@@ -173,8 +173,17 @@ def run_live(args: Any) -> int:
     from hardware.sdnotify import Notifier
 
     data_dir = Path(args.data_dir)
+    cal_path = args.calibration or data_dir / "calibration.json"
+    cal = calfile.load(cal_path)
+    if cal.get("camera") is not None:
+        # checked now: a malformed camera section would otherwise fail every frame
+        from companion.vision.geometry import Intrinsics
+
+        try:
+            Intrinsics.from_json(cal["camera"])
+        except ValueError as exc:
+            raise calfile.CalibrationFileError(f"{cal_path}: camera: {exc}") from None
     journal = open_data_dir(data_dir)
-    cal = calfile.load(args.calibration or data_dir / "calibration.json")
 
     def first_config() -> Any:
         if args.game:

@@ -46,6 +46,9 @@ class Intrinsics:
     @classmethod
     def from_json(cls, data: dict[str, Any] | str | Path) -> Intrinsics:
         """Read the formats.md camera JSON (a dict, or a path to a file)."""
+        if not isinstance(data, (dict, str, Path)):
+            raise ValueError(f"malformed camera JSON: expected an object, got "
+                             f"{type(data).__name__}")
         raw: Any = data if isinstance(data, dict) else json.loads(
             Path(data).read_text(encoding="utf-8"))
         try:

@@ -13,8 +13,9 @@ import cv2
 import numpy as np
 import pytest
 
+from calibration import file as calfile
 from companion.cli import main
-from companion.commands import GOOD_ELEVATION, view_of_board
+from companion.commands import good_elevation, view_of_board
 from companion.sim import sample_photo
 from companion.vision.geometry import Pose, board_geometry, intrinsics_for_fov, look_at_pose
 
@@ -38,7 +39,8 @@ def test_the_view_is_measured_from_the_markers(elevation: float, advice: str | N
     view = view_of_board(_markers(pose), (720, 1280, 3))
     assert view["elevation_deg"] == pytest.approx(elevation, abs=0.5)
     assert view.get("view_advice") == advice
-    assert GOOD_ELEVATION == (45.0, 70.0)
+    assert view["intrinsics"] == "estimated"
+    assert good_elevation() == ((45.0, 70.0), (50.0, 65.0))  # the board profile's
 
 
 def test_doctor_prints_the_elevation_and_stays_ok_with_a_poor_view(
@@ -50,7 +52,8 @@ def test_doctor_prints_the_elevation_and_stays_ok_with_a_poor_view(
     R = cv2.Rodrigues(np.array(shot.truth["pose"]["rvec"]))[0]
     truth = float(np.degrees(np.arcsin(abs(R[2, 2]))))
     code = main(["doctor", "--camera", f"folder:{tmp_path}", "--leds", "fake",
-                 "--buttons", "fake", "--frames", "2", "--json"])
+                 "--buttons", "fake", "--frames", "2", "--json",
+                 "--data-dir", str(tmp_path / "nothing-here")])
     report = json.loads(capsys.readouterr().out)
     markers = report["markers"]
     assert markers["ok"] and len(markers["visible"]) >= 2
@@ -61,3 +64,66 @@ def test_doctor_prints_the_elevation_and_stays_ok_with_a_poor_view(
         "barely moves a tower's top, and many heights go unread; tilt it to 45-70 degrees "
         "(50-65 is best)"]
     assert code == 0 and report["ok"]  # advice about the view is no failure
+
+
+def _doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
+            ) -> tuple[int, dict]:
+    code = main(["doctor", "--camera", f"folder:{tmp_path / 'frames'}", "--leds", "fake",
+                 "--buttons", "fake", "--frames", "2", "--json", *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_doctor_measures_the_view_with_the_calibrated_lens(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the calibration file `companion run` uses, the lens is not guessed."""
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    shot = sample_photo(5, "mounted")
+    (tmp_path / "frames").mkdir()
+    cv2.imwrite(str(tmp_path / "frames" / "frame.png"), shot.image)
+    R = cv2.Rodrigues(np.array(shot.truth["pose"]["rvec"]))[0]
+    truth = float(np.degrees(np.arcsin(abs(R[2, 2]))))
+    data = tmp_path / "data"
+    data.mkdir()
+    calfile.update(data / "calibration.json", "camera", shot.truth["camera"])
+    code, report = _doctor(tmp_path, capsys, "--data-dir", str(data))
+    assert report["calibration"] == {"ok": True, "file": str(data / "calibration.json"),
+                                     "camera": "calibrated"}
+    assert report["markers"]["intrinsics"] == "calibrated"
+    assert report["markers"]["elevation_deg"] == pytest.approx(truth, abs=0.3)
+    assert code == 0
+    # no file: estimated, and said so
+    code, report = _doctor(tmp_path, capsys, "--calibration", str(tmp_path / "none.json"))
+    assert report["calibration"]["camera"] == "not calibrated: intrinsics estimated"
+    assert report["markers"]["intrinsics"] == "estimated"
+    assert code == 0
+
+
+@pytest.mark.parametrize(("text", "error"), [
+    ("{", "malformed JSON at line 1"),
+    (json.dumps({"format": calfile.FORMAT, "camera": {"dist_coeffs": [0, 0, 0, 0, 0]}}),
+     "malformed camera JSON"),
+    (json.dumps({"format": calfile.FORMAT, "camera": [1, 2]}),
+     "malformed camera JSON: expected an object, got list"),
+    (json.dumps({"format": 1}), "not a calibration file"),
+])
+def test_a_broken_calibration_file_is_a_problem_not_a_crash(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        text: str, error: str) -> None:
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    (tmp_path / "frames").mkdir()
+    cv2.imwrite(str(tmp_path / "frames" / "frame.png"), sample_photo(5, "mounted").image)
+    bad = tmp_path / "calibration.json"
+    bad.write_text(text)
+    code, report = _doctor(tmp_path, capsys, "--calibration", str(bad))
+    cal = report["calibration"]
+    assert not cal["ok"] and error in cal["error"] and "\n" not in cal["error"]
+    assert f"the calibration file cannot be used: {cal['error']}" in report["advice"]
+    assert report["markers"]["intrinsics"] == "estimated"  # the view is still measured
+    assert code == 1 and not report["ok"]
+
+
+def test_a_profile_without_camera_advice_gives_none() -> None:
+    assert good_elevation({"name": "bare"}) == ((0.0, 90.0), (0.0, 90.0))
+    assert good_elevation({"camera_advice": {"good_elevation_deg": [40, 75]}}) == (
+        (40.0, 75.0), (40.0, 75.0))

@@ -39,3 +39,20 @@ def test_bad_seconds_are_a_usage_error(capsys: pytest.CaptureFixture[str], optio
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1] == f"companion run: error: {message}"
+
+
+def test_a_malformed_calibrated_camera_stops_run_before_it_starts(
+        tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checked at start: read per frame, it would fail every frame instead."""
+    from calibration import file as calfile
+
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    cal = tmp_path / "calibration.json"
+    calfile.update(cal, "camera", {"dist_coeffs": [0, 0, 0, 0, 0]})
+    code = main(["run", "--data-dir", str(tmp_path / "data"), "--calibration", str(cal),
+                 "--camera", "fake", "--leds", "fake", "--buttons", "fake"])
+    err = capsys.readouterr().err.strip()
+    assert code != 0 and len(err.splitlines()) == 1
+    assert not (tmp_path / "data").exists()  # nothing started
+    assert err == (f"companion run: {cal}: camera: malformed camera JSON: "
+                   "'camera_matrix'")
