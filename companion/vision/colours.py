@@ -338,7 +338,8 @@ class ColourModel:
         return self.fit(feats, prior_weight=prior_weight)
 
 
-def toned_rgb(rgb: Sequence[float], exponent: float, lift: float = 0.0) -> list[float]:
+def toned_rgb(rgb: Sequence[float], exponent: float, lift: float = 0.0,
+              gains: tuple[float, float] = (1.0, 1.0)) -> list[float]:
     """A nominal colour as a photo whose tone curve is ``exponent`` steeper shows it.
 
     Cameras and renderers differ in their tone curve: relative to the marker
@@ -346,9 +347,15 @@ def toned_rgb(rgb: Sequence[float], exponent: float, lift: float = 0.0) -> list[
     balance fixes the paper at 1.0 and the lamp's colour, not the curve.
     ``lift``: flare or a raised black level, a share of the paper added to
     everything (a hazy lens, a camera's low-contrast rendering).
+    ``gains``: red and blue relative to green, a white balance the markers'
+    paper left off the plastic (the paper lit by another mix of lamp and room
+    light than the tops; 1, 1: none).
     """
-    return [REFERENCE_WHITE * (lift + (1.0 - lift) * (max(float(c), 0.0) / REFERENCE_WHITE)
-                               ** exponent) for c in rgb]
+    out = [REFERENCE_WHITE * (lift + (1.0 - lift) * (max(float(c), 0.0) / REFERENCE_WHITE)
+                              ** exponent) for c in rgb]
+    if gains != (1.0, 1.0):
+        out = [out[0] * gains[0], out[1], out[2] * gains[1]]
+    return out
 
 
 def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Sequence[float]],
@@ -404,10 +411,80 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     return best[1], best[2], best[0], at_one
 
 
+def fit_gains(samples: Sequence[FloatArray], colours: Mapping[str, Sequence[float]],
+              exponent: float, lift: float, cfg: Mapping[str, Any]
+              ) -> tuple[tuple[float, float], float, float]:
+    """The red and blue gains (relative to green) under which the photo's surest
+    tops fit the colours in play best, each top by the colour it fits best.
+
+    The markers' paper sets the white balance; plastic lit by another mix of
+    lamp and room light than the paper (a lamp's cone, a window) keeps a cast,
+    and a cast turns orange toward yellow, blue toward purple. Each top counts
+    at the colour it fits best, not the one it was read as: a cast reads tops
+    as the wrong colour surely, and those would vote for no cast. Costs as in
+    :func:`fit_tone` (capped distance plus a small pull to the centre). Returns
+    the gains, their cost and the cost without gains.
+    """
+    lo, hi, step = (float(x) for x in cfg["gains"])
+    grid = np.round(np.arange(lo, hi + step / 2, step), 6)
+    gr, gb = (x.ravel() for x in np.meshgrid(grid, grid, indexing="ij"))
+    at = np.flatnonzero((gr == 1.0) & (gb == 1.0))
+    if len(at) == 0:  # the grid misses 1, 1: add it (the cost without gains)
+        gr, gb = np.append(gr, 1.0), np.append(gb, 1.0)
+        at = np.array([len(gr) - 1])
+    costs = gains_costs(samples, colours, exponent, lift, gr, gb, cfg)
+    k = int(at[0]) if costs[at[0]] <= costs.min() else int(np.argmin(costs))
+    return (float(gr[k]), float(gb[k])), float(costs[k]), float(costs[at[0]])
+
+
+def gains_costs(samples: Sequence[FloatArray], colours: Mapping[str, Sequence[float]],
+                exponent: float, lift: float, gr: FloatArray, gb: FloatArray,
+                cfg: Mapping[str, Any]) -> FloatArray:
+    """:func:`fit_gains`' cost at each of the gains ``gr``, ``gb`` (P,): the classes
+    :meth:`ColourModel.from_rgb` makes of the toned colours, all at once."""
+    X = np.asarray(samples, np.float64).reshape(-1, 3)
+    cap = float(cfg["cap_d2"])
+    pull = float(cfg["centre_weight"])
+    pull_cap = float(cfg["centre_cap"])
+    spread = np.array([*([float(cfg["centre_sigma"][0])] * 2), float(cfg["centre_sigma"][1])])
+    rgb = np.array([toned_rgb(c, exponent, lift) for c in colours.values()])  # (K, 3)
+    P, K = len(gr), len(rgb)
+    bgr = np.empty((P, K, 3))
+    bgr[..., 0] = rgb[None, :, 2] * gb[:, None]
+    bgr[..., 1] = rgb[None, :, 1]
+    bgr[..., 2] = rgb[None, :, 0] * gr[:, None]
+    m = features(np.maximum(bgr - REFERENCE_BLACK, 0) / (REFERENCE_WHITE - REFERENCE_BLACK)
+                 ).astype(np.float64).reshape(P, K, 1, 3)
+    sat = np.hypot(m[..., 0], m[..., 1])  # (P, K, 1)
+    neutral = sat < 0.15
+    safe = np.where(neutral, 1.0, sat)
+    h0, h1 = m[..., 0] / safe, m[..., 1] / safe
+    c0, c1 = X[None, None, :, 0], X[None, None, :, 1]
+    r = c0 * h0 + c1 * h1
+    t = c0 * h1 - c1 * h0
+    out = (np.maximum(SAT_BAND[0] * sat - r, 0.0) + np.maximum(r - SAT_BAND[1] * sat, 0.0)
+           ) / SAT_SIGMA
+    s = np.sqrt(c0 * c0 + c1 * c1)
+    chroma = np.where(neutral,
+                      (np.maximum(s - NEUTRAL_SAT, 0.0) / SAT_SIGMA) ** 2
+                      + (s / (2 * NEUTRAL_SAT)) ** 2,
+                      (t / TANGENT_SIGMA) ** 2 + out ** 2)
+    dlum = X[None, None, :, 2] - m[..., 2]
+    d2 = chroma + (dlum / np.where(neutral, NEUTRAL_INTENSITY_SIGMA, INTENSITY_SIGMA)) ** 2
+    mean0 = np.where(neutral, 0.0, m[..., 0])
+    mean1 = np.where(neutral, 0.0, m[..., 1])
+    e2 = (((c0 - mean0) / spread[0]) ** 2 + ((c1 - mean1) / spread[1]) ** 2
+          + (dlum / spread[2]) ** 2)
+    each = np.minimum(d2, cap) + pull * np.minimum(e2, pull_cap)  # (P, K, N)
+    out_cost: FloatArray = each.min(axis=1).sum(axis=1)
+    return out_cost
+
+
 def toned_model(colours: Mapping[str, Sequence[float]], exponent: float,
-                lift: float = 0.0) -> ColourModel:
-    """The model of nominal ``colours`` (name -> sRGB) under a tone ``exponent``."""
-    return ColourModel(list(_toned_classes(_colours_key(colours), exponent, lift)))
+                lift: float = 0.0, gains: tuple[float, float] = (1.0, 1.0)) -> ColourModel:
+    """The model of nominal ``colours`` (name -> sRGB) under a tone ``exponent``
+    (and a flare ``lift``, a cast's ``gains``: :func:`toned_rgb`)."""
+    return ColourModel(list(_toned_classes(_colours_key(colours), exponent, lift, gains)))
 
 
 def _colours_key(colours: Mapping[str, Sequence[float]]
@@ -418,9 +495,10 @@ def _colours_key(colours: Mapping[str, Sequence[float]]
 
 @lru_cache(maxsize=4096)
 def _toned_classes(colours: tuple[tuple[str, tuple[float, ...]], ...], exponent: float,
-                   lift: float = 0.0) -> tuple[BlockColour, ...]:
+                   lift: float = 0.0, gains: tuple[float, float] = (1.0, 1.0)
+                   ) -> tuple[BlockColour, ...]:
     """The colour classes at one curve (the same few for every photo of a game)."""
-    return tuple(ColourModel.from_rgb({n: toned_rgb(c, exponent, lift)
+    return tuple(ColourModel.from_rgb({n: toned_rgb(c, exponent, lift, gains)
                                        for n, c in colours}).classes)
 
 

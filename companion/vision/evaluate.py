@@ -31,7 +31,7 @@ from companion.vision.reader import read_image
 COLUMNS = ("name", "kind", "visible_sites", "wrong", "unseen_visible", "hidden", "hidden_read",
            "cards_expected", "cards_wrong", "cards_missed", "cards_extra", "error", "t_markers",
            "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect", "tone",
-           "lift", "blur", "unresolved", "unresolved_right")
+           "lift", "blur", "unresolved", "unresolved_right", "gain_red", "gain_blue")
 
 
 @dataclass
@@ -227,6 +227,8 @@ def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: An
     row.update(compare(rj, truth))
     row["tone"] = reading.tone  # the tone exponent its colours were read under
     row["lift"] = reading.lift  # the raised black taken off the photo
+    # the cast the colours were read under (red and blue gains; 1, 1: none)
+    row["gain_red"], row["gain_blue"] = reading.gains
     row["blur"] = "" if reading.blur is None else reading.blur  # across the markers
     for k, v in reading.timings.items():
         row[f"t_{k}"] = v

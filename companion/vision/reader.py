@@ -26,6 +26,7 @@ from companion.vision.colours import (
     ColourModel,
     WhiteBalance,
     estimate_white_balance,
+    fit_gains,
     fit_tone,
     resolve_colour,
     toned_model,
@@ -79,6 +80,9 @@ class Reading:
     #: with the reader's best guess here for tools that weigh it against other
     #: evidence (the replay and the live table, which know a block went there)
     unresolved: dict[Site, SiteView] = field(default_factory=dict)
+    #: the red and blue gains (relative to green) of the cast the colours were read
+    #: under: one the markers' white balance left on the plastic ((1, 1): none)
+    gains: tuple[float, float] = (1.0, 1.0)
 
     def hypotheses(self) -> dict[Site, dict[tuple[int, str], float]]:
         """Per site the reader read a height at (a guess included), its score for
@@ -309,6 +313,7 @@ class _Sites:
     wb: WhiteBalance
     tone: float
     lift: float
+    gains: tuple[float, float] = (1.0, 1.0)
 
 
 def _read_sites(g: BoardGeometry, cfg: Mapping[str, Any], view: _View,
@@ -322,12 +327,12 @@ def _read_sites(g: BoardGeometry, cfg: Mapping[str, Any], view: _View,
     if colors is None:
         model, names, results = _settle_colour_set(g, reader, work, wpose, wb, results,
                                                    model, strips, limits)
-    tone, lift = 1.0, 0.0
+    tone, lift, gains = 1.0, 0.0, (1.0, 1.0)
     if not isinstance(colors, ColourModel):  # a calibrated model has the camera's curve
-        model, results, tone, work, wb, lift = _fit_tone(g, reader, work, wpose, wb, results,
-                                                      model, strips, limits, cfg.get("tone", {}),
-                                                      view.pose.markers or None)
-    return _Sites(reader, results, strips, model, list(names), work, wb, tone, lift)
+        model, results, tone, work, wb, lift, gains = _fit_tone(
+            g, reader, work, wpose, wb, results, model, strips, limits, cfg.get("tone", {}),
+            view.pose.markers or None)
+    return _Sites(reader, results, strips, model, list(names), work, wb, tone, lift, gains)
 
 
 def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> Reading:
@@ -357,7 +362,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
                       if r.height is not None and r.margin < doubt)
     return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
                    sites.model, doubtful, view.wb_raw, sites.tone, sites.lift, view.blur,
-                   unresolved)
+                   unresolved, sites.gains)
 
 
 def _unresolved_heights(sites: _Sites, pose: Pose) -> set[Site]:
@@ -562,7 +567,8 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
               wb: WhiteBalance, results: list[SiteResult], model: ColourModel, strips: Any,
               limits: Mapping[int, tuple[int, int]] | None, cfg: Mapping[str, Any],
               markers: Sequence[int] | None = None,
-              ) -> tuple[ColourModel, list[SiteResult], float, np.ndarray, WhiteBalance, float]:
+              ) -> tuple[ColourModel, list[SiteResult], float, np.ndarray, WhiteBalance, float,
+                         tuple[float, float]]:
     """Read the sites again under the photo's own tone curve when it is far from nominal.
 
     A steeper or flatter curve than the nominal colours assume (another camera,
@@ -572,10 +578,12 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     (:func:`fit_tone`). A lifted black (flare, a low-contrast rendering) is
     taken off the photo itself, not only off the colours: it also flattens
     every edge and makes black plastic look like a shadow.
+    A cast the markers' white balance left on the plastic is fitted to the same
+    tops (:func:`_fit_gains`) and read under too.
     Returns the model, the results, the exponent, the photo and its white
-    balance (the lift taken off), and the lift.
+    balance (the lift taken off), the lift and the cast's gains.
     """
-    unchanged = model, results, 1.0, image, wb, 0.0
+    unchanged = model, results, 1.0, image, wb, 0.0, (1.0, 1.0)
     if not cfg.get("enabled", True):
         return unchanged
     fallback = cfg.get("fallback_margin")
@@ -604,10 +612,29 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
         if lo <= exponent <= hi:
             exponent = 1.0
     elif lo <= exponent <= hi:
+        exponent = 1.0
+    gains = (1.0, 1.0) if lift > 0 else _fit_gains(samples, colours, exponent, cfg)
+    if exponent == 1.0 and lift == 0.0 and gains == (1.0, 1.0):
         return unchanged
-    results, _, toned = reader.read(image, pose, wb, toned_model(colours, exponent), strips,
-                                    limits)
-    return toned, results, exponent, image, wb, lift
+    results, _, toned = reader.read(image, pose, wb, toned_model(colours, exponent, lift=0.0,
+                                                                 gains=gains), strips, limits)
+    return toned, results, exponent, image, wb, lift, gains
+
+
+def _fit_gains(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Sequence[float]],
+               exponent: float, cfg: Mapping[str, Any]) -> tuple[float, float]:
+    """A cast the markers' white balance left on the plastic (:func:`fit_gains`),
+    or none: with ``gains`` null, fewer than ``gains_min_samples`` tops, a fit not
+    ``gains_gain`` of the cost without or better, or gains within ``gains_keep``
+    of 1."""
+    if not cfg.get("gains") or len(samples) < int(cfg.get("gains_min_samples", 1)):
+        return 1.0, 1.0
+    gains, cost, at_one = fit_gains([f for _, f in samples], colours, exponent, 0.0, cfg)
+    keep = float(cfg["gains_keep"])
+    if cost > float(cfg["gains_gain"]) * at_one or max(
+            abs(gains[0] - 1.0), abs(gains[1] - 1.0)) < keep:
+        return 1.0, 1.0
+    return gains
 
 
 def _saturation(results: list[SiteResult], model: ColourModel, cfg: Mapping[str, Any]) -> float:

@@ -24,6 +24,18 @@ from companion.vision.reader import read_image
 
 OFF = {"sites": {"covered_tower_margin": 0.0}}
 
+#: the nominal colours, no cast fitted (tone.gains): the frames below were found
+#: under them; fitted, the cast's colours read those sites right by the scorer alone
+NOMINAL = {"tone": {"gains": None}}
+
+
+def _with(*configs):
+    out = {}
+    for c in configs:
+        for section, values in c.items():
+            out[section] = {**out.get(section, {}), **values}
+    return out
+
 #: the close rule off (sites.empty_doubt_margin, sites.tower_doubt_margin)
 OPEN = {"empty_doubt_margin": 0.0, "tower_doubt_margin": 0.0}
 
@@ -36,8 +48,12 @@ def test_a_washed_out_top_the_print_check_refutes_the_empty_site_for_is_read():
     # read right without the rule
     image, truth = shoot(30, "mounted")
     cols = truth["expected"]["colors"]
-    reading = read_image(image, None, cols)
-    before = read_image(image, None, cols, OFF)
+    cast = read_image(image, None, cols)
+    assert cast.gains == (1.4, 1.0)
+    assert {d.site: d for d in cast.details}[Site(5, 0, 0)].reason == ""
+    assert (cast.sites[Site(5, 0, 0)].height, cast.sites[Site(5, 0, 0)].owner) == (4, "blue")
+    reading = read_image(image, None, cols, NOMINAL)
+    before = read_image(image, None, cols, _with(OFF, NOMINAL))
     assert reading.pose.markers == (0, 1, 2, 3)
     site = Site(5, 0, 0)  # 5NW: a 4-storey blue tower
     was = {d.site: d for d in before.details}[site]
@@ -192,14 +208,20 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     three = {"pose": finer_look_under_two()}
     image, truth = shoot(14, "mounted")
     cols = truth["expected"]["colors"]
-    reading = read_image(image, None, cols, three)
+    reading = read_image(image, None, cols, _with(three, NOMINAL))
     assert reading.pose.markers == (1, 2, 3)
+    # the cast's colours (tone.gains) find 4NE's red top by the scorer alone, its
+    # storeys a guess from this steep a view
+    cast = read_image(image, None, cols, three)
+    assert cast.gains == (1.5, 1.0)
+    at = {d.site: d for d in cast.details}[Site(4, 0, 2)]
+    assert (at.height, at.color, at.reason) == (1, "red", "steep")
     # (the close rule off in both: 5N's empty site beats its blue tower by 0.24 without
     # the colour offset, and would be unseen "close" rather than read empty; and the
     # print learnt from every site read empty, as when the offset was added: learnt
     # from the sure ones it tells 4NE from the print without the offset)
-    before = read_image(image, None, cols, {**three, "sites": {
-        "print_colour_offset": 9.0, **OPEN, "print_template_margin": None}})
+    before = read_image(image, None, cols, _with(three, {"sites": {
+        "print_colour_offset": 9.0, **OPEN, "print_template_margin": None}}, NOMINAL))
     by = {d.site: d for d in reading.details}
     was = {d.site: d for d in before.details}
     for site, tower in ((Site(4, 0, 2), (1, "red")), (Site(5, 0, 1), (2, "blue"))):
@@ -293,8 +315,12 @@ def test_an_empty_site_is_not_read_on_a_footprint_that_shows_plastic():
     site = Site(3, 2, 0)
     assert {(e["city"], e["row"], e["col"]): (e["height"], e["owner"])
             for e in truth["board"]["sites"]}[(3, 2, 0)] == (2, "red")
-    before = read_image(image, None, cols, {"sites": {"print_hidden_plastic": None}})
-    reading = read_image(image, None, cols)
+    cast = read_image(image, None, cols)
+    assert cast.gains == (1.4, 0.9)  # its colours under the cast read the red tower
+    assert (cast.sites[site].height, cast.sites[site].owner) == (2, "red")
+    before = read_image(image, None, cols, _with({"sites": {"print_hidden_plastic": None}},
+                                                 NOMINAL))
+    reading = read_image(image, None, cols, NOMINAL)
     was = {d.site: d for d in before.details}[site]
     assert (was.height, was.reason) == (0, "") and 2.9 < was.margin < 3.1
     assert -0.9 < was.foot_board < -0.8

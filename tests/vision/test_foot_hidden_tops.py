@@ -17,6 +17,10 @@ from companion.vision.reader import read_image
 
 OFF = {"sites": {"foot_hidden_keep_score": None}}
 
+#: the nominal colours, no cast fitted (tone.gains): the case below was found under
+#: them (fitted, the cast's colours read its top surely, foot or no foot)
+NOMINAL = {"tone": {"gains": None}}
+
 
 def _detail(reading, site):
     return {d.site: d for d in reading.details}[site]
@@ -30,12 +34,15 @@ def test_a_top_no_farther_tower_explains_is_read():
     site = Site(1, 1, 1)  # 1C: a 2-storey red tower, its foot behind a nearer one
     assert {Site.from_json(e): (e["height"], e["owner"])
             for e in truth["board"]["sites"]}[site] == (2, "red")
-    before = read_image(image, None, cols, OFF)
+    cast = read_image(image, None, cols)
+    assert cast.gains == (1.2, 0.85) and _detail(cast, site).margin > 8.0
+    assert (cast.sites[site].height, cast.sites[site].owner) == (2, "red")
+    before = read_image(image, None, cols, {**OFF, **NOMINAL})
     was = _detail(before, site)
     assert was.reason == "foot hidden" and site in before.unseen
     assert was.tower is not None and was.tower[:2] == (2, "red")
     assert 13.0 <= was.score < 14.0  # under foot_hidden_score, at keep or more
-    reading = read_image(image, None, cols)
+    reading = read_image(image, None, cols, NOMINAL)
     assert (reading.sites[site].height, reading.sites[site].owner) == (2, "red")
     assert _detail(reading, site).reason == ""
     tally = [compare(x.to_json(), truth) for x in (reading, before)]

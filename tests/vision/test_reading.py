@@ -64,7 +64,9 @@ BOUNDS: dict[str, tuple[int, int, int]] = {
     # (5, 0, 0) before sites.steep_storey_mm; (0, 5, 0) at the profile's jitter, not a
     # third more (sites.steep_jitter_factor: two right heights unresolved)
     "S82-cold-2017-tall": (0, 7, 0),
-    "W40-warm-classic-tall": (0, 5, 0),  # close: (1, 4, 0)
+    # close: (1, 4, 0); (0, 5, 0) before a cast was fitted to the tops (tone.gains:
+    # 1.15 red here)
+    "W40-warm-classic-tall": (0, 5, 1),
     "N40-cold-classic": (0, 0, 0),
     # (0, 1, 2) with its k1 fitted (-0.154); close: (1, 1, 2); (0, 4, 2) before a
     # storey more or less within a point of the reading made it unseen
