@@ -47,8 +47,9 @@ def load_overrides(text: str) -> dict[str, Any]:
     Every section and key must be one the shipped config has: a misspelt key
     would otherwise change nothing and an A/B comparison would look like a
     wash. A value must be of the shipped one's type; null only where the
-    section's ``_nullable`` lists the key. Raises ValueError with a one-line
-    message.
+    section's ``_nullable`` lists the key; a grid the section's ``_grids`` lists
+    must be [from, to, step] with 0 < from <= to and a step above 0. Raises
+    ValueError with a one-line message.
     """
     from pathlib import Path
 
@@ -85,6 +86,8 @@ def load_overrides(text: str) -> dict[str, Any]:
             if kind is not None and _kind(v) != kind:
                 raise ValueError(f"{source}: {name}.{key} must be {kind}, got {v!r}")
             _check_items(source, f"{name}.{key}", shipped[name][key], v)
+            if key in shipped[name].get("_grids", ()) and v is not None:
+                _check_grid(source, f"{name}.{key}", v)
     scorer = data.get("sites", {}).get("scorer")
     if isinstance(scorer, dict):
         # an override replaces the whole scorer: its own shape rules, checked now
@@ -95,6 +98,16 @@ def load_overrides(text: str) -> dict[str, Any]:
         except ValueError as exc:
             raise ValueError(f"{source}: {exc}") from None
     return data
+
+
+def _check_grid(source: str, path: str, value: list[float]) -> None:
+    """A searched grid (a section's ``_grids``): from, to and a step, all above 0."""
+    if len(value) != 3:
+        raise ValueError(f"{source}: {path} must be [from, to, step], got {value!r}")
+    lo, hi, step = value
+    if not (0 < lo <= hi and step > 0):
+        raise ValueError(f"{source}: {path} must be [from, to, step] with 0 < from <= to "
+                         f"and a step above 0, got {value!r}")
 
 
 def _check_items(source: str, path: str, shipped: Any, value: Any) -> None:

@@ -89,6 +89,19 @@ def test_only_the_sites_read_differently_are_listed_and_judged() -> None:
     # a list's items are of the shipped items' kind
     ('{"sites": {"lateral_mm": [-5, "0", 5]}}',
      "inline config: sites.lateral_mm[1] must be a number, got '0'"),
+    # a searched grid (a section's _grids) is [from, to, step]: a zero step would
+    # never end, a short list says nothing of its step
+    ('{"tone": {"gains": [0.6, 1.6, 0]}}',
+     "inline config: tone.gains must be [from, to, step] with 0 < from <= to and a step "
+     "above 0, got [0.6, 1.6, 0]"),
+    ('{"tone": {"exponents": [2.0, 0.5, 0.05]}}',
+     "inline config: tone.exponents must be [from, to, step] with 0 < from <= to and a "
+     "step above 0, got [2.0, 0.5, 0.05]"),
+    ('{"tone": {"gains": [0.6, 1.6]}}',
+     "inline config: tone.gains must be [from, to, step], got [0.6, 1.6]"),
+    ('{"sharpness": {"sigmas": [-1, 4.0, 0.1]}}',
+     "inline config: sharpness.sigmas must be [from, to, step] with 0 < from <= to and a "
+     "step above 0, got [-1, 4.0, 0.1]"),
     # a scorer replaces the shipped one whole: its own shape is checked before any read
     ('{"sites": {"scorer": {"W1": [[1]]}}}',
      "inline config: sites.scorer: a network needs 'features'"),
