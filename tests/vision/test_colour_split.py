@@ -116,3 +116,25 @@ def test_a_third_group_read_the_same_colour_does_not_hide_the_second():
     assert claim_split_colour(tops, _model("red", "blue", "black", tone=0.5), _cfg()) == 5
     assert [r.color for r in tops] == (["black"] * 6 + ["blue"] * 5 + ["black"] * 2
                                        + ["red"] * 4)
+
+
+def test_orange_tops_a_warm_mix_turned_yellow_are_orange():
+    # raycast phone 9406 (a 2,880 K lamp over cooler room light): three of its orange
+    # tops come out at hues near yellow's, and only 0W is read orange; two of them
+    # (2C, 2S) lie apart from the true yellow tops, orange fitting them within 2.7 and
+    # 3.8 of yellow: within split_fit_d2 (4; at 2 they stayed yellow)
+    from companion.rules.board import Site
+    from companion.vision.reader import read_image
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(9406, "phone")
+    cols = truth["expected"]["colors"]
+    towers = {Site.from_json(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
+    sites = (Site(2, 1, 1), Site(2, 2, 1))
+    assert [towers[s] for s in sites] == [(2, "orange"), (5, "orange")]
+    now = read_image(image, None, cols)
+    assert [(now.sites[s].height, now.sites[s].owner) for s in sites] == [
+        (2, "orange"), (5, "orange")]
+    before = read_image(image, None, cols, {"sites": {"split_fit_d2": 2.0}})
+    assert [(before.sites[s].height, before.sites[s].owner) for s in sites] == [
+        (2, "yellow"), (5, "yellow")]
