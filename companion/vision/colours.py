@@ -462,13 +462,13 @@ def gains_costs(samples: Sequence[FloatArray], colours: Mapping[str, Sequence[fl
     c0, c1 = X[None, None, :, 0], X[None, None, :, 1]
     r = c0 * h0 + c1 * h1
     t = c0 * h1 - c1 * h0
-    out = (np.maximum(SAT_BAND[0] * sat - r, 0.0) + np.maximum(r - SAT_BAND[1] * sat, 0.0)
+    over = (np.maximum(SAT_BAND[0] * sat - r, 0.0) + np.maximum(r - SAT_BAND[1] * sat, 0.0)
            ) / SAT_SIGMA
     s = np.sqrt(c0 * c0 + c1 * c1)
     chroma = np.where(neutral,
                       (np.maximum(s - NEUTRAL_SAT, 0.0) / SAT_SIGMA) ** 2
                       + (s / (2 * NEUTRAL_SAT)) ** 2,
-                      (t / TANGENT_SIGMA) ** 2 + out ** 2)
+                      (t / TANGENT_SIGMA) ** 2 + over ** 2)
     dlum = X[None, None, :, 2] - m[..., 2]
     d2 = chroma + (dlum / np.where(neutral, NEUTRAL_INTENSITY_SIGMA, INTENSITY_SIGMA)) ** 2
     mean0 = np.where(neutral, 0.0, m[..., 0])
