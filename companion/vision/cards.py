@@ -279,7 +279,46 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     read = CardRead(seat, found[2], found[0], found[1], found[3], found[4])
     if not _card_in_frame(read, pose, g, image.shape[:2]):
         return None  # too little of the grids in the photo to tell the cell
+    most = cfg.get("max_red_share")
+    share = _red_share(read, strong, inside, hidden, (a0, b0), s, g)
+    if debug is not None:
+        debug["red_share"] = share
+    if most is not None and share > float(most):
+        return None  # red all over what would be its grids: a red pattern, no card
     return read
+
+
+def _red_share(read: CardRead, red: np.ndarray, inside: np.ndarray,
+               hidden: np.ndarray | None, origin: tuple[float, float], s: float,
+               g: BoardGeometry) -> float:
+    """The share of the read card's two grids (rectified seat pixels in the photo
+    and not behind a tower) that is red. A card's grids are grey but for its two
+    red cells (2 of 18); a pair of red squares of a checked tablecloth, taken
+    for a card's, has the cloth's other red squares all over the grids."""
+    cell = g.card.cell
+    x0 = min(g.card.grid_offsets) - 1.5 * cell
+    x1 = max(g.card.grid_offsets) + 1.5 * cell
+    y0, y1 = g.card.top_offset, g.card.top_offset + 3 * cell
+    r, c = read.cell
+    rx = (c - 1) * cell  # the red cell's centre, card-local (x right, y down from the top)
+    ry = g.card.top_offset + cell / 2 + r * cell
+    ang = np.deg2rad(read.angle_deg)
+    ua = np.array([np.cos(ang), np.sin(ang)])
+    ub = np.array([-np.sin(ang), np.cos(ang)])
+    a0, b0 = origin
+    poly = []
+    for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
+        pa = read.centre_ab[0] + (x - rx) * ua[0] - (y - ry) * ub[0]
+        pb = read.centre_ab[1] + (x - rx) * ua[1] - (y - ry) * ub[1]
+        poly.append(((pa - a0) * s, (b0 - pb) * s))
+    mask = np.zeros(red.shape, np.uint8)
+    cv2.fillConvexPoly(mask, np.round(np.asarray(poly) * 16).astype(np.int32), 1,
+                       lineType=cv2.LINE_8, shift=4)
+    area = mask.astype(bool) & inside
+    if hidden is not None:
+        area &= ~hidden
+    n = int(area.sum())
+    return float((red & area).sum()) / n if n else 0.0
 
 
 def _red_masks(b: np.ndarray, gch: np.ndarray, r: np.ndarray, inside: np.ndarray, k: float,
