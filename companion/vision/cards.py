@@ -295,22 +295,8 @@ def _red_share(read: CardRead, red: np.ndarray, inside: np.ndarray,
     and not behind a tower) that is red. A card's grids are grey but for its two
     red cells (2 of 18); a pair of red squares of a checked tablecloth, taken
     for a card's, has the cloth's other red squares all over the grids."""
-    cell = g.card.cell
-    x0 = min(g.card.grid_offsets) - 1.5 * cell
-    x1 = max(g.card.grid_offsets) + 1.5 * cell
-    y0, y1 = g.card.top_offset, g.card.top_offset + 3 * cell
-    r, c = read.cell
-    rx = (c - 1) * cell  # the red cell's centre, card-local (x right, y down from the top)
-    ry = g.card.top_offset + cell / 2 + r * cell
-    ang = np.deg2rad(read.angle_deg)
-    ua = np.array([np.cos(ang), np.sin(ang)])
-    ub = np.array([-np.sin(ang), np.cos(ang)])
     a0, b0 = origin
-    poly = []
-    for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
-        pa = read.centre_ab[0] + (x - rx) * ua[0] - (y - ry) * ub[0]
-        pb = read.centre_ab[1] + (x - rx) * ua[1] - (y - ry) * ub[1]
-        poly.append(((pa - a0) * s, (b0 - pb) * s))
+    poly = [((pa - a0) * s, (b0 - pb) * s) for pa, pb in _grids_ab(read, g, 0.0)]
     mask = np.zeros(red.shape, np.uint8)
     cv2.fillConvexPoly(mask, np.round(np.asarray(poly) * 16).astype(np.int32), 1,
                        lineType=cv2.LINE_8, shift=4)
@@ -587,6 +573,17 @@ def _cells_in(mask: np.ndarray, cell_px: float,
 
 def grid_corners(read: CardRead, g: BoardGeometry, pad: float = 1.0) -> FloatArray:
     """(4, 3) board-mm corners of the part of the read card that carries both grids."""
+    origin, ax, bx = _seat_frame(g, read.seat)
+    out = []
+    for pa, pb in _grids_ab(read, g, pad):
+        xy = origin + pa * ax + pb * bx
+        out.append((xy[0], xy[1], 0.0))
+    return np.asarray(out)
+
+
+def _grids_ab(read: CardRead, g: BoardGeometry, pad: float) -> list[tuple[float, float]]:
+    """The four corners, in the seat frame (a, b mm), of the part of the read card
+    that carries both grids, ``pad`` mm wider all round."""
     cell = g.card.cell
     x0 = min(g.card.grid_offsets) - 1.5 * cell - pad
     x1 = max(g.card.grid_offsets) + 1.5 * cell + pad
@@ -597,14 +594,11 @@ def grid_corners(read: CardRead, g: BoardGeometry, pad: float = 1.0) -> FloatArr
     ang = np.deg2rad(read.angle_deg)
     ua = np.array([np.cos(ang), np.sin(ang)])
     ub = np.array([-np.sin(ang), np.cos(ang)])
-    origin, ax, bx = _seat_frame(g, read.seat)
     out = []
     for x, y in ((x0, y0), (x1, y0), (x1, y1), (x0, y1)):
-        pa = read.centre_ab[0] + (x - rx) * ua[0] - (y - ry) * ub[0]
-        pb = read.centre_ab[1] + (x - rx) * ua[1] - (y - ry) * ub[1]
-        xy = origin + pa * ax + pb * bx
-        out.append((xy[0], xy[1], 0.0))
-    return np.asarray(out)
+        out.append((float(read.centre_ab[0] + (x - rx) * ua[0] - (y - ry) * ub[0]),
+                    float(read.centre_ab[1] + (x - rx) * ua[1] - (y - ry) * ub[1])))
+    return out
 
 
 def _card_in_frame(read: CardRead, pose: Pose, g: BoardGeometry, shape: tuple[int, ...],
