@@ -38,6 +38,21 @@ def load(path: str | Path) -> dict[str, Any]:
     return data
 
 
+def camera_intrinsics(data: dict[str, Any], path: str | Path) -> Any:
+    """The calibrated camera of a loaded file (``load(path)``) as intrinsics, None
+    when it has none; checked once, so a malformed section stops the caller with
+    one line instead of failing every frame it is read with."""
+    camera = data.get("camera")
+    if camera is None:
+        return None
+    from companion.vision.geometry import Intrinsics
+
+    try:
+        return Intrinsics.from_json(camera)
+    except ValueError as exc:
+        raise CalibrationFileError(f"{path}: camera: {exc}") from None
+
+
 def save(path: str | Path, data: dict[str, Any]) -> None:
     """Write atomically: a power cut leaves the old file or the new one, never half."""
     p = Path(path)

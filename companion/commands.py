@@ -475,16 +475,14 @@ def _doctor_intrinsics(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
     from pathlib import Path
 
     from calibration import file as calfile
-    from companion.vision.geometry import Intrinsics
 
     path = Path(args.calibration or Path(args.data_dir) / "calibration.json")
     try:
-        camera = calfile.load(path).get("camera")
-        if camera is None:
+        intrinsics = calfile.camera_intrinsics(calfile.load(path), path)
+        if intrinsics is None:
             return None, {"ok": True, "file": str(path),
                           "camera": "not calibrated: intrinsics estimated"}
-        return Intrinsics.from_json(camera), {"ok": True, "file": str(path),
-                                              "camera": "calibrated"}
+        return intrinsics, {"ok": True, "file": str(path), "camera": "calibrated"}
     except (ValueError, OSError) as exc:
         return None, {"ok": False, "file": str(path), "error": str(exc).splitlines()[0],
                       "advice": f"the calibration file cannot be used: {exc}"}

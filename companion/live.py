@@ -174,15 +174,8 @@ def run_live(args: Any) -> int:
 
     data_dir = Path(args.data_dir)
     cal_path = args.calibration or data_dir / "calibration.json"
-    cal = calfile.load(cal_path)
-    if cal.get("camera") is not None:
-        # checked now: a malformed camera section would otherwise fail every frame
-        from companion.vision.geometry import Intrinsics
-
-        try:
-            Intrinsics.from_json(cal["camera"])
-        except ValueError as exc:
-            raise calfile.CalibrationFileError(f"{cal_path}: camera: {exc}") from None
+    # checked before anything starts; the reader then takes the intrinsics as they are
+    intrinsics = calfile.camera_intrinsics(calfile.load(cal_path), cal_path)
     journal = open_data_dir(data_dir)
 
     def first_config() -> Any:
@@ -200,7 +193,7 @@ def run_live(args: Any) -> int:
     leds = TableLeds(strip, ledmap)
     view = CameraView()
     camera = open_camera(args.camera)
-    reader = VisionReader(camera=cal.get("camera"), colors=list(session.state.config.colors))
+    reader = VisionReader(camera=intrinsics, colors=list(session.state.config.colors))
     notifier = Notifier()
     last_ping = [0.0]
 
