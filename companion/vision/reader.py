@@ -609,9 +609,7 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     if lift > 0:
         image = _take_lift(image, wb, lift)
         wb = estimate_white_balance(image, pose, g, markers)
-        if lo <= exponent <= hi:
-            exponent = 1.0
-    elif lo <= exponent <= hi:
+    if lo <= exponent <= hi:
         exponent = 1.0
     gains = (1.0, 1.0) if lift > 0 else _fit_gains(samples, colours, exponent, cfg)
     if exponent == 1.0 and lift == 0.0 and gains == (1.0, 1.0):
