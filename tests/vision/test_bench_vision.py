@@ -8,10 +8,12 @@ from companion.bench import bench_vision
 def test_vision_bench_reports_the_read_against_decoding_and_markers() -> None:
     out = bench_vision(n=1)
     assert out["goal_ratio"] == 3.0
-    for key in ("decode_and_markers", "full_read", "full_read_unknown_colours"):
+    for key in ("decode_and_markers", "full_read", "full_read_unknown_colours", "live_read"):
         assert out[key]["n"] == 1 and out[key]["median_ms"] > 0
     ratio = out["full_read"]["median_ms"] / out["decode_and_markers"]["median_ms"]
     assert abs(out["ratio_median"] - ratio) <= 0.011  # one photo: its own ratio
+    live = out["live_read"]["median_ms"] / out["decode_and_markers"]["median_ms"]
+    assert abs(out["ratio_median_live"] - live) <= 0.011
     assert out["phone_12mp_decode_and_read_ms"] > 0
     stages = out["full_read_stages_median_ms"]
     assert list(stages) == ["markers", "pose", "sites", "cards"]
