@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from companion.rules.board import MAX_STOREYS
-from companion.vision.geometry import BoardGeometry, board_geometry
+from companion.vision.geometry import BoardGeometry, board_geometry, fill_convex
 from companion.vision.settings import section
 
 
@@ -78,9 +78,8 @@ def board_mask(pose: Any, image_size: tuple[int, int], thumb_shape: tuple[int, i
     w, h = image_size
     th, tw = thumb_shape
     pts = pts * (tw / w, th / h)
-    hull = cv2.convexHull(np.asarray(pts, np.float32).reshape(-1, 1, 2))
     mask = np.zeros((th, tw), np.uint8)
-    cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), 1)
+    fill_convex(mask, np.asarray(pts, np.float32), 1)
     return mask > 0
 
 
@@ -113,8 +112,7 @@ def tower_masks(pose: Any, image_size: tuple[int, int], thumb_shape: tuple[int, 
         if lo[0] > 0.5 and lo[1] > 0.5 and hi[0] < tw - 1.5 and hi[1] < th - 1.5:
             continue  # inside the picture: its new top cannot pass for an arm
         mask = np.zeros((th, tw), np.uint8)
-        hull = cv2.convexHull(np.asarray(p, np.float32).reshape(-1, 1, 2))
-        cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), 1)
+        fill_convex(mask, np.asarray(p, np.float32), 1)
         out.append(cv2.dilate(mask, np.ones((3, 3), np.uint8)) > 0)
     return out
 

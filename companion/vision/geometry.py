@@ -367,6 +367,51 @@ def convex_hull(points: FloatArray) -> FloatArray:
     return cv2.convexHull(pts).reshape(-1, 2).astype(np.float64)
 
 
+#: How far past the picture a polygon's corners are kept, in picture sizes: out there
+#: only their direction counts, and their pixels must fit an int32
+POLYGON_REACH = 8
+
+
+def pixel_hull(points: FloatArray, shape: tuple[int, ...], is_hull: bool = False,
+               truncate: bool = False) -> np.ndarray | None:
+    """The convex hull of ``points`` (pixels) as int32 corners for ``cv2.fillConvexPoly``
+    on a ``shape`` picture; None when fewer than three corners are finite.
+
+    A box reaching above a low camera projects corners far outside the picture
+    (1e26 pixels), or none at all: such corners are dropped when not finite and
+    otherwise clamped to ``POLYGON_REACH`` picture sizes away, where they still
+    point the right way and their pixels do not overflow (cast, they became
+    -2**31: a warning, and a polygon made of noise). ``is_hull``: the points
+    are a convex polygon already, in order (its hull is taken only when a
+    corner was dropped or clamped). ``truncate``: pixels cut toward zero, not
+    rounded (as the live table's change masks were made).
+    """
+    p = np.asarray(points, np.float64).reshape(-1, 2)
+    finite = np.all(np.isfinite(p), axis=1)
+    if not finite.all():
+        p, is_hull = p[finite], False
+    if len(p) < 3:
+        return None
+    reach = float(POLYGON_REACH * max(shape[0], shape[1]))
+    if np.any(np.abs(p) > reach):
+        p, is_hull = np.clip(p, -reach, reach), False
+    if not is_hull:
+        p = cv2.convexHull(p.astype(np.float32).reshape(-1, 1, 2)).reshape(-1, 2)
+    out: np.ndarray = (p if truncate else np.round(p)).astype(np.int32)
+    return out
+
+
+def fill_convex(mask: np.ndarray, points: FloatArray, value: int, is_hull: bool = False,
+                truncate: bool = False) -> bool:
+    """Fill the convex hull of ``points`` (pixels) into ``mask`` with ``value``
+    (:func:`pixel_hull`); False when there was nothing to fill."""
+    hull = pixel_hull(points, mask.shape, is_hull, truncate)
+    if hull is None:
+        return False
+    cv2.fillConvexPoly(mask, hull, value)
+    return True
+
+
 def look_at_pose(intrinsics: Intrinsics, distance_mm: float, elevation_deg: float,
                  azimuth_deg: float, target: tuple[float, float, float] = (0.0, 0.0, 0.0),
                  roll_deg: float = 0.0) -> Pose:

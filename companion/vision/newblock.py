@@ -32,7 +32,7 @@ from companion.vision.colours import (
     estimate_white_balance,
     features,
 )
-from companion.vision.geometry import BoardGeometry, Pose, board_geometry
+from companion.vision.geometry import BoardGeometry, Pose, board_geometry, fill_convex
 from companion.vision.settings import section
 
 
@@ -319,7 +319,7 @@ def _site_maps(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site, z0
             continue
         p = pose.project(_prisms(oxy, 0.0, g.storey, np.array([h]), [0.0], [0.0], half)[0])
         p = p - offset
-        cv2.fillConvexPoly(hidden, cv2.convexHull(p.astype(np.float32)).astype(np.int32), 1)
+        fill_convex(hidden, p.astype(np.float32), 1, truncate=True)
     seen = hidden == 0
     # how much each pixel looks like each candidate colour rather than another
     wb = wb or estimate_white_balance(after, pose, g)

@@ -17,6 +17,7 @@ import numpy as np
 
 from companion.profiles import load_profile
 from companion.rules import Site
+from companion.vision.geometry import pixel_hull
 
 #: Work on half-size images: plenty for a 26 mm block at a metre.
 SCALE = 0.5
@@ -72,7 +73,9 @@ def site_change_scores(before: np.ndarray, after: np.ndarray, pose: Any,
         pts = pose.project(corners) * SCALE
         if not np.all(np.isfinite(pts)):
             continue
-        hull = cv2.convexHull(pts.astype(np.float32)).astype(np.int32)
+        hull = pixel_hull(pts.astype(np.float32), (h, w), truncate=True)
+        if hull is None:
+            continue
         x0, y0 = np.maximum(hull.reshape(-1, 2).min(axis=0), 0)
         x1, y1 = np.minimum(hull.reshape(-1, 2).max(axis=0) + 1, (w, h))
         if x1 <= x0 or y1 <= y0:

@@ -42,7 +42,7 @@ from companion.vision.colours import (
     fit_board_model,
     sample_bilinear,
 )
-from companion.vision.geometry import BoardGeometry, FloatArray, Pose
+from companion.vision.geometry import BoardGeometry, FloatArray, Pose, fill_convex
 from companion.vision.reductions import min_last, sum_axis, sum_last
 from companion.vision.settings import section
 from companion.vision.strips import Strips, build_strips, project_fast, sample_strips
@@ -1254,14 +1254,13 @@ class SiteReader:
         boxes[:, 4:, :2] = boxes[:, :4, :2]
         boxes[:, 4:, 2] = top
         for corners in project_fast(pose, boxes).astype(np.float32):
-            hull = cv2.convexHull(corners)
-            cv2.fillConvexPoly(mask, np.round(hull.reshape(-1, 2)).astype(np.int32), 1)
+            fill_convex(mask, corners, 1)
         for mid in g.marker_centres:
             r = g.marker_size / 2 + g.marker_quiet + 3
             cx, cy = g.marker_centres[mid]
             quad = np.array([[cx - r, cy + r, 0], [cx + r, cy + r, 0], [cx + r, cy - r, 0],
                              [cx - r, cy - r, 0]])
-            cv2.fillConvexPoly(mask, np.round(project_fast(pose, quad)).astype(np.int32), 1)
+            fill_convex(mask, project_fast(pose, quad), 1, is_hull=True)
         bw, bh = g.board_size
         step = float(self.cfg["board_sample_mm"])
         ring = float(self.cfg["table_ring_mm"])
@@ -1452,8 +1451,7 @@ class SiteReader:
         mask = np.full(shape, n, np.uint8 if n < 255 else np.int32)
         towers = self._painted(results, rank, skip)
         for (i, _, _, _), hull in zip(towers, self._hulls(pose, st, towers), strict=True):
-            cv2.fillConvexPoly(mask, np.round(hull.reshape(-1, 2)).astype(np.int32),
-                               int(rank[i]))
+            fill_convex(mask, hull, int(rank[i]), is_hull=True)
         return mask
 
     def _painted(self, results: list[SiteResult], rank: np.ndarray,

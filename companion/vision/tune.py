@@ -20,12 +20,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import cv2
 import numpy as np
 
 from companion.rules.board import Site
 from companion.vision.colours import ColourModel, estimate_white_balance
-from companion.vision.geometry import BoardGeometry, FloatArray, Pose, board_geometry
+from companion.vision.geometry import (
+    BoardGeometry,
+    FloatArray,
+    Pose,
+    board_geometry,
+    fill_convex,
+)
 from companion.vision.sites import FEATURES, SiteReader, strip_features
 from companion.vision.strips import project_fast
 
@@ -65,8 +70,7 @@ def true_occlusion(photo: LabelledPhoto, reader: SiteReader, strips: Any) -> np.
         z = photo.heights[site][0] * g.storey
         box = np.vstack([np.column_stack([sq + c, np.zeros(4)]),
                          np.column_stack([sq + c, np.full(4, z)])])
-        hull = cv2.convexHull(project_fast(photo.pose, box).astype(np.float32)).reshape(-1, 2)
-        cv2.fillConvexPoly(mask, np.round(hull).astype(np.int32), int(rank[i]))
+        fill_convex(mask, project_fast(photo.pose, box).astype(np.float32), int(rank[i]))
     pix = np.round(np.nan_to_num(strips.pix, nan=-1.0)).astype(np.int64)
     px = np.clip(pix[..., 0], 0, w - 1)
     py = np.clip(pix[..., 1], 0, h - 1)
