@@ -34,6 +34,12 @@ def seat_right(seat: Seat) -> tuple[float, float]:
     return (fy, -fx)
 
 
+#: How far a picture's width-to-height ratio may differ from its camera file's (a
+#: share) for the file to be scaled to it: 1280x720 and 1920x1080 are one shape,
+#: 1366x768 is 0.1% off it; 4:3 against 16:9 is 25%
+_SHAPE_TOLERANCE = 0.02
+
+
 @dataclass(frozen=True)
 class Intrinsics:
     """Pinhole camera with OpenCV distortion (k1, k2, p1, p2, k3)."""
@@ -56,8 +62,18 @@ class Intrinsics:
             dist = np.asarray(raw.get("dist_coeffs", [0, 0, 0, 0, 0]), dtype=np.float64).ravel()
             size = raw.get("image_size")
             w, h = (int(size[0]), int(size[1])) if size else (int(2 * K[0, 2]), int(2 * K[1, 2]))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
             raise ValueError(f"malformed camera JSON: {exc}") from None
+        # checked here, not where a frame first divides by them
+        if not (np.all(np.isfinite(K)) and np.all(np.isfinite(dist))):
+            raise ValueError("malformed camera JSON: camera_matrix and dist_coeffs must be "
+                             "finite numbers")
+        if K[0, 0] <= 0 or K[1, 1] <= 0 or not np.allclose(K[2], (0.0, 0.0, 1.0), atol=1e-6):
+            raise ValueError("malformed camera JSON: camera_matrix must be [[fx, 0, cx], "
+                             "[0, fy, cy], [0, 0, 1]] with fx and fy above 0")
+        if w <= 0 or h <= 0:
+            raise ValueError(f"malformed camera JSON: image_size must be a width and a "
+                             f"height above 0, got {w}x{h}")
         if dist.size < 5:
             dist = np.concatenate([dist, np.zeros(5 - dist.size)])
         return cls(K, dist, (w, h))
@@ -67,14 +83,31 @@ class Intrinsics:
                 "image_size": list(self.size)}
 
     def scaled_to(self, size: tuple[int, int]) -> Intrinsics:
-        """The same lens at another resolution (a camera file made at 1920x1080 used at 720p)."""
+        """The same lens at another resolution (a camera file made at 1920x1080 used at
+        720p), or turned a quarter (a phone photo taken upright).
+
+        Raises ValueError for a picture of another shape: a crop, or a camera mode
+        that reads another part of the sensor, where no scaling gives the lens.
+        """
         if tuple(size) == tuple(self.size):
             return self
-        sx, sy = size[0] / self.size[0], size[1] / self.size[1]
-        K = self.K.copy()
-        K[0] *= sx
-        K[1] *= sy
-        return Intrinsics(K, self.dist.copy(), (int(size[0]), int(size[1])), self.estimated)
+        w, h = self.size
+        shape = (size[0] / size[1]) / (w / h)
+        K, dist = self.K.copy(), self.dist.copy()
+        if abs(shape * (w / h) ** 2 - 1.0) <= _SHAPE_TOLERANCE < abs(shape - 1.0):
+            # upright: the focal lengths swap; which way it turned the picture does not
+            # tell, so the principal point goes to the centre and the tangential terms
+            # (p1, p2: they change sign with the direction) are left out
+            K = np.array([[K[1, 1], 0.0, h / 2.0], [0.0, K[0, 0], w / 2.0], [0.0, 0.0, 1.0]])
+            dist[2:4] = 0.0
+            w, h = h, w
+        elif abs(shape - 1.0) > _SHAPE_TOLERANCE:
+            raise ValueError(f"the camera file is for {w}x{h} pictures, not {size[0]}x{size[1]} "
+                             "(another shape: a crop, or another camera mode; calibrate at "
+                             "this size)")
+        K[0] *= size[0] / w
+        K[1] *= size[1] / h
+        return Intrinsics(K, dist, (int(size[0]), int(size[1])), self.estimated)
 
     @property
     def has_distortion(self) -> bool:

@@ -153,14 +153,16 @@ def _intrinsics(camera: Intrinsics | Mapping[str, Any] | str | Path | None,
     if camera is None:
         return None
     if isinstance(camera, Intrinsics):
-        return camera.scaled_to(size)
+        intr = camera
+    else:
+        try:
+            intr = Intrinsics.from_json(dict(camera) if isinstance(camera, Mapping) else camera)
+        except (OSError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+            raise CameraFileError(f"camera file {camera}: {exc}") from None
     try:
-        intr = Intrinsics.from_json(dict(camera) if isinstance(camera, Mapping) else camera)
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CameraFileError(f"camera file {camera}: {exc}") from None
-    except ValueError as exc:
-        raise CameraFileError(f"camera file {camera}: {exc}") from None
-    return intr.scaled_to(size)
+        return intr.scaled_to(size)
+    except ValueError as exc:  # a picture of another shape than the camera's
+        raise CameraFileError(str(exc)) from None
 
 
 def _colour_sets(g: BoardGeometry) -> dict[str, dict[str, str]]:
