@@ -40,6 +40,7 @@ from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession
 from companion.tracking import Decision, best_build, committed, decide, stacked_pair
 from companion.vision.change import ArmWatch, DiffMotionGate
+from companion.vision.errors import CameraFileError
 
 __all__ = ["ArmWatch", "Controller", "ControllerStats", "DiffMotionGate", "pose_shift_px"]
 
@@ -260,6 +261,7 @@ class Controller:
         self.stats = ControllerStats()
         self._still_since: float | None = None
         self._dirty = True
+        self._camera_refused = False  # told the players their camera file does not fit
         self._pose: Any = None
         self._cards: dict[Seat, Any] = {}
         self._prev_still: np.ndarray | None = None
@@ -366,6 +368,16 @@ class Controller:
                 reading = self._ranged(image, self._pose, height_range=self._height_range())
             else:
                 reading = self.reader(image, self._pose)
+        except CameraFileError as exc:
+            # the calibration does not fit the camera's pictures: every frame fails
+            # alike, so the players are told once (not a line per frame in a log)
+            if not self._camera_refused:
+                self._camera_refused = True
+                log.error("frames cannot be read: %s", exc)
+                if self.session.has_game:
+                    self.session.report("camera", f"The camera's frames cannot be read: {exc}")
+            self._dirty = True
+            return None
         except ValueError as exc:  # board not found: a hand, a bump, darkness
             log.info("frame not read: %s", exc)
             self._dirty = True

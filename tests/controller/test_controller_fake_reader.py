@@ -203,3 +203,26 @@ def test_a_doubtful_build_is_found_by_its_site_after_moves_before_it_change():
     other = Build(doubtful.seat, doubtful.card, doubtful.site, Block("blue", 1))
     assert doubt_ply([builds[0], other], doubtful) is None
     assert doubt_ply([builds[0]], doubtful) is None
+
+
+def test_a_camera_file_that_does_not_fit_the_frames_is_told_once():
+    from companion.vision.errors import CameraFileError
+
+    calls: list[int] = []
+
+    def reader(image, previous_pose=None):
+        calls.append(int(image[0, 0, 0]))
+        raise CameraFileError("the camera file is for 1280x720 pictures, not 640x480 "
+                              "(another shape: a crop, or another camera mode; calibrate "
+                              "at this size)")
+
+    session = GameSession(make_config(4))
+    ctl = Controller(session, reader, still_seconds=0.4)
+    _film(ctl, 3)
+    assert calls == [0, 1, 2]  # each still scene tried, none read
+    assert ctl.stats.readings == 0 and ctl.stats.moves == 0
+    warnings = session.snapshot()["warnings"]
+    assert [(w["reason"], w["message"]) for w in warnings] == [(
+        "camera", "The camera's frames cannot be read: the camera file is for 1280x720 "
+        "pictures, not 640x480 (another shape: a crop, or another camera mode; calibrate "
+        "at this size)")]
