@@ -458,4 +458,45 @@ def folder_samples(folder: str | Path) -> Iterable[tuple[str, np.ndarray, Mappin
         tj = p.with_suffix(".json")
         if not tj.exists():
             continue
-        yield p.name, load_image(p), json.loads(tj.read_text(encoding="utf-8"))
+        try:
+            truth = json.loads(tj.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            raise ValueError(f"{tj}: not a truth file ({reason})") from None
+        problem = truth_problem(truth)
+        if problem:
+            raise ValueError(f"{tj}: not a truth file ({problem})")
+        yield p.name, load_image(p), truth
+
+
+def truth_problem(truth: Any) -> str | None:
+    """What keeps a truth file from being judged against (None: nothing), found
+    before any photo is read, by the parsing the judging itself does."""
+    if not isinstance(truth, dict):
+        return "expected an object"
+    try:
+        expected, board = truth["expected"], truth["board"]
+        if not isinstance(expected, dict) or not isinstance(board, dict):
+            return "expected and board must be objects"
+        for name, value, kind in (("expected.sites", expected["sites"], list),
+                                  ("board.sites", board["sites"], list),
+                                  ("expected.unseen", expected.get("unseen", []), list),
+                                  ("expected.cards", expected.get("cards", {}), dict)):
+            if not isinstance(value, kind):
+                return f"{name} must be a{'n object' if kind is dict else ' list'}"
+        for e in [*expected["sites"], *board["sites"]]:
+            Site.from_json(e)
+            h = e["height"]
+            if isinstance(h, bool) or not isinstance(h, int) or h < 0:
+                return f"height {h!r}: not a whole number of storeys"
+            if h and not isinstance(e["owner"], str):
+                return f"owner {e['owner']!r}: not a colour"
+        for e in expected.get("unseen", []):
+            Site.from_json(e)
+        for v in expected.get("cards", {}).values():
+            tuple(int(x) for x in v["cell"])
+    except KeyError as exc:
+        return f"no {exc.args[0]!r}"
+    except (TypeError, ValueError, AttributeError) as exc:
+        return str(exc) or type(exc).__name__
+    return None

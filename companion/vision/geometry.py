@@ -428,9 +428,9 @@ def pixel_hull(points: FloatArray, shape: tuple[int, ...], is_hull: bool = False
     reach = float(POLYGON_REACH * max(shape[0], shape[1]))
     if np.any(np.abs(p) > reach):
         p, is_hull = np.clip(p, -reach, reach), False
-    if not is_hull:
-        p = cv2.convexHull(p.astype(np.float32).reshape(-1, 1, 2)).reshape(-1, 2)
-    out: np.ndarray = (p if truncate else np.round(p)).astype(np.int32)
+    corners: np.ndarray = p if is_hull else cv2.convexHull(
+        p.astype(np.float32).reshape(-1, 1, 2)).reshape(-1, 2)
+    out: np.ndarray = (corners if truncate else np.round(corners)).astype(np.int32)
     return out
 
 

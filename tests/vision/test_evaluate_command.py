@@ -138,6 +138,27 @@ def test_a_folder_without_labelled_photos_is_an_error(
         " beside them\n" if name == "empty" else "\n")
 
 
+@pytest.mark.parametrize("text,problem", [
+    ("{bad", "Expecting property name enclosed in double quotes"),
+    ("[1]", "expected an object"),
+    ("{}", "no 'expected'"),
+    ('{"expected": [], "board": {"sites": []}}', "expected and board must be objects"),
+    ('{"expected": {"sites": 5}, "board": {"sites": []}}', "expected.sites must be a list"),
+    ('{"expected": {"sites": [{"city": 0, "row": 0, "col": 0, "height": "x", "owner": "red"}]},'
+     ' "board": {"sites": []}}', "height 'x': not a whole number of storeys"),
+    ('{"expected": {"sites": [{"city": 0, "row": 0, "col": 0, "height": 2, "owner": null}]},'
+     ' "board": {"sites": []}}', "owner None: not a colour"),
+])
+def test_a_truth_file_that_cannot_be_judged_against_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, problem: str) -> None:
+    # checked before the photo beside it is read (the photo here is not even one)
+    (tmp_path / "p.png").write_bytes(b"")
+    (tmp_path / "p.json").write_text(text, encoding="utf-8")
+    assert main(["evaluate", "--folder", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"companion evaluate: {tmp_path / 'p.json'}: not a truth file ({problem})\n")
+
+
 def test_several_folders_are_several_sets_and_all_of_them(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # two sets (one photo each, of both kinds), each reported on its own under the
