@@ -202,6 +202,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
             config = config_from_json(json.loads(game_file.read_text(encoding="utf-8")))
         except json.JSONDecodeError as exc:
             raise CommandError(f"{game_file}: malformed JSON at line {exc.lineno}") from None
+        except UnicodeDecodeError:
+            raise CommandError(f"{game_file}: not a text file") from None
+        except OSError as exc:
+            raise CommandError(f"{game_file}: cannot read ({exc.strerror})") from None
     colors = list(config.colors) if config else (args.colors.split(",") if args.colors else None)
     observations, skipped, how = read_folder(folder, args.camera, colors, args.workers)
     if not observations:

@@ -311,6 +311,8 @@ def header_json(config: GameConfig, date: str,
 
 def config_from_json(header: dict[str, Any]) -> GameConfig:
     """Read a game set-up: a record header or a ``game.json`` (formats.md)."""
+    if not isinstance(header, dict):
+        raise RecordError(f"the set-up must be an object, not {type(header).__name__}")
     try:
         edition = get_edition(str(header.get("edition", "classic")))
         raw_players = header.get("players")

@@ -124,3 +124,17 @@ def test_a_narrow_new_tower_in_the_last_photo_is_no_turn_left_unphotographed() -
                     config).to_json()
     assert [m["notation"] for m in narrow["moves"]] == [str(m) for m in moves[:10]]
     assert narrow["warnings"] == []
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"[]", "the set-up must be an object, not list"),
+    (b"{bad", "{game}: malformed JSON at line 1"),
+    (b"\xff\xfe\x00", "{game}: not a text file"),
+])
+def test_a_game_json_that_is_no_set_up_is_one_line(tmp_path, capsys, content, message):
+    # checked before any photo is read
+    game = tmp_path / "game.json"
+    game.write_bytes(content)
+    (tmp_path / "IMG_1.jpg").write_bytes(b"")
+    assert main(["replay", str(tmp_path), "--json", "--workers", "1"]) == 1
+    assert capsys.readouterr().err == f"companion replay: {message.format(game=game)}\n"

@@ -368,3 +368,10 @@ def test_effective_moves_and_entries() -> None:
     states = list(rec.states())
     assert len(states) == 5
     assert states[0] == new_game(make_config(4))
+
+
+@pytest.mark.parametrize("header", [[], "classic", 4, None])
+def test_a_set_up_that_is_no_object_is_a_record_error(header: Any) -> None:
+    with pytest.raises(RecordError, match=f"^the set-up must be an object, not "
+                                          f"{type(header).__name__}$"):
+        config_from_json(header)
