@@ -208,8 +208,12 @@ class GameRecord:
                     raise RecordError(f"entries[{n}]: unknown entry type {item.get('type')!r}")
             except RulesError as exc:
                 raise RecordError(f"entries[{n}]: {exc}") from None
-            except (KeyError, TypeError, ValueError, OverflowError) as exc:
-                raise RecordError(f"entries[{n}]: missing or bad field {exc}") from None
+            except KeyError as exc:
+                raise RecordError(f"entries[{n}]: missing field {exc}") from None
+            except (TypeError, ValueError, OverflowError) as exc:
+                field_ = next((k for k in ("replaces", "inserts") if k in item), None)
+                what = f"bad field {field_!r}" if field_ else "a bad field"
+                raise RecordError(f"entries[{n}]: {what} ({exc})") from None
         meta = header.get("meta", {}) or {}
         if not isinstance(meta, dict):
             raise RecordError("'meta' in the header must be an object")
