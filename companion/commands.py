@@ -49,7 +49,11 @@ def _calibrate_sheets(args: argparse.Namespace) -> int:
     out = Path(args.out or ".")
     out.mkdir(parents=True, exist_ok=True)
     page = (297.0, 210.0)
-    markers = marker_sheet(load_profile(args.profile), dpi=args.dpi, page_mm=page)
+    try:
+        markers = marker_sheet(load_profile(args.profile), dpi=args.dpi, page_mm=page)
+    except (KeyError, TypeError, IndexError) as exc:  # a profile without the markers' layout
+        raise CommandError(f"board profile {args.profile}: no markers' layout ({type(exc).__name__}"
+                           f": {exc})") from None
     charuco = sheet_image(dpi=args.dpi, page_mm=page)
     for name, img in (("board-markers", markers), ("charuco-sheet", charuco)):
         cv2.imwrite(str(out / f"{name}.png"), img)
@@ -95,7 +99,8 @@ def register_calibrate(sub: Any) -> None:
     p.add_argument("--out", help="output file (camera JSON) or folder (sheets)")
     p.add_argument("--calibration", help="update this calibration file")
     p.add_argument("--profile", default="reference-board")
-    p.add_argument("--dpi", type=int, default=300)
+    p.add_argument("--dpi", type=_dpi, default=300,
+                   help="the printer's resolution (72-1200; default 300)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate)
 
@@ -355,6 +360,15 @@ def register_evaluate(sub: Any) -> None:
                         "include the others' load)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_evaluate)
+
+
+def _dpi(text: str) -> int:
+    """A printer's resolution: a sheet at 2400 dpi would take gigabytes, at 10 its
+    markers' cells would be a pixel wide."""
+    value = _positive(text)
+    if not 72 <= value <= 1200:
+        raise argparse.ArgumentTypeError(f"a printer's resolution, 72-1200, got {value}")
+    return value
 
 
 def _positive(text: str) -> int:

@@ -93,3 +93,35 @@ def test_calibration_file_round_trip_and_errors(tmp_path):
     path.write_text("{bad")
     with pytest.raises(calfile.CalibrationFileError, match="malformed JSON at line 1"):
         calfile.load(path)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--dpi", "0"], "companion calibrate: error: argument --dpi: must be 1 or more, got 0"),
+    (["--dpi", "100000"],
+     "companion calibrate: error: argument --dpi: a printer's resolution, 72-1200, got 100000"),
+    (["--profile", "nope"],
+     "companion calibrate: no board profile 'nope' (built in: reference-board; or a .json file)"),
+    (["--profile", "{dir}/none.json"], "companion calibrate: {dir}/none.json: no such board profile"),
+    (["--profile", "{dir}/bad.json"],
+     "companion calibrate: {dir}/bad.json: not JSON (Expecting value at line 1)"),
+    (["--profile", "{dir}/list.json"],
+     "companion calibrate: {dir}/list.json: a board profile is a JSON object"),
+    (["--profile", "{dir}/empty.json"],
+     "companion calibrate: board profile {dir}/empty.json: no markers' layout (KeyError: "
+     "'markers')"),
+])
+def test_sheets_refuse_bad_options_in_one_line(tmp_path, capsys, args, message) -> None:
+    from companion.cli import main
+
+    (tmp_path / "bad.json").write_text("nope", encoding="utf-8")
+    (tmp_path / "list.json").write_text("[1]", encoding="utf-8")
+    (tmp_path / "empty.json").write_text("{}", encoding="utf-8")
+    argv = ["calibrate", "sheets", "--out", str(tmp_path / "out"),
+            *[a.format(dir=tmp_path) for a in args]]
+    try:
+        status = main(argv)
+    except SystemExit as exc:  # argparse's usage errors
+        status = int(exc.code or 0)
+    assert status in (1, 2)
+    assert capsys.readouterr().err.strip().splitlines()[-1] == message.format(dir=tmp_path)
+    assert not (tmp_path / "out" / "board-markers.png").exists()
