@@ -24,6 +24,17 @@ class CommandError(Exception):
 Handler = Callable[[argparse.Namespace], int]
 
 
+def port_number(text: str) -> int:
+    """``--port``: 0-65535 (0: any free one); a port past 65535 was taken as another."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0-65535 (0: any free one), got {value}")
+    return value
+
+
 def _read_text(path: str) -> str:
     p = Path(path)
     if not p.exists():

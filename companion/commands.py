@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from companion.cli import CommandError
+from companion.cli import CommandError, port_number
 
 log = logging.getLogger(__name__)
 
@@ -581,7 +581,7 @@ def register_run(sub: Any) -> None:
                    help="longest wait for an arm resting over the board to leave before "
                         "the scene is read anyway (default: the vision config's, 5)")
     p.add_argument("--host", default="0.0.0.0")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=port_number, default=8000)
     p.add_argument("--pin", help="the table PIN (default: six random digits, printed)")
     p.add_argument("--threads", type=int, default=32)
     p.set_defaults(func=cmd_run)

@@ -150,9 +150,31 @@ def handle_buttons(session: GameSession, events: list[Any]) -> list[str]:
     return done
 
 
+def _game_file(path: str) -> Any:
+    """The set-up of a ``game.json`` (formats.md), or a ValueError naming the file."""
+    import json
+    from pathlib import Path
+
+    from companion.rules.record import config_from_json
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read ({exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: malformed JSON at line {exc.lineno}") from None
+    try:
+        return config_from_json(data)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
 def run_live(args: Any) -> int:
     """``companion run``: camera -> vision -> rules -> LEDs and page, until stopped."""
-    import json
     import signal
     import sys
     from pathlib import Path
@@ -161,7 +183,6 @@ def run_live(args: Any) -> int:
     from companion.leds import TableLeds
     from companion.pipeline import CameraView, VisionReader
     from companion.replay_service import make_replay_service
-    from companion.rules.record import config_from_json
     from companion.rules.state import make_config
     from companion.store import open_data_dir, resume_or_start
     from companion.web import create_app
@@ -176,15 +197,19 @@ def run_live(args: Any) -> int:
     cal_path = args.calibration or data_dir / "calibration.json"
     # checked before anything starts; the reader then takes the intrinsics as they are
     intrinsics = calfile.camera_intrinsics(calfile.load(cal_path), cal_path)
+    # so is the game file: whether or not a game is then resumed (it is not passed
+    # over in silence)
+    game_config = _game_file(args.game) if args.game else None
     journal = open_data_dir(data_dir)
 
     def first_config() -> Any:
-        if args.game:
-            return config_from_json(json.loads(Path(args.game).read_text(encoding="utf-8")))
-        return make_config(4)
+        return game_config if game_config is not None else make_config(4)
 
     session = GameSession(journal=journal)
-    resume_or_start(session, journal, first_config)
+    game_id, resumed = resume_or_start(session, journal, first_config)
+    if resumed and game_config is not None:
+        print(f"companion run: warning: game {game_id} is in progress and goes on; "
+              f"{args.game} is not used (a new game is set up on the page)", file=sys.stderr)
     for notice in journal.notices:
         print(f"companion run: warning: {notice}", file=sys.stderr)
     ledmap = LedMap.load(args.ledmap) if args.ledmap.endswith(".json") else builtin(args.ledmap)

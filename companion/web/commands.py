@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from companion.cli import port_number
+
 
 def cmd_demo(args: argparse.Namespace) -> int:
     from companion.demo import run_demo
@@ -23,7 +25,7 @@ def register_demo(sub: Any) -> None:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=port_number, default=8000)
     p.add_argument("--host", default="127.0.0.1",
                    help="0.0.0.0 to let phones on the network open the page")
     p.add_argument("--data-dir", metavar="DIR", help="keep (and resume) games in this folder")

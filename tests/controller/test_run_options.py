@@ -56,3 +56,31 @@ def test_a_malformed_calibrated_camera_stops_run_before_it_starts(
     assert not (tmp_path / "data").exists()  # nothing started
     assert err == (f"companion run: {cal}: camera: malformed camera JSON: "
                    "'camera_matrix'")
+
+
+def test_a_port_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--port", "99999"])
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "companion run: error: argument --port: a port is 0-65535 (0: any free one), got 99999")
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "{game}: no such file"),
+    ("{", "{game}: malformed JSON at line 1"),
+    ("[]", "{game}: the set-up must be an object, not list"),
+    ('{"format": "manhattan-game/1"}', "{game}: the set-up needs a list of players"),
+])
+def test_a_bad_game_file_stops_run_before_it_starts(
+        tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        content: str | None, message: str) -> None:
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    game = tmp_path / "game.json"
+    if content is not None:
+        game.write_text(content, encoding="utf-8")
+    code = main(["run", "--data-dir", str(tmp_path / "data"), "--game", str(game),
+                 "--camera", "fake", "--leds", "fake", "--buttons", "fake"])
+    assert code == 1
+    assert capsys.readouterr().err.strip() == f"companion run: {message.format(game=game)}"
+    assert not (tmp_path / "data").exists()  # nothing started
