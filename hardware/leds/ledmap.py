@@ -176,9 +176,17 @@ class LedMap:
         os.replace(tmp, target)
 
 
+#: More LEDs than a table's strip has: a frame of WS2812 data takes 30 us per LED,
+#: so 10,000 already refresh at 3 frames a second (a typo of a count, not a strip)
+MAX_LEDS = 10_000
+
+
 def _check_count(count: Any) -> None:
     if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
         raise ValueError(f"ledmap: 'count' must be a positive integer, got {count!r}")
+    if count > MAX_LEDS:
+        raise ValueError(f"ledmap: 'count' {count} is more LEDs than a strip drives "
+                         f"(at most {MAX_LEDS:,})")
 
 
 def _as_led_list(value: Any, what: str) -> tuple[int, ...]:
