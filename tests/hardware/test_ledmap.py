@@ -86,7 +86,7 @@ def good_doc() -> dict[str, Any]:
         (lambda d: d.update(count=0), "'count' must be a positive integer"),
         (lambda d: d.update(count="58"), "'count' must be a positive integer"),
         (lambda d: d.update(count=100_000_000),
-         "'count' 100000000 is more LEDs than a strip drives (at most 10,000)"),
+         r"'count' 100000000 is more LEDs than a strip drives \(at most 10,000\)"),
         (lambda d: d.pop("sites"), "'sites' is missing"),
         (lambda d: d["sites"].pop(), "'sites' must list 54 sites, got 53"),
         (lambda d: d["sites"].__setitem__(12, []), r"site 12 \(city 1, row 1, col 0\) has no LED"),
