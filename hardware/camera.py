@@ -686,6 +686,9 @@ def open_camera(spec: str | None = None, **kw: Any) -> FrameSource:
     kind, _, arg = spec.partition(":")
     kind = kind.strip().lower()
     if kind == "picamera2":
+        if arg and not arg.strip().isdigit():
+            raise ValueError(f"picamera2:{arg}: the camera number is 0, 1, ... "
+                             "(e.g. picamera2:1, or picamera2 for the first)")
         return Picamera2Source(camera_num=int(arg) if arg else 0, **kw)
     if kind == "opencv":
         if not arg:

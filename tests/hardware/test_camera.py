@@ -387,3 +387,5 @@ def test_open_camera_specs(tmp_path: Path) -> None:
         open_camera("opencv:")
     with pytest.raises(ValueError, match="unknown camera spec 'webcam'"):
         open_camera("webcam")
+    with pytest.raises(ValueError, match=r"^picamera2:x: the camera number is 0, 1, \.\.\. "):
+        open_camera("picamera2:x")
