@@ -35,6 +35,17 @@ def port_number(text: str) -> int:
     return value
 
 
+def colour_list(text: str) -> list[str]:
+    """``--colors``: colour names, comma-separated, each once (any case)."""
+    names = [c.strip().lower() for c in text.split(",") if c.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"no colour named in {text!r} (e.g. red,blue,green,black)")
+    twice = sorted({c for c in names if names.count(c) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(f"colour {twice[0]!r} named twice")
+    return names
+
+
 def _read_text(path: str) -> str:
     p = Path(path)
     if not p.exists():

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from companion.cli import CommandError, port_number
+from companion.cli import CommandError, colour_list, port_number
 
 log = logging.getLogger(__name__)
 
@@ -211,7 +211,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             raise CommandError(f"{game_file}: not a text file") from None
         except OSError as exc:
             raise CommandError(f"{game_file}: cannot read ({exc.strerror})") from None
-    colors = list(config.colors) if config else (args.colors.split(",") if args.colors else None)
+    colors = list(config.colors) if config else args.colors
     observations, skipped, how = read_folder(folder, args.camera, colors, args.workers)
     if not observations:
         raise CommandError(f"{folder}: no photo could be read "
@@ -248,7 +248,8 @@ def register_replay(sub: Any) -> None:
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
     p.add_argument("--camera", metavar="CAMERA.json", help="intrinsics (default: estimated)")
-    p.add_argument("--colors", help="colours in play, e.g. red,blue,green,black")
+    p.add_argument("--colors", type=colour_list,
+                   help="colours in play, e.g. red,blue,green,black")
     p.add_argument("--workers", type=int, default=2, help="photos read in parallel")
     p.set_defaults(func=cmd_replay)
 

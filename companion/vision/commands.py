@@ -6,12 +6,14 @@ import json
 import sys
 from typing import Any
 
+from companion.cli import colour_list
+
 
 def cmd_read(args: Any) -> int:
     from companion.vision.errors import VisionError
     from companion.vision.reader import read_paths
 
-    colors = [c.strip() for c in args.colors.split(",") if c.strip()] if args.colors else None
+    colors = args.colors  # parsed by colour_list: named once each
     status = 0
     for path in args.photos:
         try:
@@ -38,7 +40,8 @@ def register_read(sub: Any) -> None:
     p = sub.add_parser("read", help="read photos of the board: towers, unseen sites, cards")
     p.add_argument("photos", nargs="+", metavar="PHOTO")
     p.add_argument("--camera", metavar="CAMERA.json", help="camera intrinsics (formats.md)")
-    p.add_argument("--colors", help="colours in play, e.g. red,blue,green,black")
+    p.add_argument("--colors", type=colour_list,
+                   help="colours in play, e.g. red,blue,green,black")
     p.add_argument("--json", action="store_true", help="one JSON object per photo and line")
     p.set_defaults(func=cmd_read)
 

@@ -503,6 +503,11 @@ def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
         return colors, colors.names
     if colors is not None:
         names = [str(c) for c in colors]
+        if not names:
+            raise ValueError("no colours in play named (e.g. red, blue, green, black)")
+        twice = sorted({c for c in names if names.count(c) > 1})
+        if twice:
+            raise ValueError(f"colour {twice[0]!r} named twice")
         return ColourModel.for_colours(g, names), names
     # unknown set: every colour of every set, by profile key
     keys: list[str] = []

@@ -180,3 +180,29 @@ def test_a_greyscale_photo_is_a_clean_error(tmp_path, photos):
     assert proc.returncode == 1 and proc.stdout == ""
     assert proc.stderr.strip() == (f"companion read: {path}: a greyscale photo (the block "
                                    "colours cannot be told apart)")
+
+
+@pytest.mark.parametrize("colors, message", [
+    ([], "no colours in play named"), (["red", "blue", "red"], "colour 'red' named twice")])
+def test_colours_in_play_are_named_once_each(photos, colors, message):
+    with pytest.raises(ValueError, match=message):
+        read_image(photos["phone"].image, None, colors)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("red,red", "argument --colors: colour 'red' named twice"),
+    (" , ", "argument --colors: no colour named in ' , ' (e.g. red,blue,green,black)")])
+def test_the_read_command_refuses_a_bad_colour_list(tmp_path, photos, text, message):
+    path = tmp_path / "photo.jpg"
+    cv2.imwrite(str(path), photos["phone"].image)
+    proc = subprocess.run([sys.executable, "-m", "companion", "read", str(path), "--colors",
+                           text, "--json"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines()[-1] == f"companion read: error: {message}"
+
+
+def test_colour_names_are_read_in_any_case(photos):
+    from companion.cli import colour_list
+
+    assert colour_list("Red, BLUE,green ,black") == ["red", "blue", "green", "black"]
