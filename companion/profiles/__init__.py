@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
+
+from companion.jsontext import json_object
 
 DEFAULT_PROFILE = "reference-board"
 
@@ -34,10 +35,4 @@ def load_profile(name_or_path: str | Path = DEFAULT_PROFILE) -> dict[str, Any]:
             raise ValueError(f"no board profile {str(name_or_path)!r} (built in: "
                              f"{', '.join(known)}; or a .json file)")
         text = entry.read_text("utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{where}: not JSON ({exc.msg} at line {exc.lineno})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{where}: a board profile is a JSON object")
-    return data
+    return json_object(text, where, "a board profile is a JSON object")

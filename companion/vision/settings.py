@@ -13,6 +13,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from companion.jsontext import json_object
+
 
 @lru_cache(maxsize=1)
 def default_config() -> dict[str, Any]:
@@ -61,12 +63,7 @@ def load_overrides(text: str) -> dict[str, Any]:
             raise ValueError(f"{source}: {exc.strerror or exc}") from None
         except UnicodeDecodeError:
             raise ValueError(f"{source}: not UTF-8 text") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{source}: expected an object of config sections")
+    data = json_object(text, source, "expected an object of config sections")
     shipped = default_config()
     for name, value in data.items():
         if name.startswith("_"):

@@ -104,7 +104,7 @@ def test_calibration_file_round_trip_and_errors(tmp_path):
     (["--profile", "{dir}/none.json"],
      "companion calibrate: {dir}/none.json: no such board profile"),
     (["--profile", "{dir}/bad.json"],
-     "companion calibrate: {dir}/bad.json: not JSON (Expecting value at line 1)"),
+     "companion calibrate: {dir}/bad.json: not JSON (Expecting value, line 1)"),
     (["--profile", "{dir}/list.json"],
      "companion calibrate: {dir}/list.json: a board profile is a JSON object"),
     (["--profile", "{dir}/empty.json"],

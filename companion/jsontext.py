@@ -1,0 +1,18 @@
+"""JSON text that must hold an object (a profile, a config): one-line errors naming it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def json_object(text: str, source: str, expected: str) -> dict[str, Any]:
+    """``text`` parsed, or a ValueError naming ``source``: where the text is not JSON,
+    and (``expected``, e.g. "a board profile is a JSON object") where it is no object."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{source}: {expected}")
+    return data
