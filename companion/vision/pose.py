@@ -66,13 +66,46 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     cfg = config or {}
     if gray.ndim == 3:
         gray = cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY)
-    out = _detect_all(gray, geometry, cfg, previous)
+    most = int(cfg.get("detect_max_side", 0) or 0)
+    if previous is None and most > 0 and max(gray.shape[:2]) >= 2 * most:
+        out = _detect_shrunk(gray, geometry, cfg, most)
+    else:
+        out = _detect_all(gray, geometry, cfg, previous)
     if cfg.get("edge_refine", False) and out:
         grey = gray.astype(np.float32)  # once for every marker
         out = {mid: refine_corners_by_edges(
             grey, c, _marker_cells(geometry.marker_dictionary, mid), cfg)
             for mid, c in out.items()}
     return out
+
+
+def _detect_shrunk(gray: np.ndarray, geometry: BoardGeometry, cfg: dict[str, Any],
+                   most: int) -> Markers:
+    """The markers of a large photo, looked for on a copy halved while its longest
+    side stays ``most`` pixels or more, their corners refined on the photo itself.
+
+    Every look of the detector is a pass over the whole frame: on a 12-megapixel
+    photo three looks took 150 ms, on a 48-megapixel one 290 ms, while its
+    markers are hundreds of pixels wide. Halving (2 x 2 pixels averaged) takes
+    3 ms where another factor took 40. Found at the smaller size, each corner is
+    refined at full size in a window as much wider as the copy is smaller.
+    """
+    small, factor = gray, 1
+    while max(small.shape[:2]) // 2 >= most:
+        h2, w2 = small.shape[0] // 2, small.shape[1] // 2
+        small = cv2.resize(small[:2 * h2, :2 * w2], (w2, h2), interpolation=cv2.INTER_AREA)
+        factor *= 2
+    found = _detect_all(small, geometry, cfg, None)
+    if not found or factor == 1:
+        return found
+    half = int(cfg.get("refine_win", 4)) * factor
+    ids = sorted(found)
+    # a pixel of the copy covers factor x factor pixels: its centre (x + 0.5) * factor - 0.5
+    pts = np.concatenate([(found[mid] + 0.5) * factor - 0.5 for mid in ids])
+    refined = cv2.cornerSubPix(gray, pts.astype(np.float32).reshape(-1, 1, 2), (half, half),
+                               (-1, -1), (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_COUNT,
+                                          50, 0.01)).reshape(-1, 4, 2).astype(np.float64)
+    return {mid: refined[k] for k, mid in enumerate(ids)}
 
 
 def _detect_all(gray: np.ndarray, geometry: BoardGeometry, cfg: dict[str, Any],
