@@ -7,7 +7,9 @@ through :meth:`GameRecord.from_json` rebuilds exactly the live state.
 
 A file that is not ours or is damaged is never overwritten or deleted: it is
 moved aside to ``<name>.corrupt-<timestamp>`` and a fresh journal starts, with
-a one-line notice in :attr:`Journal.notices` for the caller to show.
+a one-line notice in :attr:`Journal.notices` for the caller to show. The games
+a damaged journal of ours still yields (each with the longest run of its
+entries that reads and replays) are copied into the fresh one, with a notice.
 """
 
 from __future__ import annotations
@@ -179,19 +181,74 @@ class Journal:
     # -- opening -------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        aside: Path | None = None
         try:
             self._inspect()
         except _Unusable as why:
-            self._set_aside(str(why))
+            aside = self._set_aside(str(why))
         conn = self._connect()
         try:
             self._init_schema(conn)
         except sqlite3.DatabaseError as exc:  # damage the first look did not catch
             conn.close()
-            self._set_aside(f"unusable ({exc})")
+            aside = self._set_aside(f"unusable ({exc})")
             conn = self._connect()
             self._init_schema(conn)
+        if aside is not None:
+            self._salvage(conn, aside)
         return conn
+
+    def _salvage(self, conn: sqlite3.Connection, aside: Path) -> None:
+        """Copy into the fresh journal the games a set-aside one of ours still yields.
+
+        A power cut on an SD card damages a page or two, not every game: each game
+        whose row reads is kept with the longest run of its entries that reads and
+        replays (a notice says which were cut short). The set-aside file is read
+        from a copy, so it stays byte for byte as it was found.
+        """
+        import shutil
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "aside.sqlite3"
+            try:
+                if not aside.is_file():
+                    return
+                shutil.copyfile(aside, copy)
+                wal = Path(f"{aside}-wal")
+                if wal.is_file():  # what the last transactions wrote
+                    shutil.copyfile(wal, Path(f"{copy}-wal"))
+                src = sqlite3.connect(copy, isolation_level=None)
+            except (OSError, sqlite3.Error):
+                return
+            try:
+                games = _readable_games(src)
+            finally:
+                src.close()
+        kept, short = [], []
+        for (game_id, created, header, finished, result, summary), entries, total in games:
+            whole = len(entries) == total
+            conn.execute("BEGIN IMMEDIATE")  # a game at a time, as appended
+            try:
+                conn.execute("INSERT INTO games (id, created, header, finished, result, summary) "
+                           "VALUES (?, ?, ?, ?, ?, ?)",
+                           (game_id, created, header, finished if whole else 0,
+                            result if whole else None, summary if whole else None))
+                conn.executemany("INSERT INTO entries (game_id, seq, entry, time) "
+                               "VALUES (?, ?, ?, ?)",
+                               [(game_id, seq, text, t) for seq, text, t in entries])
+            except sqlite3.Error:
+                conn.execute("ROLLBACK")
+                continue
+            conn.execute("COMMIT")
+            kept.append(game_id)
+            if not whole:
+                short.append(f"{game_id}: {len(entries)} of {total} entries")
+        if kept:
+            notice = (f"recovered {len(kept)} game{'s' if len(kept) > 1 else ''} from "
+                      f"{aside.name}" + (f" ({'; '.join(short)})" if short else ""))
+            self.notices.append(notice)
+            log.info("%s", notice)
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=15.0, isolation_level=None,
@@ -259,8 +316,9 @@ class Journal:
         finally:
             conn.close()
 
-    def _set_aside(self, reason: str) -> None:
-        """Move the file (and its WAL) to ``<name>.corrupt-<timestamp>``; never overwrite."""
+    def _set_aside(self, reason: str) -> Path:
+        """Move the file (and its WAL) to ``<name>.corrupt-<timestamp>``; never overwrite.
+        Returns where it went."""
         stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(self._clock()))
         base = f"{self.path.name}.corrupt-{stamp}"
         n = 1
@@ -280,6 +338,7 @@ class Journal:
                   "and started a fresh journal")
         self.notices.append(notice)  # the caller shows it (page, stderr)
         log.info("%s", notice)
+        return target
 
     @staticmethod
     def _init_schema(conn: sqlite3.Connection) -> None:
@@ -585,6 +644,59 @@ class Journal:
                 total -= size
                 deleted.append(str(eid))
         return deleted
+
+
+def _readable_games(src: sqlite3.Connection
+                    ) -> list[tuple[tuple[Any, ...], list[tuple[int, str, float]], int]]:
+    """The games of a damaged journal of ours that still read: each game's row, the
+    longest run of its entries from the first that reads and replays, and how many
+    entries it had. Reading stops at the first page SQLite cannot read."""
+    try:
+        if (src.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID
+                or src.execute("PRAGMA user_version").fetchone()[0] > SCHEMA_VERSION):
+            return []  # not ours, or written by a newer companion: left as it is
+    except sqlite3.Error:
+        return []
+    rows: list[tuple[Any, ...]] = []
+    try:  # the table itself, not an index of it (an index page may be the damage)
+        for row in src.execute("SELECT id, created, header, finished, result, summary "
+                               "FROM games NOT INDEXED"):
+            rows.append(tuple(row))
+    except sqlite3.Error:
+        pass  # the rows read before the damaged page
+    rows.sort(key=lambda r: (float(r[1]) if isinstance(r[1], (int, float)) else 0.0, str(r[0])))
+    out = []
+    for row in rows:
+        entries: list[tuple[int, str, float]] = []
+        total = 0
+        try:
+            total = int(src.execute("SELECT COUNT(*) FROM entries WHERE game_id = ?",
+                                    (row[0],)).fetchone()[0])
+        except sqlite3.Error:
+            pass
+        try:
+            for seq, text, t in src.execute("SELECT seq, entry, time FROM entries "
+                                            "WHERE game_id = ? ORDER BY seq", (row[0],)):
+                if seq != len(entries):
+                    break  # a gap: what follows does not follow
+                entries.append((int(seq), str(text), float(t)))
+        except sqlite3.Error:
+            pass
+        total = max(total, len(entries))
+        try:
+            header = json.loads(row[2])
+        except (TypeError, ValueError):
+            continue
+        # the longest run that replays (a damaged entry cuts the game there)
+        for k in range(len(entries), -1, -1):
+            try:
+                GameRecord.from_json({"format": RECORD_FORMAT, "header": header,
+                                      "entries": [json.loads(e) for _, e, _ in entries[:k]]})
+            except (ValueError, TypeError, RulesError):
+                continue
+            out.append((row, entries[:k], total))
+            break
+    return out
 
 
 def _dumps(value: Any) -> str:

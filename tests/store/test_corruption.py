@@ -155,3 +155,80 @@ def test_empty_file_is_a_fresh_journal(tmp_path: Path) -> None:
     assert journal.notices == []
     assert journal.list_games() == []
     assert list(tmp_path.glob("*.corrupt-*")) == []
+
+
+def _damage_page_of(path: Path, name: str) -> None:
+    """Overwrite the b-tree page of ``name`` (an index) with noise: the tables still
+    read, integrity_check does not pass."""
+    db = sqlite3.connect(path)
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    [root] = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+    db.close()
+    data = bytearray(path.read_bytes())
+    start = (root - 1) * page_size
+    data[start:start + page_size] = bytes((k * 37 + 11) % 256 for k in range(page_size))
+    path.write_bytes(bytes(data))
+
+
+def _two_games(path: Path) -> dict[str, object]:
+    """A finished game and one in progress, checkpointed into the main file."""
+    from companion.bots import GreedyBot
+
+    records = {}
+    with _journal(path) as j:
+        for seed, moves in ((1, None), (2, 12)):
+            session = GameSession(make_config(2, seed=seed), journal=j)
+            bots = [GreedyBot(i) for i in range(2)]
+            n = 0
+            while not session.state.is_over and (moves is None or n < moves):
+                session.play(bots[session.state.to_move].choose(session.state))
+                n += 1
+            records[session.game_id] = session.record
+    return records
+
+
+def test_the_games_a_damaged_journal_still_yields_are_recovered(tmp_path: Path) -> None:
+    path = tmp_path / "companion.sqlite3"
+    records = _two_games(path)
+    with _journal(path) as before:
+        listed = before.list_games()
+    _damage_page_of(path, "games_created")
+    original = path.read_bytes()
+    journal = _journal(path)
+    aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
+    assert len(journal.notices) == 2 and "damaged (database disk image is malformed)" in (
+        journal.notices[0])
+    assert journal.notices[1] == f"recovered 2 games from {aside.name}"
+    assert aside.read_bytes() == original  # read from a copy: the file kept as found
+    # rows as they were: flags and summaries (both games began at the same clock time)
+    assert {g.id: g for g in journal.list_games()} == {g.id: g for g in listed}
+    assert sorted(g.over for g in listed) == [False, True]
+    for gid, rec in records.items():
+        assert journal.load(gid) == rec
+    journal.close()
+    assert _journal(path).notices == []  # the fresh file is healthy
+
+
+def test_a_game_is_recovered_up_to_its_first_entry_that_does_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "companion.sqlite3"
+    records = _two_games(path)
+    playing = [gid for gid, rec in records.items() if not rec.replay().is_over][0]
+    db = sqlite3.connect(path)
+    db.execute("UPDATE entries SET entry = '{bad' WHERE game_id = ? AND seq = 5", (playing,))
+    db.commit()
+    db.close()
+    _damage_page_of(path, "games_created")
+    journal = _journal(path)
+    aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
+    assert journal.notices[1] == (f"recovered 2 games from {aside.name} "
+                                  f"({playing}: 5 of 12 entries)")
+    assert len(journal.load(playing).entries) == 5
+    assert journal.load(playing).entries == records[playing].entries[:5]
+
+
+def test_another_programs_database_is_not_recovered_from(tmp_path: Path) -> None:
+    path = tmp_path / "companion.sqlite3"
+    _foreign_db(path, 0x1234, "CREATE TABLE games (id, created, header, finished, result, "
+                "summary)")
+    journal = _journal(path)
+    assert len(journal.notices) == 1 and journal.list_games() == []
