@@ -36,7 +36,7 @@ def seat_right(seat: Seat) -> tuple[float, float]:
 
 #: How far a picture's width-to-height ratio may differ from its camera file's (a
 #: share) for the file to be scaled to it: 1280x720 and 1920x1080 are one shape,
-#: 1366x768 is 0.1% off it; 4:3 against 16:9 is 25%
+#: 1366x768 is 0.05% off it; 4:3 against 16:9 is 25%
 _SHAPE_TOLERANCE = 0.02
 
 

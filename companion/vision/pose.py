@@ -61,7 +61,9 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     every entry off. ``previous``: the pose of a camera being tracked; when the
     first look's markers all lie within ``bump_px`` of where it puts them, the
     camera has not moved and its pose is kept as it was (:func:`solve_pose`), so
-    the further looks, each a pass over the whole frame, are skipped.
+    the further looks, each a pass over the whole frame, are skipped. A photo at
+    least twice ``detect_max_side`` across is looked at halved
+    (:func:`_detect_shrunk`).
     """
     cfg = config or {}
     if gray.ndim == 3:
