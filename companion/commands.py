@@ -197,20 +197,13 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from companion.replay import replay
-    from companion.rules.record import config_from_json
+    from companion.rules.record import config_from_file
 
     folder = Path(args.folder)
     config = None
     game_file = folder / "game.json"
     if game_file.exists():
-        try:
-            config = config_from_json(json.loads(game_file.read_text(encoding="utf-8")))
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{game_file}: malformed JSON at line {exc.lineno}") from None
-        except UnicodeDecodeError:
-            raise CommandError(f"{game_file}: not a text file") from None
-        except OSError as exc:
-            raise CommandError(f"{game_file}: cannot read ({exc.strerror})") from None
+        config = config_from_file(game_file)
     colors = list(config.colors) if config else args.colors
     observations, skipped, how = read_folder(folder, args.camera, colors, args.workers)
     if not observations:

@@ -150,29 +150,6 @@ def handle_buttons(session: GameSession, events: list[Any]) -> list[str]:
     return done
 
 
-def _game_file(path: str) -> Any:
-    """The set-up of a ``game.json`` (formats.md), or a ValueError naming the file."""
-    import json
-    from pathlib import Path
-
-    from companion.rules.record import config_from_json
-
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: malformed JSON at line {exc.lineno}") from None
-    try:
-        return config_from_json(data)
-    except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
-
-
 def run_live(args: Any) -> int:
     """``companion run``: camera -> vision -> rules -> LEDs and page, until stopped."""
     import signal
@@ -183,6 +160,7 @@ def run_live(args: Any) -> int:
     from companion.leds import TableLeds
     from companion.pipeline import CameraView, VisionReader
     from companion.replay_service import make_replay_service
+    from companion.rules.record import config_from_file
     from companion.rules.state import make_config
     from companion.store import open_data_dir, resume_or_start
     from companion.web import create_app
@@ -199,7 +177,7 @@ def run_live(args: Any) -> int:
     intrinsics = calfile.camera_intrinsics(calfile.load(cal_path), cal_path)
     # so is the game file: whether or not a game is then resumed (it is not passed
     # over in silence)
-    game_config = _game_file(args.game) if args.game else None
+    game_config = config_from_file(args.game) if args.game else None
     journal = open_data_dir(data_dir)
 
     def first_config() -> Any:

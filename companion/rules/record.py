@@ -10,6 +10,7 @@ import datetime as _dt
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from companion.rules.board import Site
@@ -311,6 +312,26 @@ def header_json(config: GameConfig, date: str,
     if meta:
         out["meta"] = meta
     return out
+
+
+def config_from_file(path: str | Path) -> GameConfig:
+    """The set-up in a ``game.json`` file (formats.md); a RecordError naming the file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise RecordError(f"{path}: no such file") from None
+    except UnicodeDecodeError:
+        raise RecordError(f"{path}: not a text file") from None
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"{path}: malformed JSON at line {exc.lineno}") from None
+    try:
+        return config_from_json(data)
+    except RecordError as exc:
+        raise RecordError(f"{path}: {exc}") from None
 
 
 def config_from_json(header: dict[str, Any]) -> GameConfig:

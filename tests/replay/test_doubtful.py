@@ -127,7 +127,7 @@ def test_a_narrow_new_tower_in_the_last_photo_is_no_turn_left_unphotographed() -
 
 
 @pytest.mark.parametrize("content, message", [
-    (b"[]", "the set-up must be an object, not list"),
+    (b"[]", "{game}: the set-up must be an object, not list"),
     (b"{bad", "{game}: malformed JSON at line 1"),
     (b"\xff\xfe\x00", "{game}: not a text file"),
 ])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -375,3 +376,23 @@ def test_a_set_up_that_is_no_object_is_a_record_error(header: Any) -> None:
     with pytest.raises(RecordError, match=f"^the set-up must be an object, not "
                                           f"{type(header).__name__}$"):
         config_from_json(header)
+
+
+def test_a_game_file_is_read_or_named_in_its_error(tmp_path: Any) -> None:
+    from companion.rules.record import config_from_file
+
+    good = tmp_path / "game.json"
+    good.write_text(json.dumps({"players": [
+        {"name": "Ann", "seat": "S", "colors": ["red", "green"]},
+        {"name": "Bob", "seat": "N", "colors": ["blue", "black"]}]}), encoding="utf-8")
+    assert [p.name for p in config_from_file(good).players] == ["Ann", "Bob"]
+    for content, message in ((None, "no such file"), (b"\xff\xfe", "not a text file"),
+                             (b"{", "malformed JSON at line 1"),
+                             (b"{}", "the set-up needs a list of players")):
+        bad = tmp_path / "bad.json"
+        if bad.exists():
+            bad.unlink()
+        if content is not None:
+            bad.write_bytes(content)
+        with pytest.raises(RecordError, match=f"^{re.escape(str(bad))}: {message}$"):
+            config_from_file(bad)
