@@ -405,6 +405,16 @@ def convex_hull(points: FloatArray) -> FloatArray:
 POLYGON_REACH = 8
 
 
+def within_reach(polygons: list[np.ndarray], shape: tuple[int, ...]) -> bool:
+    """Every corner of ``polygons`` (pixels) finite and within ``POLYGON_REACH``
+    picture sizes: they can be cast to int32 as they are (one check for a batch,
+    where :func:`fill_convex` would check each polygon)."""
+    if not polygons:
+        return True
+    corners = np.concatenate([np.asarray(p, np.float64).reshape(-1, 2) for p in polygons])
+    return bool(np.all(np.abs(corners) <= POLYGON_REACH * max(shape[0], shape[1])))
+
+
 def pixel_hull(points: FloatArray, shape: tuple[int, ...], is_hull: bool = False,
                truncate: bool = False) -> np.ndarray | None:
     """The convex hull of ``points`` (pixels) as int32 corners for ``cv2.fillConvexPoly``

@@ -42,7 +42,7 @@ from companion.vision.colours import (
     fit_board_model,
     sample_bilinear,
 )
-from companion.vision.geometry import BoardGeometry, FloatArray, Pose, fill_convex
+from companion.vision.geometry import BoardGeometry, FloatArray, Pose, fill_convex, within_reach
 from companion.vision.reductions import min_last, sum_axis, sum_last
 from companion.vision.settings import section
 from companion.vision.strips import Strips, build_strips, project_fast, sample_strips
@@ -1450,8 +1450,14 @@ class SiteReader:
         # to fill and to look up, and the polygons fill the same pixels at any depth
         mask = np.full(shape, n, np.uint8 if n < 255 else np.int32)
         towers = self._painted(results, rank, skip)
-        for (i, _, _, _), hull in zip(towers, self._hulls(pose, st, towers), strict=True):
-            fill_convex(mask, hull, int(rank[i]), is_hull=True)
+        hulls = self._hulls(pose, st, towers)
+        plain = within_reach(hulls, shape)  # as nearly always: no corner to clamp
+        for (i, _, _, _), hull in zip(towers, hulls, strict=True):
+            if plain:
+                cv2.fillConvexPoly(mask, np.round(hull.reshape(-1, 2)).astype(np.int32),
+                                   int(rank[i]))
+            else:
+                fill_convex(mask, hull, int(rank[i]), is_hull=True)
         return mask
 
     def _painted(self, results: list[SiteResult], rank: np.ndarray,
