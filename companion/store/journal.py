@@ -687,15 +687,34 @@ def _readable_games(src: sqlite3.Connection
             header = json.loads(row[2])
         except (TypeError, ValueError):
             continue
-        # the longest run that replays (a damaged entry cuts the game there)
-        for k in range(len(entries), -1, -1):
+        decoded: list[Any] = []  # the entries up to the first that is not JSON
+        for _, text, _ in entries:
+            try:
+                decoded.append(json.loads(text))
+            except ValueError:
+                break
+
+        def replays(k: int, header: Any = header, decoded: list[Any] = decoded) -> bool:
             try:
                 GameRecord.from_json({"format": RECORD_FORMAT, "header": header,
-                                      "entries": [json.loads(e) for _, e, _ in entries[:k]]})
+                                      "entries": decoded[:k]})
             except (ValueError, TypeError, RulesError):
-                continue
-            out.append((row, entries[:k], total))
-            break
+                return False
+            return True
+
+        # the longest run that replays (a damaged entry cuts the game there): a run
+        # that replays does so without what follows it, so halving finds its end
+        if replays(len(decoded)):
+            k = len(decoded)
+        elif not replays(0):
+            continue  # the header itself is no set-up
+        else:
+            lo, hi = 0, len(decoded)  # replays(lo), not replays(hi)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                lo, hi = (mid, hi) if replays(mid) else (lo, mid)
+            k = lo
+        out.append((row, entries[:k], total))
     return out
 
 
