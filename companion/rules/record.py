@@ -175,7 +175,10 @@ class GameRecord:
             raise RecordError("game record has no header")
         config = config_from_json(header)
         entries: list[Entry] = []
-        raw_entries = data.get("entries", [])
+        if "entries" not in data:
+            # a record under another key ("moves") would load as a game of no moves
+            raise RecordError("game record has no 'entries' (its moves)")
+        raw_entries = data["entries"]
         if not isinstance(raw_entries, list):
             raise RecordError("'entries' must be a list")
         for n, item in enumerate(raw_entries):

@@ -329,6 +329,7 @@ MALFORMED = [
     (_mutate("header.monster_start", "9ZZ"), "bad set-up"),
     (_mutate("header.meta", 5), "'meta' in the header must be an object"),
     (_mutate("entries", {}), "'entries' must be a list"),
+    (_mutate("entries", _DELETE), "game record has no 'entries' (its moves)"),
     (_mutate("entries.0", "S commit ?"), "entries[0] must be an object"),
     (_mutate("entries.0.type", "comment"), "entries[0]: unknown entry type 'comment'"),
     (_mutate("entries.0.move", _DELETE), "entries[0]: missing field 'move'"),
