@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Pose
-from companion.vision.reductions import max_last, min_last, sum_last
+from companion.vision.reductions import max_last, min_last
 
 CHROMA_EPS = 0.12
 LOG_EPS = 0.06
@@ -395,20 +395,76 @@ def fit_tone(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Se
     at_one = np.inf
     steepest = float(cfg.get("lift_max_exponent", np.inf))
     for lift in lifts:
-        for p in grid:
-            if lift > 0 and p > steepest:
-                continue
-            classes = _toned_classes(key, float(p), lift)
-            total = 0.0
-            for j, x in groups:
-                d2 = classes[j].distance2(x)
-                e2 = sum_last(((x - classes[j].mean) / spread) ** 2)
-                total += float(np.minimum(d2, cap).sum() + pull * np.minimum(e2, pull_cap).sum())
+        ps = tuple(float(p) for p in grid if not (lift > 0 and p > steepest))
+        if not ps:
+            continue
+        # every exponent at once, per colour (the classes' terms as in BlockColour)
+        totals = np.zeros(len(ps))
+        for j, x in groups:
+            stack = _toned_stack(key, ps, lift, j)
+            totals += (np.minimum(stack.distance2(x), cap).sum(axis=1)
+                       + pull * np.minimum(stack.centre2(x, spread), pull_cap).sum(axis=1))
+        for p, total in zip(ps, totals.tolist(), strict=True):
             if total < best[0]:
-                best = (total, float(p), lift)
-            if lift == 0.0 and abs(float(p) - 1.0) < step / 2:
+                best = (total, p, lift)
+            if lift == 0.0 and abs(p - 1.0) < step / 2:
                 at_one = total
     return best[1], best[2], best[0], at_one
+
+
+@dataclass(frozen=True)
+class _ClassStack:
+    """One colour's class at many tone curves, as arrays: its distances to a colour's
+    tops for a whole grid of curves at once (rows: curves), the terms of
+    :meth:`BlockColour.distance2` and the pull to the centre of :func:`fit_tone`."""
+
+    hue: FloatArray  # (P, 2)
+    sat: FloatArray
+    lum: FloatArray
+    lum_sigma: FloatArray
+    tangent: FloatArray
+    neutral: np.ndarray
+    mean: FloatArray  # (P, 3)
+
+    def distance2(self, x: FloatArray) -> FloatArray:
+        c0, c1 = x[:, 0], x[:, 1]
+        dlum = x[None, :, 2] - self.lum[:, None]
+        dl = (dlum / self.lum_sigma[:, None]) ** 2
+        h0, h1 = self.hue[:, :1], self.hue[:, 1:]
+        # one product per curve: BLAS's dot rounds otherwise than c0 * h0 + c1 * h1,
+        # and the fit must choose what BlockColour.distance2 would
+        c = x[:, :2]
+        r = np.array([c @ h for h in self.hue]).reshape(len(self.hue), len(x))
+        t = c0 * h1 - c1 * h0
+        lo, hi = (SAT_BAND[0] * self.sat)[:, None], (SAT_BAND[1] * self.sat)[:, None]
+        out = (np.maximum(lo - r, 0.0) + np.maximum(r - hi, 0.0)) / SAT_SIGMA
+        chroma = (t / self.tangent[:, None]) ** 2 + out ** 2
+        if self.neutral.any():
+            s = np.sqrt(c0 * c0 + c1 * c1)
+            over = np.maximum(s - NEUTRAL_SAT, 0.0) / SAT_SIGMA
+            grey = over ** 2 + (s / (2 * NEUTRAL_SAT)) ** 2
+            chroma = np.where(self.neutral[:, None], grey[None, :], chroma)
+        out2: FloatArray = chroma + dl
+        return out2
+
+    def centre2(self, x: FloatArray, spread: FloatArray) -> FloatArray:
+        d = (x[None, :, :] - self.mean[:, None, :]) / spread
+        d2 = d * d
+        out: FloatArray = d2[..., 0] + d2[..., 1] + d2[..., 2]
+        return out
+
+
+@lru_cache(maxsize=256)
+def _toned_stack(colours: tuple[tuple[str, tuple[float, ...]], ...], exponents: tuple[float, ...],
+                 lift: float, j: int) -> _ClassStack:
+    """Colour ``j``'s classes (:func:`_toned_classes`) at each exponent, stacked."""
+    cls = [_toned_classes(colours, p, lift)[j] for p in exponents]
+    return _ClassStack(np.array([c.hue for c in cls], np.float64).reshape(-1, 2),
+                       np.array([c.sat for c in cls]), np.array([c.lum for c in cls]),
+                       np.array([c.lum_sigma for c in cls]),
+                       np.array([c.tangent for c in cls]),
+                       np.array([c.neutral for c in cls]),
+                       np.array([c.mean for c in cls], np.float64).reshape(-1, 3))
 
 
 def fit_gains(samples: Sequence[FloatArray], colours: Mapping[str, Sequence[float]],

@@ -14,6 +14,8 @@ import pytest
 from companion.sim import sample_photo
 from companion.vision.colours import (
     ColourModel,
+    _colours_key,
+    _toned_stack,
     fit_tone,
     srgb_to_feature,
     toned_rgb,
@@ -91,6 +93,50 @@ def test_one_exponent_fits_all_colours_so_one_odd_top_cannot_drag_it() -> None:
     samples.append(("green", srgb_to_feature((200, 200, 60))))  # a sheened, yellowed green
     found, lift, _, _ = fit_tone(samples, CLASSIC, section("tone"))
     assert (found, lift) == (1.3, 0.0)
+
+
+def _tone_cost_curve_by_curve(samples, colours, exponent: float, lift: float) -> float:
+    """fit_tone's cost of one curve, made with each colour class's own distance."""
+    cfg = section("tone")
+    spread = np.array([*[cfg["centre_sigma"][0]] * 2, cfg["centre_sigma"][1]])
+    classes = ColourModel.from_rgb({n: toned_rgb(c, exponent, lift)
+                                    for n, c in colours.items()}).classes
+    total = 0.0
+    for j, name in enumerate(colours):
+        x = np.array([f for n, f in samples if n == name]).reshape(-1, 3)
+        if len(x):
+            e2 = (((x - classes[j].mean) / spread) ** 2).sum(axis=1)
+            total += float(np.minimum(classes[j].distance2(x), cfg["cap_d2"]).sum()
+                           + cfg["centre_weight"] * np.minimum(e2, cfg["centre_cap"]).sum())
+    return total
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_whole_grid_scored_at_once_costs_what_each_curve_does(seed: int) -> None:
+    # the grid of curves is scored as arrays; each curve must cost (to the bit) what
+    # its colour classes' own distances give, or the fit could pick another curve
+    rng = np.random.default_rng(seed)
+    colours = {**CLASSIC, "yellow": (230, 200, 40)}
+    samples = [(n, srgb_to_feature(toned_rgb(c, 1.2)) + rng.normal(0, [0.05, 0.05, 0.4]))
+               for n, c in colours.items() for _ in range(int(rng.integers(1, 6)))]
+    cfg = section("tone")
+    for lift in (0.0, 0.12):
+        extra = {"lifts": None} if lift == 0 else {"lifts": [lift, lift, 0.02],
+                                                   "lifts_only": True, "lift_max_exponent": 2.0}
+        found, got_lift, cost, _ = fit_tone(samples, colours, {**cfg, **extra})
+        lo, hi, step = cfg["exponents"]
+        grid = np.round(np.arange(lo, hi + step / 2, step), 6)
+        costs = [_tone_cost_curve_by_curve(samples, colours, float(p), lift) for p in grid]
+        k = int(np.argmin(costs))
+        assert (found, got_lift, cost) == (float(grid[k]), lift, costs[k])
+    # and each top's distance itself, to the bit, at every curve of the grid
+    x = np.array([f for _, f in samples])
+    ps = tuple(float(p) for p in grid)
+    for j, name in enumerate(colours):
+        stack = _toned_stack(_colours_key(colours), ps, 0.0, j).distance2(x)
+        for k, p in enumerate(ps):
+            own = ColourModel.from_rgb({n: toned_rgb(c, p) for n, c in colours.items()})
+            assert np.array_equal(stack[k], own.classes[j].distance2(x)), (name, p)
 
 
 def test_the_toned_model_is_the_nominal_model_at_exponent_one() -> None:
