@@ -891,10 +891,12 @@ class SiteReader:
                 # colours re-centred on this photo's confident tops: decide every top's
                 # colour again (heights stay: they hardly depend on the exact centres)
                 model = fitted
-                tops = [r for r in results if r.height and r.top_feature is not None]
+                tops: list[tuple[SiteResult, FloatArray]] = [
+                    (r, r.top_feature) for r in results
+                    if r.height and r.top_feature is not None]
                 if tops:
-                    d2 = model.distance2(np.stack([r.top_feature for r in tops]))
-                    for r, k in zip(tops, np.argmin(d2, axis=1), strict=True):
+                    d2 = model.distance2(np.stack([f for _, f in tops]))
+                    for (r, _), k in zip(tops, np.argmin(d2, axis=1), strict=True):
                         r.color = model.names[int(k)]
         if claim_split_colour(results, model, cfg) and cfg["refit_colours"]:
             model = self._refit(results, model) or model
