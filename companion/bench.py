@@ -260,11 +260,28 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
         read_image(_decode(big_data))
 
     big_ms = min(_timeit(read_big, 2))
+    # a 48-megapixel one, as `companion read` and the replay decode a photo file
+    # (the JPEG decoder shrinks it by half: image.decode_min_side)
+    from companion.vision.reader import decode_photo
+
+    huge = cv2.resize(phone.image, (8064, 6048), interpolation=cv2.INTER_CUBIC)
+    ok, buf = cv2.imencode(".jpg", huge, [cv2.IMWRITE_JPEG_QUALITY, 90])
+    huge_data = buf.tobytes()
+    del huge
+
+    def read_huge() -> None:
+        image = decode_photo(huge_data)
+        if image is None:
+            raise ValueError("the bench's 48 MP photo did not decode")
+        read_image(image)
+
+    huge_ms = min(_timeit(read_huge, 2))
     # full_read: the colours in play known, as the live table knows them;
     # full_read_unknown_colours: a photo alone (the colour set is settled by a second pass)
     return {"decode_and_markers": _ms(bases), "full_read": _ms(reads),
             "full_read_unknown_colours": _ms(blind),
             "phone_12mp_decode_and_read_ms": round(big_ms * 1000, 1),
+            "phone_48mp_decode_and_read_ms": round(huge_ms * 1000, 1),
             "ratio_median": round(statistics.median(ratios), 2),
             # where a full read goes (read_image's own timings, its fastest run per frame;
             # markers there are detected on the decoded frame, as in decode_and_markers)

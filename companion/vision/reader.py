@@ -769,8 +769,50 @@ def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, 
     return set_model, names, results
 
 
-def load_image(path: str | Path) -> np.ndarray:
-    """Decode a photo file, with one-line errors for missing, non-image and truncated files."""
+def jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's frame header, without decoding it (None if not found)."""
+    i, n = 2, len(data)
+    while i + 9 <= n:
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+            i += 2
+            continue
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # a frame header
+            h = int.from_bytes(data[i + 5:i + 7], "big")
+            w = int.from_bytes(data[i + 7:i + 9], "big")
+            return (w, h) if w and h else None
+        if marker == 0xDA:  # the scan starts: no frame header before it
+            return None
+        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+    return None
+
+
+#: cv2.imdecode flags that have the JPEG decoder scale the photo down by 2, 4 or 8.
+_REDUCED = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
+            8: cv2.IMREAD_REDUCED_COLOR_8}
+
+
+def decode_reduction(size: tuple[int, int] | None, min_side: int | None) -> int:
+    """How much the JPEG decoder may shrink a photo of ``size``: the largest of 2, 4
+    and 8 leaving its longest side at least ``min_side`` (1: decoded whole)."""
+    if size is None or min_side is None or min_side <= 0:
+        return 1
+    longest = max(size)
+    return max([f for f in _REDUCED if longest // f >= min_side], default=1)
+
+
+def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.ndarray:
+    """Decode a photo file, with one-line errors for missing, non-image and truncated files.
+
+    A JPEG far larger than the reader needs (a 48-megapixel phone photo) is
+    decoded smaller by the JPEG decoder itself (``image.decode_min_side``):
+    decoding it whole costs more than reading it, and four times the memory.
+    """
     p = Path(path)
     if not p.exists():
         raise ImageReadError(f"{path}: no such file")
@@ -789,9 +831,21 @@ def load_image(path: str | Path) -> np.ndarray:
     elif data[:8] == b"\x89PNG\r\n\x1a\n":
         if b"IEND" not in data[-16:]:
             raise ImageReadError(f"{path}: truncated PNG file")
-    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    img = decode_photo(data, config)
     if img is None:
         raise ImageReadError(f"{path}: not an image (or an unsupported format)")
+    return img
+
+
+def decode_photo(data: bytes, config: Mapping[str, Any] | None = None) -> np.ndarray | None:
+    """A photo file's bytes decoded (None if OpenCV cannot), a large JPEG at the size
+    ``image.decode_min_side`` allows (:func:`load_image`)."""
+    flag = cv2.IMREAD_COLOR
+    if data[:3] == b"\xff\xd8\xff":
+        least = merged_config(config).get("image", {}).get("decode_min_side")
+        factor = decode_reduction(jpeg_size(data), None if least is None else int(least))
+        flag = _REDUCED.get(factor, flag)
+    img: np.ndarray | None = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
     return img
 
 
@@ -800,7 +854,8 @@ def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = Non
                config: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
     """The ``companion read`` objects of several photos, in order (raises on the first bad one)."""
     camera = load_camera(camera_path)
-    return [read_image(load_image(path), camera, colors, config, source=str(path)).to_json()
+    return [read_image(load_image(path, config), camera, colors, config,
+                       source=str(path)).to_json()
             for path in paths]
 
 
