@@ -120,7 +120,8 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None]) -> dict[str, 
     except Exception as exc:  # one corrupt photo must not stop a whole replay
         return {"path": path, "error": f"unreadable ({type(exc).__name__}: {exc})"}
     return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
-            "wb": reading.wb, "hypotheses": reading.hypotheses()}
+            "wb": reading.wb, "hypotheses": reading.hypotheses(),
+            "tops": reading.covered_tops()}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -181,7 +182,9 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         views, _towers, _colors, unseen = parse_board_json(reading)
         doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
-        observations.append(Observation(name, views, frozenset(unseen), cards, doubtful))
+        tops = {site: colour for site, colour in res.get("tops", {}).items() if site in unseen}
+        observations.append(Observation(name, views, frozenset(unseen), cards, doubtful,
+                                        tops=tops))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb"),
                                res.get("hypotheses")))
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),

@@ -67,6 +67,9 @@ class Observation:
     #: sites a camera that stayed put saw unchanged since the photo before: their
     #: reading repeats that photo's (and its misread), so it is no new evidence
     unchanged: frozenset[Site] = field(default=frozenset(), compare=False)
+    #: unseen sites whose top colour the photo shows (a tower the reader could not
+    #: give a height, its best towers all of one colour: ``Reading.covered_tops``)
+    tops: Mapping[Site, str] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_board(cls, name: str, board: Board, cards: Mapping[Seat, Card] | None = None,
@@ -266,6 +269,9 @@ CARD_PRICE = 3.5
 #: A build at the site a fixed camera saw built on, of another block than it saw there:
 #: more than a storey misread, so the block seen outweighs a misread tower under it.
 BUILD_PRICE = 2.0
+#: A tower topped by another colour than an unseen site's top shows (its height
+#: unknown, its colour right nine times in ten): less than a read site's colour.
+TOP_PRICE = 1.5
 
 
 
@@ -354,6 +360,16 @@ class _Pool:
                 heapq.heapreplace(self._best, -cost)
 
 
+def _top_cost(pred: SiteView | None, obs: Observation, site: Site) -> float:
+    """What a tower ``pred`` at an unseen site costs against the top colour the photo
+    shows there (nothing where it shows none, or no tower is predicted)."""
+    colour = obs.tops.get(site)
+    if (colour is None or pred is None or pred.owner == colour or site not in obs.unseen
+            or site in obs.unchanged):
+        return 0.0
+    return TOP_PRICE
+
+
 def _site_cost(pred: SiteView | None, seen: SiteView | None) -> float:
     if pred == seen:
         return 0.0
@@ -396,6 +412,9 @@ def _candidates(state: GameState, obs: Observation, base: Mapping[Site, SiteView
     # worst)
     wanted = set(grown) | {s for s, v in obs.sites.items()
                            if s in base and v.owner != base[s].owner}
+    # the same for a tower the photo shows only the top colour of
+    wanted |= {s for s, c in obs.tops.items() if s in base and c != base[s].owner
+               and s in obs.unseen and s not in obs.unchanged}
     if card is not None:
         # the card read names the site in each city: one the photo does not show, or
         # shows otherwise than before, may be it (with no card read, a build at a site
@@ -547,6 +566,9 @@ def _scored(state: GameState, obs: Observation,
     per_site = {s: _site_cost(views.get(s), obs.sites.get(s))
                 for s in set(views) | set(obs.sites)
                 if s not in obs.unseen and s not in obs.unchanged}
+    for s in obs.tops:
+        if s in obs.unseen:
+            per_site[s] = _top_cost(views.get(s), obs, s)
     return views, per_site, sum(per_site.values())
 
 
@@ -573,6 +595,10 @@ def _moves_from(state: GameState, views: Mapping[Site, SiteView], per_site: Mapp
             if seen_build is not None and seen_build[0] == site and (
                     move.block.storeys, move.block.color) != seen_build[1:]:
                 cost += BUILD_PRICE
+        elif isinstance(move, Build) and move.site in obs.tops:
+            new = SiteView(state.board.height(move.site) + move.block.storeys,
+                           move.block.color)
+            cost += _top_cost(new, obs, move.site) - per_site.get(move.site, 0.0)
         cost += _card_cost({**tops, move.seat: move.card}, obs) - cards
         out.append((cost, move, legal))
     return out
@@ -671,8 +697,14 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
             cost1 = here + _card_cost({**tops, seat: build.card}, obs) - cards - pend.charged
             if site not in before.unseen:
                 cost1 += then + _site_cost(views1.get(site), before.sites.get(site))
+            else:
+                cost1 += (_top_cost(views1.get(site), before, site)
+                          - _top_cost(views.get(site), before, site))
             if site not in obs.unseen:
                 per1[site] = _site_cost(views1.get(site), obs.sites.get(site))
+                cost1 += per1[site] - per_site.get(site, 0.0)
+            elif site in obs.tops:
+                per1[site] = _top_cost(views1.get(site), obs, site)
                 cost1 += per1[site] - per_site.get(site, 0.0)
             pre = ((pend.photo, (build,), (True,)),)
             pool.offer(cost1 + NO_MOVE_COST, h, pre, st1, (id(h), build))

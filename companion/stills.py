@@ -129,7 +129,7 @@ def fit_fixed_camera(observations: Sequence[Observation],
         build = (site, grown, view.owner) if not doubtful and 1 <= grown <= MAX_STOREYS \
             and view.owner is not None else None
         out[i] = replace(o, sites=sites, unseen=o.unseen - {site}, doubtful=frozenset(marks),
-                         build=build)
+                         build=build, tops={k: v for k, v in o.tops.items() if k != site})
     return out, report
 
 
