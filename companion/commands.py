@@ -121,7 +121,7 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None]) -> dict[str, 
         return {"path": path, "error": f"unreadable ({type(exc).__name__}: {exc})"}
     return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
             "wb": reading.wb, "hypotheses": reading.hypotheses(),
-            "tops": reading.covered_tops()}
+            "tops": reading.covered_tops(), "guesses": reading.covered_guesses}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -182,6 +182,12 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         views, _towers, _colors, unseen = parse_board_json(reading)
         doubtful = frozenset(Site.from_json(d) for d in reading.get("doubtful", []))
         cards = {Seat(seat): Card(*v["cell"]) for seat, v in reading.get("cards", {}).items()}
+        # a covered site's far best tower: a doubtful reading (the rescue's arm rule
+        # is for a single photo; the replay has the next photos to outvote it)
+        guesses = {s: v for s, v in res.get("guesses", {}).items() if s in unseen}
+        views = {**views, **guesses}
+        unseen = [s for s in unseen if s not in guesses]
+        doubtful = doubtful | frozenset(guesses)
         tops = {site: colour for site, colour in res.get("tops", {}).items() if site in unseen}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful,
                                         tops=tops))

@@ -83,6 +83,11 @@ class Reading:
     #: the red and blue gains (relative to green) of the cast the colours were read
     #: under: one the markers' white balance left on the plastic ((1, 1): none)
     gains: tuple[float, float] = (1.0, 1.0)
+    #: covered sites (in ``unseen``) whose best tower beat every other by far, the
+    #: empty site having won by a hair: the tower the covered-tower rescue would
+    #: have read but for its arm rule (``sites.covered_tower_cluster``). The replay
+    #: weighs it as a doubtful reading; a single photo does not report it.
+    covered_guesses: dict[Site, SiteView] = field(default_factory=dict)
 
     def hypotheses(self) -> dict[Site, dict[tuple[int, str], float]]:
         """Per site the reader read a height at (a guess included), its score for
@@ -381,7 +386,27 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
                       if r.height is not None and r.margin < doubt)
     return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
                    sites.model, doubtful, view.wb_raw, sites.tone, sites.lift, view.blur,
-                   unresolved, sites.gains)
+                   unresolved, sites.gains, _covered_guesses(sites, rename))
+
+
+def _covered_guesses(sites: _Sites, rename: Mapping[str, str]) -> dict[Site, SiteView]:
+    """:attr:`Reading.covered_guesses`: the covered-tower rescue's own tests
+    (:meth:`SiteReader._covered_towers`) without its arm rule."""
+    cfg = sites.reader.cfg
+    need = float(cfg["covered_tower_margin"])
+    out: dict[Site, SiteView] = {}
+    if need <= 0:
+        return out
+    for r in sites.results:
+        tw = r.tower
+        if r.reason != "covered" or tw is None or len(r.rivals) < 2 or tw[0] <= 0:
+            continue
+        if (r.margin < float(cfg["covered_tower_empty_margin"])
+                and r.rivals[0][2] - r.rivals[1][2] >= need
+                and tw[3] >= float(cfg["min_visible"])
+                and r.foot_visible >= float(cfg["min_foot_visible"])):
+            out[r.site] = SiteView(tw[0], rename.get(tw[1], tw[1]))
+    return out
 
 
 def _unresolved_heights(sites: _Sites, pose: Pose) -> set[Site]:

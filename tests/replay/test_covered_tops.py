@@ -85,3 +85,50 @@ def test_a_build_that_tops_the_tower_with_another_colour_is_tried_there() -> Non
     same = Observation("p", seen.sites, seen.unseen, tops={X: mine})
     assert not [m for m, _legal in _candidates(state, same, views)
                 if isinstance(m, Build) and m.site == X]
+
+
+def test_a_covered_sites_far_best_tower_is_the_rescues_guess_without_its_arm_rule() -> None:
+    from types import SimpleNamespace
+
+    from companion.vision.reader import _covered_guesses
+    from companion.vision.settings import section
+
+    cfg = section("sites")
+    assert (cfg["covered_tower_margin"], cfg["covered_tower_empty_margin"]) == (3.0, 2.0)
+
+    def covered(site: Site, margin: float, rivals, visible: float = 1.0) -> SiteResult:
+        r = _covered(site, rivals, rivals[0][1])
+        r.margin = margin
+        r.tower = (rivals[0][0], rivals[0][1], 0.0, visible, 0.9, 0.8, np.zeros(3))
+        return r
+
+    far = covered(X, 0.6, [(3, "blue2017", 6.3), (11, "black", -0.7)])
+    near = covered(Site(1, 0, 0), 0.6, [(3, "blue2017", 6.3), (4, "blue2017", 4.0)])
+    empty_far_ahead = covered(Site(2, 0, 0), 2.5, [(3, "blue2017", 6.3), (9, "black", 1.0)])
+    half_seen = covered(Site(3, 0, 0), 0.6, [(3, "blue2017", 6.3), (9, "black", 1.0)], 0.4)
+    sites = SimpleNamespace(reader=SimpleNamespace(cfg=cfg),
+                            results=[far, near, empty_far_ahead, half_seen])
+    assert _covered_guesses(sites, {"blue2017": "blue"}) == {X: SiteView(3, "blue")}
+
+
+def test_the_replay_takes_a_covered_guess_as_a_doubtful_reading(tmp_path, monkeypatch) -> None:
+    import companion.commands as commands
+
+    other = Site(1, 1, 1)
+    (tmp_path / "a.png").write_bytes(b"")
+
+    def read_one(job):
+        reading = {"format": "manhattan-board/1", "colors": ["red", "blue"], "sites": [],
+                   "unseen": [X.to_json(), other.to_json()], "cards": {}, "doubtful": []}
+        return {"path": job[0], "reading": reading, "pose": None, "wb": None,
+                "hypotheses": {}, "tops": {X: "red", other: "blue"},
+                "guesses": {X: SiteView(3, "red")}}
+
+    monkeypatch.setattr(commands, "_read_one", read_one)
+    observations, skipped, _ = commands.read_folder(tmp_path, None, ["red", "blue"],
+                                                    workers=1, fixed_camera=False)
+    assert skipped == []
+    (obs,) = observations
+    assert obs.sites == {X: SiteView(3, "red")}
+    assert obs.unseen == frozenset({other}) and obs.doubtful == frozenset({X})
+    assert obs.tops == {other: "blue"}
