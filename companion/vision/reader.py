@@ -46,7 +46,7 @@ from companion.vision.pose import (
 )
 from companion.vision.settings import merged_config
 from companion.vision.sharpness import deblur, estimate_blur, noise_to_signal_for
-from companion.vision.sites import SiteReader, SiteResult
+from companion.vision.sites import SiteReader, SiteResult, covered_tower_lead
 
 
 @dataclass
@@ -89,12 +89,16 @@ class Reading:
     #: weighs it as a doubtful reading; a single photo does not report it.
     covered_guesses: dict[Site, SiteView] = field(default_factory=dict)
 
+    def _rename(self) -> dict[str, str]:
+        """The model's class names -> the colour names reported (a set may rename)."""
+        return dict(zip(self.model.names, self.colors, strict=False)) if self.model else {}
+
     def hypotheses(self) -> dict[Site, dict[tuple[int, str], float]]:
         """Per site the reader read a height at (a guess included), its score for
         that reading and for its best rivals: (height, colour) -> score, the empty
         site as (0, ""). The live table and the replay weigh them against the fit
         of a block just built (:func:`companion.vision.newblock.settle`)."""
-        rename = dict(zip(self.model.names, self.colors, strict=False)) if self.model else {}
+        rename = self._rename()
         out: dict[Site, dict[tuple[int, str], float]] = {}
         for r in self.details:
             if r.height is None:
@@ -111,7 +115,7 @@ class Reading:
         guess, their colour is not (on the 22 raycast sets that colour is the
         truth's at 402 of 455 such sites with a tower). The replay weighs it against
         the tops of its hypotheses."""
-        rename = dict(zip(self.model.names, self.colors, strict=False)) if self.model else {}
+        rename = self._rename()
         out: dict[Site, str] = {}
         for r in self.details:
             if r.reason != "covered" or r.tower is None:
@@ -391,22 +395,12 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
 
 def _covered_guesses(sites: _Sites, rename: Mapping[str, str]) -> dict[Site, SiteView]:
     """:attr:`Reading.covered_guesses`: the covered-tower rescue's own tests
-    (:meth:`SiteReader._covered_towers`) without its arm rule."""
+    (:func:`covered_tower_lead`) without its arm rule."""
     cfg = sites.reader.cfg
-    need = float(cfg["covered_tower_margin"])
-    out: dict[Site, SiteView] = {}
-    if need <= 0:
-        return out
-    for r in sites.results:
-        tw = r.tower
-        if r.reason != "covered" or tw is None or len(r.rivals) < 2 or tw[0] <= 0:
-            continue
-        if (r.margin < float(cfg["covered_tower_empty_margin"])
-                and r.rivals[0][2] - r.rivals[1][2] >= need
-                and tw[3] >= float(cfg["min_visible"])
-                and r.foot_visible >= float(cfg["min_foot_visible"])):
-            out[r.site] = SiteView(tw[0], rename.get(tw[1], tw[1]))
-    return out
+    return {r.site: SiteView(r.tower[0], rename.get(r.tower[1], r.tower[1]))
+            for r in sites.results
+            if r.reason == "covered" and r.tower is not None
+            and covered_tower_lead(r, cfg) is not None}
 
 
 def _unresolved_heights(sites: _Sites, pose: Pose) -> set[Site]:

@@ -70,6 +70,24 @@ class SiteResult:
     foot_board: float = 0.0
 
 
+def covered_tower_lead(r: SiteResult, cfg: Mapping[str, Any]) -> float | None:
+    """How far a covered site's best tower leads the next hypothesis, when it passes
+    the covered-tower rescue's tests (:meth:`SiteReader._covered_towers`, before its
+    arm rule): the empty site won by under ``covered_tower_empty_margin``, the
+    tower leads by ``covered_tower_margin`` or more, its top and foot in view
+    enough. None when it does not (or the rescue is off)."""
+    tw = r.tower
+    need = float(cfg["covered_tower_margin"])
+    if need <= 0 or tw is None or len(r.rivals) < 2 or r.margin >= float(
+            cfg["covered_tower_empty_margin"]):
+        return None
+    lead = float(r.rivals[0][2] - r.rivals[1][2])
+    if lead < need or tw[3] < float(cfg["min_visible"]) or (
+            r.foot_visible < float(cfg["min_foot_visible"])):
+        return None
+    return lead
+
+
 def claim_split_colour(results: Sequence[SiteResult], model: ColourModel,
                        cfg: Mapping[str, Any]) -> int:
     """Tops of one colour in two groups apart, one of them another colour in play.
@@ -1124,15 +1142,9 @@ class SiteReader:
         rescue = []
         for i in covered:
             r = results[i]
-            tw = r.tower
-            if tw is None or len(r.rivals) < 2 or r.margin >= float(
-                    cfg["covered_tower_empty_margin"]):
-                continue
-            lead = r.rivals[0][2] - r.rivals[1][2]
-            if lead < need or tw[3] < float(cfg["min_visible"]) or (
-                    r.foot_visible < float(cfg["min_foot_visible"])):
-                continue
-            rescue.append((i, float(lead), tw))
+            lead = covered_tower_lead(r, cfg)
+            if lead is not None and r.tower is not None:
+                rescue.append((i, lead, r.tower))
         if not rescue:
             return
         # the arms: chains of covered sites (clustered only when some site qualifies)
