@@ -404,9 +404,18 @@ def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray],
                 debug["ncc"] = ncc
     if debug is not None:
         debug.update({"blobs": len(centres), "best": best})
-    if best is None or best[0] < cfg["min_grid_score"] or best[1] < cfg["min_margin"]:
+    if best is None or best[1] < cfg["min_margin"]:
         return None
-    return best
+    # a card seen in part must explain its window better: the fewer of its points
+    # the photo shows, the likelier a chance pair of red things explains them
+    need = float(cfg["min_grid_score"])
+    partial = cfg.get("partial_grid_score")
+    if partial is not None and best[0] < float(partial):
+        clear = _window_points(lum().shape, origin, s, best[3][0], best[3][1],
+                               float(np.deg2rad(best[4])), g, inside, hidden)[3]
+        if float(clear.mean()) < float(cfg["whole_window"]):
+            need = max(need, float(partial))
+    return best if best[0] >= need else None
 
 
 def _near_pairs(centres: list[FloatArray], s: float, spacing: float) -> list[tuple[int, int]]:
@@ -727,6 +736,37 @@ def _shade_free(grey: np.ndarray, s: float, shade_mm: float,
     return grey / max(float(grey.max()), 1.0)
 
 
+def _window_points(shape: tuple[int, ...], origin: tuple[float, float], s: float,
+                   am: float, bm: float, ang: float, g: BoardGeometry,
+                   inside: np.ndarray | None, hidden: np.ndarray | None,
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where :func:`_card_window`'s points fall for the red pair's midpoint (``am``,
+    ``bm``) and angle: rectified seat pixels (x, y), whether each is in the photo
+    (``ok``), and whether it is in the photo and no tower hides it (``clear``)."""
+    a0, b0 = origin
+    u, w, _, _ = _card_window(g.card)
+    ca, sa = np.cos(ang), np.sin(ang)
+    H, W = shape[:2]
+    pa = am + u * ca + w * sa
+    pb = bm + u * sa - w * ca
+    x = ((pa - a0) * s).astype(np.float32)
+    y = ((b0 - pb) * s).astype(np.float32)
+    ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
+    part = inside is not None and not inside.all()
+    covered = hidden is not None and hidden.any()
+    if part or covered:  # the nearest pixel of each point, where it is looked up
+        iy = np.clip(np.round(y).astype(np.int64), 0, H - 1)
+        ix = np.clip(np.round(x).astype(np.int64), 0, W - 1)
+    if part:
+        assert inside is not None
+        ok &= inside[iy, ix]
+    clear = ok
+    if covered:
+        assert hidden is not None
+        clear = ok & ~hidden[iy, ix]
+    return x, y, ok, clear
+
+
 def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
                  am: float, bm: float, ang: float, g: BoardGeometry,
                  inside: np.ndarray | None = None, hidden: np.ndarray | None = None,
@@ -748,27 +788,7 @@ def _cell_scores(lum: np.ndarray, origin: tuple[float, float], s: float,
     (``hidden``); a hypothesis can win only with ``min_seen`` of its pattern
     clear of towers and 70% of it in the photo.
     """
-    a0, b0 = origin
-    u, w, _, _ = _card_window(g.card)
-    ca, sa = np.cos(ang), np.sin(ang)
-    H, W = lum.shape
-    pa = am + u * ca + w * sa
-    pb = bm + u * sa - w * ca
-    x = ((pa - a0) * s).astype(np.float32)
-    y = ((b0 - pb) * s).astype(np.float32)
-    ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
-    part = inside is not None and not inside.all()
-    covered = hidden is not None and hidden.any()
-    if part or covered:  # the nearest pixel of each point, where it is looked up
-        iy = np.clip(np.round(y).astype(np.int64), 0, H - 1)
-        ix = np.clip(np.round(x).astype(np.int64), 0, W - 1)
-    if part:
-        assert inside is not None
-        ok &= inside[iy, ix]
-    clear = ok
-    if covered:
-        assert hidden is not None
-        clear = ok & ~hidden[iy, ix]
+    x, y, ok, clear = _window_points(lum.shape[:2], origin, s, am, bm, ang, g, inside, hidden)
     v = cv2.remap(lum, x[None, :], y[None, :], cv2.INTER_LINEAR)[0].astype(np.float64)
     out = np.full(9, -np.inf)
     ncc = np.full(9, -np.inf)
