@@ -44,12 +44,16 @@ def empty_board(folder: Path) -> np.ndarray:
         if truth.get("kind") != "mounted":
             raise ValueError(f"{folder}: not a game shot from a stand (kind {truth.get('kind')})")
         table = _table(len(game["players"]), len(truth["moves"]), int(truth["seed"]), "mounted")
-        image, _ = table.shoot(0, 999)
-        cv2.imwrite(str(path), image)
+        shot, _ = table.shoot(0, 999)
+        cv2.imwrite(str(path), shot)
+    return _load(path)
+
+
+def _load(path: Path) -> np.ndarray:
     image = cv2.imread(str(path), cv2.IMREAD_COLOR)
     if image is None:
         raise ValueError(f"{path}: unreadable")
-    return image
+    return np.asarray(image)
 
 
 def _with_arm(image: np.ndarray, k: int) -> np.ndarray:
@@ -64,8 +68,7 @@ def _with_arm(image: np.ndarray, k: int) -> np.ndarray:
 
 def frames(folder: Path) -> Iterator[tuple[np.ndarray, float]]:
     """(image, timestamp): the empty board, then each still after an arm's visit."""
-    stills = [empty_board(folder)] + [
-        cv2.imread(str(p), cv2.IMREAD_COLOR) for p in sorted(folder.glob("IMG_*.png"))]
+    stills = [empty_board(folder)] + [_load(p) for p in sorted(folder.glob("IMG_*.png"))]
     t = 0.0
     for n, still in enumerate(stills):
         for k in range(ARM_FRAMES if n else 0):
