@@ -373,6 +373,7 @@ def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     a0, b0 = origin
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
+    lead = -np.inf  # how far the best cell's printed pattern alone leads every other's
     max_ang = np.deg2rad(g.card.angle_deg + 5)
     for i, j in _near_pairs(centres, s, spacing):
         ci, cj = centres[i], centres[j]
@@ -399,13 +400,21 @@ def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray],
         rc = divmod(int(order[0]), 3)
         if best is None or top > best[0]:
             best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
+            flat = ncc.ravel()
+            lead = float(flat[order[0]]) - float(np.max(np.delete(flat, order[0])))
             if debug is not None:
                 debug["scores"] = scores
                 debug["ncc"] = ncc
     if debug is not None:
         debug.update({"blobs": len(centres), "best": best})
-    if best is None or best[1] < cfg["min_margin"]:
+    if best is None:
         return None
+    if best[1] < cfg["min_margin"]:
+        # a near tie over the whole window (a card beneath sticking out beside the top
+        # one, a textured table) stands when the grids' pattern alone tells the cell
+        pattern = cfg.get("min_pattern_margin")
+        if pattern is None or lead < float(pattern):
+            return None
     # a card seen in part must explain its window better: the fewer of its points
     # the photo shows, the likelier a chance pair of red things explains them
     need = float(cfg["min_grid_score"])

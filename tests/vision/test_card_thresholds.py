@@ -7,6 +7,9 @@ variance no hypothesis explains, so a card wholly in view on one scores
 scores 0.3 or more. A window the photo shows only in part (a tower before it,
 the photo's edge through it) holds fewer of the pattern's points, and a chance
 pair of red things explains them as well: there the bar is partial_grid_score.
+And a near tie between two cells over the whole window (a card beneath sticking
+out beside the top one) is told by the grids' printed pattern alone
+(cards.min_pattern_margin).
 """
 
 from __future__ import annotations
@@ -15,8 +18,9 @@ from companion.rules.topology import Seat
 from companion.vision.evaluate import compare
 from companion.vision.reader import read_image
 
-#: the thresholds before the window's share in view was weighed
-ONE_BAR = {"cards": {"min_grid_score": 0.28, "partial_grid_score": None}}
+#: the thresholds before: one bar for every window, a margin over the whole window
+ONE_BAR = {"cards": {"min_grid_score": 0.28, "partial_grid_score": None,
+                     "min_pattern_margin": None}}
 
 
 def _cells(truth: dict) -> dict[str, tuple[int, int]]:
@@ -55,3 +59,22 @@ def test_a_card_seen_in_part_must_explain_its_window_better():
         s: c for s, c in was.cards.items() if s != Seat.S}
     a, b = compare(now.to_json(), truth), compare(was.to_json(), truth)
     assert (a["cards_extra"], b["cards_extra"]) == (0, 1)
+
+
+def test_a_near_tie_over_the_window_stands_when_the_grids_tell_the_cell():
+    # synth.py mounted 107: the S stack's second card sticks out to the left of the
+    # top one, where the top card would lie were its red cells one column further
+    # right; over the whole window (0,1) beats (0,2) by 0.013, under min_margin, but
+    # the grids' printed pattern alone (cards.min_pattern_margin) prefers it by 0.05
+    from tests.vision.synth import shoot, truth_json
+
+    shot = shoot(107, "mounted")
+    truth = truth_json(shot)
+    cols = truth["expected"]["colors"]
+    assert truth["expected"]["cards"]["S"] == {"cell": [0, 1]}
+    now = read_image(shot.image, None, cols)
+    was = read_image(shot.image, None, cols, {"cards": {"min_pattern_margin": None}})
+    assert now.cards[Seat.S] == (0, 1) and Seat.S not in was.cards
+    assert {s: c for s, c in now.cards.items() if s != Seat.S} == was.cards
+    a = compare(now.to_json(), truth)
+    assert (a["cards_missed"], a["cards_wrong"], a["cards_extra"]) == (0, 0, 0)
