@@ -373,7 +373,7 @@ def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     a0, b0 = origin
     spacing = float(g.card.grid_offsets[1] - g.card.grid_offsets[0])
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
-    lead = -np.inf  # how far the best cell's printed pattern alone leads every other's
+    best_ang, best_ncc = 0.0, np.zeros(9)  # the best pair's angle (rad) and pattern fits
     max_ang = np.deg2rad(g.card.angle_deg + 5)
     for i, j in _near_pairs(centres, s, spacing):
         ci, cj = centres[i], centres[j]
@@ -400,8 +400,7 @@ def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray],
         rc = divmod(int(order[0]), 3)
         if best is None or top > best[0]:
             best = (top, margin, (int(rc[0]), int(rc[1])), (am, bm), float(np.degrees(ang)))
-            flat = ncc.ravel()
-            lead = float(flat[order[0]]) - float(np.max(np.delete(flat, order[0])))
+            best_ang, best_ncc = ang, ncc
             if debug is not None:
                 debug["scores"] = scores
                 debug["ncc"] = ncc
@@ -413,15 +412,19 @@ def _find_card(centres: list[FloatArray], lum: Callable[[], np.ndarray],
         # a near tie over the whole window (a card beneath sticking out beside the top
         # one, a textured table) stands when the grids' pattern alone tells the cell
         pattern = cfg.get("min_pattern_margin")
-        if pattern is None or lead < float(pattern):
+        if pattern is None:
+            return None
+        flat = best_ncc.ravel()
+        k = 3 * best[2][0] + best[2][1]
+        if float(flat[k]) - float(np.max(np.delete(flat, k))) < float(pattern):
             return None
     # a card seen in part must explain its window better: the fewer of its points
     # the photo shows, the likelier a chance pair of red things explains them
     need = float(cfg["min_grid_score"])
     partial = cfg.get("partial_grid_score")
     if partial is not None and best[0] < float(partial):
-        clear = _window_points(lum().shape, origin, s, best[3][0], best[3][1],
-                               float(np.deg2rad(best[4])), g, inside, hidden)[3]
+        clear = _window_points(lum().shape, origin, s, best[3][0], best[3][1], best_ang, g,
+                               inside, hidden)[3]
         if float(clear.mean()) < float(cfg["whole_window"]):
             need = max(need, float(partial))
     return best if best[0] >= need else None

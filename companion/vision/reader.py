@@ -85,7 +85,7 @@ class Reading:
     gains: tuple[float, float] = (1.0, 1.0)
     #: covered sites (in ``unseen``) whose best tower beat every other by far, the
     #: empty site having won by a hair: the tower the covered-tower rescue would
-    #: have read but for its arm rule (``sites.covered_tower_cluster``). The replay
+    #: have read but for its arm rule (``sites.covered_tower_lead``). The replay
     #: weighs it as a doubtful reading; a single photo does not report it.
     covered_guesses: dict[Site, SiteView] = field(default_factory=dict)
 
