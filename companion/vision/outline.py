@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose
-from companion.vision.pose import marker_correspondences, marker_residuals
+from companion.vision.pose import focal_prior_term, marker_correspondences, marker_residuals
 
 
 @dataclass
@@ -197,9 +197,12 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
 
 def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: float,
                    fits: list[EdgeFit], fit_focal: bool, fit_k1: bool,
-                   iterations: int = 6) -> Pose:
+                   iterations: int = 6,
+                   focal_prior: tuple[float, float, float] | None = None) -> Pose:
     """Pose (and focal length, k1) minimising the markers' corner distances and each
-    edge point's distance across its edge (along the edge it is free)."""
+    edge point's distance across its edge (along the edge it is free); ``focal_prior``
+    (f, weight, scale) adds the focal length's prior (``pose.focal_prior_term``), as
+    the markers' own fit does."""
     obj_e = np.vstack([f.obj for f in fits])
     img_e = np.vstack([f.img for f in fits])
     tang = np.vstack([np.repeat(((f.obj[-1] - f.obj[0])
@@ -244,7 +247,16 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
         jacross = -np.einsum("nk,nkp->np", nrm, de) + np.einsum("nk,nkp->np", gap, dn)
         sw = np.sqrt(weight)
         res = np.concatenate([sw * (pm - img_m).ravel(), across])
-        return res, np.vstack([sw * dm.reshape(-1, len(free)), jacross])
+        jall = np.vstack([sw * dm.reshape(-1, len(free)), jacross])
+        if focal_prior is not None and fit_focal:
+            # the markers' corners count ``weight`` times here: so does the prior
+            u = float(np.log(v[6] / focal_prior[0]))
+            wp = sw * focal_prior_term(u, focal_prior[1], focal_prior[2])[1]
+            row = np.zeros((1, len(free)))
+            row[0, free.index(6)] = wp / v[6]
+            res = np.concatenate([res, [wp * u]])
+            jall = np.vstack([jall, row])
+        return res, jall
 
     free = [0, 1, 2, 3, 4, 5] + ([6] if fit_focal else []) + ([7] if fit_k1 else [])
     for _ in range(iterations):
@@ -263,8 +275,12 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
 
 
 def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray],
-                g: BoardGeometry, cfg: Mapping[str, Any]) -> Pose:
-    """The pose solved again with the board outline beside the markers, when it fits."""
+                g: BoardGeometry, cfg: Mapping[str, Any],
+                focal_prior: tuple[float, float, float] | None = None) -> Pose:
+    """The pose solved again with the board outline beside the markers, when it fits.
+
+    ``focal_prior``: (f, weight, scale) of a typical camera for an estimated focal length
+    (``pose.estimate_intrinsics``' own prior, at this picture's size)."""
     if not cfg.get("enabled", False) or not markers:
         return pose
     found = dict(markers)
@@ -288,7 +304,8 @@ def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray]
         if len(fits) < min_edges:
             break
         nxt = _point_to_line(cur, obj_m, img_m, float(weight), fits, est,
-                             est and bool(cur.intrinsics.dist[0] != 0))
+                             est and bool(cur.intrinsics.dist[0] != 0),
+                             focal_prior=focal_prior)
         f = float(nxt.intrinsics.K[0, 0])
         if (not np.all(np.isfinite(nxt.tvec)) or not np.all(np.isfinite(nxt.rvec))
                 or not np.isfinite(f) or f <= 0 or nxt.camera_centre[2] <= 0):
@@ -298,6 +315,13 @@ def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray]
         if moved < float(cfg.get("settled_px", 0.0)):
             break  # the edges would be found where they were
     if cur is pose:
+        return pose
+    change = abs(float(cur.intrinsics.K[0, 0]) / float(pose.intrinsics.K[0, 0]) - 1)
+    if focal_prior is not None and change > float(cfg.get("max_focal_change", np.inf)):
+        # the markers' focal length leaned on a typical camera's and is seldom this
+        # far off: an edge taken from the board's border art is likelier (more
+        # markers fit f alone, and a bent corner can throw it far: there the
+        # edges are the rescue)
         return pose
     after = max(marker_residuals(found, cur, g).values())
     return cur if after <= max(marker_px, 2 * before) else pose

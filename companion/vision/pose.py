@@ -302,7 +302,7 @@ def marker_correspondences(markers: Markers, geometry: BoardGeometry
 def default_intrinsics(size: tuple[int, int], hfov_deg: float = 65.0) -> Intrinsics:
     """A plausible camera when nothing better is known: principal point at the centre."""
     w, h = size
-    f = (w / 2) / np.tan(np.deg2rad(hfov_deg) / 2)
+    f = prior_focal(size, hfov_deg)
     K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
     return Intrinsics(K, np.zeros(5), (int(w), int(h)), estimated=True)
 
@@ -345,6 +345,12 @@ def estimate_intrinsics(markers: Markers, geometry: BoardGeometry, size: tuple[i
     return _intrinsics_from_points(obj, img, size, len(markers), config)
 
 
+def prior_focal(size: tuple[int, int], hfov_deg: float) -> float:
+    """The focal length (px) of a typical camera: ``hfov_deg`` across the photo's long
+    side (a phone held upright turns its picture, not its lens)."""
+    return float(max(size) / 2 / np.tan(np.deg2rad(hfov_deg) / 2))
+
+
 def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, int],
                             n_markers: int, config: dict[str, Any] | None = None
                             ) -> Intrinsics:
@@ -363,11 +369,20 @@ def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, i
     best: tuple[float, Intrinsics] | None = None
     fit_k1 = n_markers >= int(cfg.get("k1_min_markers", 3))
     gain = float(cfg.get("k1_gain", 1.0))
-    for f in candidates:
-        for k1 in ((True, False) if fit_k1 else (False,)):
-            intr = _calibrate_one_view(obj, img, size, f, k1)
-            if intr is None:
-                continue
+    weight = float(cfg.get("focal_prior_px", 0.0))
+    if n_markers > int(cfg.get("focal_prior_max_markers", 4)):
+        weight = 0.0
+    for k1 in ((True, False) if fit_k1 else (False,)):
+        if weight > 0:
+            # the focal length most probable beside a typical camera's: two markers
+            # on one side of a steep view leave it loose (up to twice the truth)
+            fitted = _map_fit(obj, img, size, candidates, k1, float(prior.K[0, 0]), weight,
+                              float(cfg.get("focal_prior_scale", 0.15)))
+            found = [] if fitted is None else [fitted]
+        else:
+            found = [i for i in (_calibrate_one_view(obj, img, size, f, k1) for f in candidates)
+                     if i is not None]
+        for intr in found:
             fx = float(intr.K[0, 0])
             if not fmin <= fx <= fmax or abs(float(intr.dist[0])) > 1.0:
                 continue
@@ -377,6 +392,82 @@ def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, i
             if best is None or err < best[0] - 1e-6:
                 best = (err, intr)
     return best[1] if best is not None else prior
+
+
+def focal_prior_term(u: float, weight: float, scale: float) -> tuple[float, float]:
+    """The focal length's prior at ``u = ln(f / f_typical)``: its cost, and the weight
+    a least-squares row ``w * u`` takes for it now (reweighted each step).
+
+    ``(weight * u)**2`` near the typical camera, growing only as the log of it
+    beyond ``scale``: corners that say little (two markers on one side) are pulled
+    in, while a lens far from typical that the corners do tell (an ultra-wide
+    phone lens) keeps its own focal length."""
+    q = 1.0 + (u / scale) ** 2
+    return weight ** 2 * scale ** 2 * float(np.log(q)), weight / float(np.sqrt(q))
+
+
+def _map_fit(obj: FloatArray, img: FloatArray, size: tuple[int, int], starts: list[float],
+             fit_k1: bool, f_prior: float, weight: float, scale: float,
+             iterations: int = 20) -> Intrinsics | None:
+    """Pose, ln f (and k1) minimising the corners' squared distances plus the focal
+    length's prior (:func:`focal_prior_term`): Gauss-Newton from each start, the
+    prior reweighted each step, steps halved until the cost falls; the start that
+    ends lowest."""
+    w, h = size
+    free = [0, 1, 2, 3, 4, 5, 6] + ([7] if fit_k1 else [])
+    best: tuple[float, FloatArray] | None = None
+    for f in starts:
+        K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+        res0 = _pnp(obj, img, Intrinsics(K, np.zeros(5), size, estimated=True))
+        if res0 is None:
+            continue
+        x = np.concatenate([res0[0].ravel(), res0[1].ravel(), [np.log(f), 0.0]])
+
+        def residuals(v: FloatArray) -> tuple[FloatArray, FloatArray, float]:
+            fv = float(np.exp(v[6]))
+            Kv = np.array([[fv, 0, w / 2], [0, fv, h / 2], [0, 0, 1]], np.float64)
+            d = np.array([v[7], 0, 0, 0, 0], np.float64)
+            proj, jac = cv2.projectPoints(obj, v[:3], v[3:6], Kv, d)
+            u = float(v[6] - np.log(f_prior))
+            prior_cost, wu = focal_prior_term(u, weight, scale)
+            r = np.concatenate([(proj.reshape(-1, 2) - img).ravel(), [wu * u]])
+            # projectPoints' columns: rvec 3, tvec 3, fx, fy, cx, cy, k1 ...
+            J = np.zeros((len(r), 8))
+            J[:-1, :6] = jac[:, :6]
+            J[:-1, 6] = (jac[:, 6] + jac[:, 7]) * fv
+            J[:-1, 7] = jac[:, 10]
+            J[-1, 6] = wu
+            return r, J[:, free], float(r[:-1] @ r[:-1]) + prior_cost
+
+        r, J, cost = residuals(x)
+        for _ in range(iterations):
+            try:
+                step = np.linalg.lstsq(J, -r, rcond=None)[0]
+            except np.linalg.LinAlgError:
+                break
+            for _ in range(8):
+                y = x.copy()
+                y[free] += step
+                ry, Jy, cy = residuals(y)
+                if np.isfinite(cy) and cy < cost:
+                    break
+                step = step / 2
+            else:
+                break
+            x, r, J, done = y, ry, Jy, cost - cy < 1e-10 * max(cost, 1e-12)
+            cost = cy
+            if done:
+                break
+        if _camera_above(x[:3].reshape(3, 1), x[3:6].reshape(3, 1)) and (
+                best is None or cost < best[0]):
+            best = (cost, x)
+    if best is None:
+        return None
+    x = best[1]
+    fv = float(np.exp(x[6]))
+    K = np.array([[fv, 0, w / 2], [0, fv, h / 2], [0, 0, 1]], np.float64)
+    return Intrinsics(K, np.array([x[7], 0, 0, 0, 0], np.float64), (int(w), int(h)),
+                      estimated=True)
 
 
 def _calibrate_one_view(obj: FloatArray, img: FloatArray, size: tuple[int, int], f: float,

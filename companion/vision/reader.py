@@ -41,6 +41,7 @@ from companion.vision.pose import (
     find_missing,
     gross_outlier,
     marker_residuals,
+    prior_focal,
     repair_bent_corner,
     solve_pose,
 )
@@ -311,13 +312,20 @@ def _outline(image: np.ndarray, pose: Pose, markers: Markers, previous_pose: Pos
     # looked for at the working size: the thresholds are in its pixels, and a
     # 12-megapixel photo smoothed whole would cost more than the read
     work, wpose = working_view(image, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
+    icfg = cfg.get("intrinsics", {})
+    weight = float(icfg.get("focal_prior_px", 0.0))
+    if len(used) > int(icfg.get("focal_prior_max_markers", 4)):
+        weight = 0.0  # as estimate_intrinsics weighs it
+    prior = None if weight <= 0 else (
+        prior_focal((work.shape[1], work.shape[0]), float(icfg.get("prior_hfov_deg", 65.0))),
+        weight, float(icfg.get("focal_prior_scale", 0.15)))
     if work is image:
-        return refine_pose(image, pose, used, g, ocfg), None
+        return refine_pose(image, pose, used, g, ocfg, prior), None
     sx = work.shape[1] / image.shape[1]
     sy = work.shape[0] / image.shape[0]
     scale = np.array([sx, sy])
     small = {k: (c + 0.5) * scale - 0.5 for k, c in used.items()}
-    found = refine_pose(work, wpose, small, g, ocfg)
+    found = refine_pose(work, wpose, small, g, ocfg, prior)
     if found is wpose:
         return pose, work
     # back to the photo's pixels (working_view's scaling, inverted)

@@ -71,8 +71,10 @@ def photo(state: GameState, rng: np.random.Generator, *, seed: int, side: Seat |
     camera = random_camera(rng, "phone", side=side, size=size)
     light = lighting if lighting is not None else random_lighting(rng)
     scene = Scene(state.board, palette, cards, counts, layout_seed=seed)
-    return render(scene, camera, light, rng=rng, hands=hands, blur=blur,
+    jpeg = render(scene, camera, light, rng=rng, hands=hands, blur=blur,
                   jpeg_quality=jpeg_quality).jpeg
+    assert jpeg is not None  # a JPEG quality was given
+    return jpeg
 
 
 Size = tuple[int, int]
@@ -113,6 +115,7 @@ def hand_over_board(state: GameState, seed: int, size: tuple[int, int] = (1024, 
 
 def blurred(jpeg: bytes, sigma: float = 14.0) -> bytes:
     img = cv2.imdecode(np.frombuffer(jpeg, np.uint8), cv2.IMREAD_COLOR)
+    assert img is not None
     ok, buf = cv2.imencode(".jpg", cv2.GaussianBlur(img, (0, 0), sigma))
     assert ok
     return buf.tobytes()
