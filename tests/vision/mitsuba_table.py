@@ -529,34 +529,32 @@ def _visible(scene, points: np.ndarray, cam: dict) -> np.ndarray:
     return inside & ~hit
 
 
+def _top_points(centre: tuple[float, float], yaw_deg: float, z: float,
+                size: float = FOOT) -> np.ndarray:
+    """A block's top (or an empty site's square) sampled 7 x 7, a hair above it."""
+    k = (np.arange(7) + 0.5) / 7 - 0.5
+    uv = np.array([(a, b) for a in k for b in k]) * size
+    c, s = math.cos(math.radians(yaw_deg)), math.sin(math.radians(yaw_deg))
+    xy = uv @ np.array([[c, s], [-s, c]]) + centre
+    return np.column_stack([xy, np.full(len(xy), z + 0.05)])
+
+
 def truth_for(scene, stacks, tops, cards, cam, meta) -> dict:
-    g = (np.arange(7) + 0.5) / 7 - 0.5
-    gu, gv = np.meshgrid(g, g)
-    grid = np.stack([gu.ravel(), gv.ravel()], 1) * FOOT
     board_sites, exp_sites, unseen = [], [], []
-    for city in range(6):
-        for row in range(3):
-            for col in range(3):
-                key = (city, row, col)
-                if key in tops:
-                    t = tops[key]
-                    a = math.radians(t["yaw"])
-                    Rz = np.array([[math.cos(a), -math.sin(a)], [math.sin(a), math.cos(a)]])
-                    xy = grid @ Rz.T * 0.97 + t["centre"]
-                    pts = np.concatenate([xy, np.full((len(xy), 1), t["z"] + 0.05)], 1)
-                    entry = {"city": city, "row": row, "col": col, "height": t["height"],
-                             "owner": t["owner"]}
-                    board_sites.append(entry)
-                else:
-                    sx, sy = site_centre(city, row, col)
-                    pts = np.concatenate([grid + [sx, sy], np.full((len(grid), 1), 0.05)], 1)
-                    entry = None
-                frac = float(_visible(scene, pts, cam).mean())
-                if frac >= 0.5:
-                    if entry is not None:
-                        exp_sites.append(dict(entry))
-                else:
-                    unseen.append({"city": city, "row": row, "col": col})
+    for key in [(c, r, k) for c in range(6) for r in range(3) for k in range(3)]:
+        name = dict(zip(("city", "row", "col"), key, strict=True))
+        top = tops.get(key)
+        if top is not None:
+            board_sites.append({**name, "height": top["height"], "owner": top["owner"]})
+            pts = _top_points(top["centre"], top["yaw"], top["z"], 0.97 * FOOT)
+        else:
+            pts = _top_points(site_centre(*key), 0.0, 0.0)
+        # the other renderers' rule: a site is in view when half its top is
+        if float(_visible(scene, pts, cam).mean()) >= 0.5:
+            if top is not None:
+                exp_sites.append(dict(board_sites[-1]))
+        else:
+            unseen.append(name)
     cards_exp, card_stacks = {}, {}
     for seat, c in cards.items():
         a = math.radians(c["angle"])
