@@ -188,9 +188,10 @@ def _bevel_lut(width: float, gain: float, sigma: float) -> np.ndarray:
 
 
 def _lookup(lut: np.ndarray, x: np.ndarray) -> np.ndarray:
-    idx = (x * np.float32(PROFILE_RES) + np.float32(0.5)).astype(np.int32)
-    np.clip(idx, 0, len(lut) - 1, out=idx)
-    return lut[idx]
+    # clipped before the cast: a face seen almost edge-on puts a pixel's local
+    # coordinate at 1e12 mm or so, which no int32 holds
+    pos = np.clip(x * np.float32(PROFILE_RES) + np.float32(0.5), 0, len(lut) - 1)
+    return lut[pos.astype(np.int32)]
 
 
 def _side_albedo(tops: np.ndarray, cols: np.ndarray, storey: float, width: float):
