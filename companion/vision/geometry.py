@@ -211,6 +211,8 @@ class BoardGeometry:
     colours: dict[str, tuple[int, int, int]]
     colour_sets: dict[str, dict[str, str]]
     card: CardLayout
+    #: blocks of each colour by storeys (a reading can hold no more than these)
+    supply: dict[int, int] = field(default_factory=dict)
 
     @classmethod
     def from_profile(cls, profile: dict[str, Any]) -> BoardGeometry:
@@ -255,6 +257,7 @@ class BoardGeometry:
             colours={k: (int(v[0]), int(v[1]), int(v[2])) for k, v in profile["colours"].items()},
             colour_sets={k: dict(v) for k, v in profile.get("colour_sets", {}).items()},
             card=card,
+            supply={int(k): int(v) for k, v in profile.get("supply", {}).items()},
         )
 
     @cached_property

@@ -77,7 +77,8 @@ class Reading:
     #: towers this view cannot tell the height of (seen from nearly above, a storey
     #: moves the top no more than a block may stand off its site), or cannot tell
     #: from a far different reading or a storey more or less (won by a hair:
-    #: "close"): in ``unseen``,
+    #: "close"), or one-storey towers of a colour read more often than the colour
+    #: has one-storey blocks ("supply"): in ``unseen``,
     #: with the reader's best guess here for tools that weigh it against other
     #: evidence (the replay and the live table, which know a block went there)
     unresolved: dict[Site, SiteView] = field(default_factory=dict)
@@ -378,12 +379,15 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
     unresolved: dict[Site, SiteView] = {}
     rename = dict(zip(sites.model.names, sites.names, strict=True))
     steep = _unresolved_heights(sites, view.pose)
+    beyond = _beyond_supply(sites)
     for r in sites.results:
         if r.height is None:
             unseen.append(r.site)
         elif r.height > 0 and r.color is not None:
             view_ = SiteView(r.height, rename.get(r.color, r.color))
-            if r.reason == "close" or r.site in steep:
+            if r.site in beyond:
+                r.reason = "supply"
+            if r.reason in ("close", "supply") or r.site in steep:
                 # the guess kept apart; the details keep the reading (a tower that beat
                 # a far different reading or a storey more or less by a hair,
                 # sites.tower_doubt_margin and storey_doubt_margin, or a
@@ -399,6 +403,25 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
     return Reading(found, unseen, cards, view.pose, list(sites.names), {}, sites.results,
                    sites.model, doubtful, view.wb_raw, sites.tone, sites.lift, view.blur,
                    unresolved, sites.gains, _covered_guesses(sites, rename))
+
+
+def _beyond_supply(sites: _Sites) -> set[Site]:
+    """One-storey towers of a colour read more often than the colour has one-storey
+    blocks (the board profile's ``supply``): reported ``unseen`` (reason "supply").
+
+    A one-storey tower is one block. More of them than the box holds is a board
+    whose print looks like that colour's plastic (a blue board under blue
+    blocks, seen from above): which of them are blocks the photo cannot tell,
+    so none is reported (their guesses are listed ``unresolved``).
+    """
+    most = sites.reader.g.supply.get(1)
+    if not most:
+        return set()
+    ones: dict[str, list[Site]] = {}
+    for r in sites.results:
+        if r.height == 1 and r.color is not None:
+            ones.setdefault(r.color, []).append(r.site)
+    return {s for found in ones.values() if len(found) > most for s in found}
 
 
 def _covered_guesses(sites: _Sites, rename: Mapping[str, str]) -> dict[Site, SiteView]:
