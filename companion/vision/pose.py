@@ -12,6 +12,7 @@ left out (``gross_outlier``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -351,6 +352,18 @@ def prior_focal(size: tuple[int, int], hfov_deg: float) -> float:
     return float(max(size) / 2 / np.tan(np.deg2rad(hfov_deg) / 2))
 
 
+def focal_prior(size: tuple[int, int], n_markers: int, config: Mapping[str, Any]
+                ) -> tuple[float, float, float] | None:
+    """(typical f, weight, scale) of the focal length's prior for a fit to
+    ``n_markers`` markers' corners (:func:`focal_prior_term`), or None where that
+    many markers fit f alone. ``config``: the ``intrinsics`` section."""
+    weight = float(config.get("focal_prior_px", 0.0))
+    if weight <= 0 or n_markers > int(config.get("focal_prior_max_markers", 4)):
+        return None
+    return (prior_focal(size, float(config.get("prior_hfov_deg", 65.0))), weight,
+            float(config.get("focal_prior_scale", 0.15)))
+
+
 def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, int],
                             n_markers: int, config: dict[str, Any] | None = None
                             ) -> Intrinsics:
@@ -369,15 +382,12 @@ def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, i
     best: tuple[float, Intrinsics] | None = None
     fit_k1 = n_markers >= int(cfg.get("k1_min_markers", 3))
     gain = float(cfg.get("k1_gain", 1.0))
-    weight = float(cfg.get("focal_prior_px", 0.0))
-    if n_markers > int(cfg.get("focal_prior_max_markers", 4)):
-        weight = 0.0
+    leaning = focal_prior(size, n_markers, cfg)
     for k1 in ((True, False) if fit_k1 else (False,)):
-        if weight > 0:
+        if leaning is not None:
             # the focal length most probable beside a typical camera's: two markers
             # on one side of a steep view leave it loose (up to twice the truth)
-            fitted = _map_fit(obj, img, size, candidates, k1, float(prior.K[0, 0]), weight,
-                              float(cfg.get("focal_prior_scale", 0.15)))
+            fitted = _map_fit(obj, img, size, candidates, k1, *leaning)
             found = [] if fitted is None else [fitted]
         else:
             found = [i for i in (_calibrate_one_view(obj, img, size, f, k1) for f in candidates)

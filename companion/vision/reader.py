@@ -39,9 +39,9 @@ from companion.vision.pose import (
     detect_markers,
     estimate_intrinsics,
     find_missing,
+    focal_prior,
     gross_outlier,
     marker_residuals,
-    prior_focal,
     repair_bent_corner,
     solve_pose,
 )
@@ -313,13 +313,8 @@ def _outline(image: np.ndarray, pose: Pose, markers: Markers, previous_pose: Pos
     # looked for at the working size: the thresholds are in its pixels, and a
     # 12-megapixel photo smoothed whole would cost more than the read
     work, wpose = working_view(image, pose, int(cfg.get("image", {}).get("max_side_px", 0)))
-    icfg = cfg.get("intrinsics", {})
-    weight = float(icfg.get("focal_prior_px", 0.0))
-    if len(used) > int(icfg.get("focal_prior_max_markers", 4)):
-        weight = 0.0  # as estimate_intrinsics weighs it
-    prior = None if weight <= 0 else (
-        prior_focal((work.shape[1], work.shape[0]), float(icfg.get("prior_hfov_deg", 65.0))),
-        weight, float(icfg.get("focal_prior_scale", 0.15)))
+    # the prior the markers' own fit of f paid (at the working size)
+    prior = focal_prior((work.shape[1], work.shape[0]), len(used), cfg.get("intrinsics", {}))
     if work is image:
         return refine_pose(image, pose, used, g, ocfg, prior), None
     sx = work.shape[1] / image.shape[1]
