@@ -21,7 +21,7 @@ from companion.sim.render import Rendered
 from companion.vision.evaluate import compare
 from companion.vision.geometry import Intrinsics, Pose, board_geometry
 from companion.vision.outline import refine_pose
-from companion.vision.pose import detect_markers, estimate_intrinsics, prior_focal, solve_pose
+from companion.vision.pose import detect_markers, estimate_intrinsics, focal_prior, solve_pose
 from companion.vision.reader import read_image
 from companion.vision.settings import section
 
@@ -110,8 +110,8 @@ def test_the_outline_may_not_move_a_leaning_f_further_than_max_focal_change() ->
     cfg = section("outline")
     icfg = section("intrinsics")
     assert cfg["max_focal_change"] == 0.25 and icfg["focal_prior_max_markers"] == 2
-    prior = (prior_focal((w, h), icfg["prior_hfov_deg"]), icfg["focal_prior_px"],
-             icfg["focal_prior_scale"])
+    prior = focal_prior((w, h), len(markers), icfg)
+    assert prior is not None
     refined = refine_pose(image, pose, markers, g, cfg, prior)
     change = abs(refined.intrinsics.K[0, 0] / pose.intrinsics.K[0, 0] - 1)
     assert 0 < change < 0.25  # the edges found move f a little, and are kept
