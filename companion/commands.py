@@ -18,15 +18,34 @@ from companion.cli import CommandError, colour_list, port_number
 
 log = logging.getLogger(__name__)
 
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"}
-
-
 def _image_paths(folder: Path) -> list[Path]:
     if not folder.exists():
         raise CommandError(f"{folder}: no such folder")
     if not folder.is_dir():
         raise CommandError(f"{folder}: not a folder")
+    from companion.photos import IMAGE_SUFFIXES
+
     return sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+
+
+def _read_whole(path: Path) -> tuple[Any, str]:
+    """A photo decoded at its full size (a HEIC one too), or None with the reason."""
+    import cv2
+
+    from companion.heif import HeifError, is_heif, read_heif_file
+
+    try:
+        with open(path, "rb") as fh:
+            heif = is_heif(fh.read(64))
+    except OSError as exc:
+        return None, exc.strerror or "cannot read"
+    if heif:
+        try:
+            return read_heif_file(path), ""
+        except HeifError as exc:
+            return None, str(exc)
+    img = cv2.imread(str(path))
+    return img, "" if img is not None else "not a readable image"
 
 
 # -- calibrate ---------------------------------------------------------------
@@ -63,7 +82,6 @@ def _calibrate_sheets(args: argparse.Namespace) -> int:
 
 
 def _calibrate_camera(args: argparse.Namespace) -> int:
-    import cv2
 
     from calibration import file as calfile
     from calibration.charuco import calibrate
@@ -73,10 +91,9 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
     paths = _image_paths(Path(args.photos))
     images = []
     for p in paths:
-        img = cv2.imread(str(p))
+        img, why = _read_whole(p)
         if img is None:
-            print(f"companion calibrate: {p.name}: not a readable image, skipped",
-                  file=sys.stderr)
+            print(f"companion calibrate: {p.name}: {why}, skipped", file=sys.stderr)
             continue
         images.append(img)
     cal = calibrate(images)
@@ -152,7 +169,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
 
     photos, how = ordered_photos(folder)
     if not photos:
-        raise CommandError(f"{folder}: no photos (jpg, png, ...) in this folder")
+        raise CommandError(f"{folder}: no photos (jpg, png, heic, ...) in this folder")
     jobs = [(str(p), camera, tuple(colors) if colors else None) for p in photos]
     results: list[dict[str, Any]] = []
     if workers > 1 and len(jobs) > 2:

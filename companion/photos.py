@@ -12,7 +12,12 @@ import re
 import struct
 from pathlib import Path
 
-IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"}
+from companion.heif import heif_exif, is_heif
+
+#: the photo files the companion reads, wherever it lists or accepts them (a folder,
+#: an upload, a zip): OpenCV's formats, and HEIC/HEIF through :mod:`companion.heif`
+IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp",
+                            ".heic", ".heif", ".hif"})
 
 
 def natural_key(name: str) -> tuple[object, ...]:
@@ -20,12 +25,19 @@ def natural_key(name: str) -> tuple[object, ...]:
 
 
 def exif_datetime(path: Path) -> str | None:
-    """DateTimeOriginal (or DateTime) of a JPEG as 'YYYY:MM:DD HH:MM:SS', else None."""
+    """DateTimeOriginal (or DateTime) of a JPEG or HEIC photo as 'YYYY:MM:DD HH:MM:SS',
+    else None."""
     try:
         with open(path, "rb") as f:
             head = f.read(128 * 1024)
     except OSError:
         return None
+    if is_heif(head):
+        try:
+            tiff = heif_exif(path.read_bytes())
+        except OSError:
+            return None
+        return None if tiff is None else _tiff_datetime(tiff)
     if head[:2] != b"\xff\xd8":
         return None
     i = 2

@@ -11,6 +11,7 @@ import json
 import re
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,10 @@ def _safe_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", base)[:80] or "photo"
 
 
+def _upload_name(name: str) -> str:
+    return re.sub(r"^\d{4}-", "", name)
+
+
 def make_replay_service(session: GameSession, *, journal: Any = None, workers: int = 1,
                         ) -> Callable[[Sequence[Any]], Mapping[str, Any]]:
     """A ``replay`` service for :func:`companion.web.create_app`."""
@@ -40,7 +45,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
 
         photos = [f for f in files if Path(_safe_stem(f.name)).suffix.lower() in IMAGE_SUFFIXES]
         if not photos:
-            raise ReplayUploadError("no photos in the upload (JPEG or PNG)")
+            raise ReplayUploadError("no photos in the upload (JPEG, PNG or HEIC)")
         if len(photos) > MAX_PHOTOS:
             raise ReplayUploadError(f"too many photos: {len(photos)} (at most {MAX_PHOTOS})")
         config = None
@@ -58,11 +63,14 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
                 (folder / f"{n:04d}-{stem}").write_bytes(f.data)
             observations, skipped, _how = read_folder(
                 folder, None, list(config.colors) if config else None, workers)
+        # the photos' own names (in the page's warnings too), without the order prefix
+        # of the folder they were read from
+        skipped = [(_upload_name(n), w) for n, w in skipped]
+        observations = [replace(o, name=_upload_name(o.name)) for o in observations]
         if not observations:
             raise ReplayUploadError("no photo showed the board: "
                                     + "; ".join(f"{n}: {w}" for n, w in skipped[:3]))
-        result = replay(observations, config, skipped=[
-            (re.sub(r"^\d{4}-", "", n), w) for n, w in skipped])
+        result = replay(observations, config, skipped=skipped)
         out = result.to_json()
         game_id = None
         if journal is not None and result.record.entries:

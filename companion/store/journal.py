@@ -569,8 +569,8 @@ class Journal:
                 raise UnknownGameError(f"no game {game_id!r} in the journal")
             folder = self.evidence_dir / game_id
             folder.mkdir(parents=True, exist_ok=True)
-            ext = {"png": ".png", "bmp": ".bmp", "webp": ".webp", "tiff": ".tif"}.get(
-                image_kind(data[:16]) or "jpeg", ".jpg")
+            ext = {"png": ".png", "bmp": ".bmp", "webp": ".webp", "tiff": ".tif",
+                   "heic": ".heic"}.get(image_kind(data[:16]) or "jpeg", ".jpg")
             name = f"{'x' if ply is None else f'{ply:04d}'}-{safe_kind}-{secrets.token_hex(6)}{ext}"
             final = folder / name
             tmp = folder / (name + ".tmp")

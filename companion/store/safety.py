@@ -17,10 +17,13 @@ from collections.abc import Collection
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any
 
+from companion.heif import HeifError, decode_heif, heif_size, is_heif
+from companion.photos import IMAGE_SUFFIXES as PHOTO_SUFFIXES
+
 if TYPE_CHECKING:
     import numpy as np
 
-IMAGE_SUFFIXES = frozenset({".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp"})
+IMAGE_SUFFIXES = frozenset(PHOTO_SUFFIXES)
 DEFAULT_MAX_PIXELS = 64_000_000  # a 48 MP phone photo fits; a decompression bomb does not
 _CHUNK = 1 << 16
 
@@ -235,6 +238,8 @@ def image_kind(head: bytes) -> str | None:
         return "tiff"
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "webp"
+    if is_heif(head):
+        return "heic"
     return None
 
 
@@ -260,11 +265,15 @@ def image_size(data: bytes) -> tuple[int, int]:
             return _webp_size(data)
         if kind == "tiff":
             return _tiff_size(data)
+        if kind == "heic":  # libheif reads the size from the boxes, decoding nothing
+            return heif_size(data)
+    except HeifError as exc:
+        raise BadImageError(str(exc)) from None
     except (IndexError, ValueError) as exc:
         if isinstance(exc, BadImageError):
             raise
         raise BadImageError(f"damaged {kind} header") from None
-    raise BadImageError("not an image (expected JPEG, PNG, BMP, TIFF or WebP)")
+    raise BadImageError("not an image (expected JPEG, PNG, BMP, TIFF, WebP or HEIC)")
 
 
 def _u16le(b: bytes, i: int) -> int:
@@ -393,13 +402,21 @@ def decode_image_safely(data: bytes | bytearray | memoryview,
         raise BadImageError("empty file, not an image")
     kind = image_kind(raw[:16])
     if kind is None:
-        raise BadImageError("not an image (expected JPEG, PNG, BMP, TIFF or WebP)")
+        raise BadImageError("not an image (expected JPEG, PNG, BMP, TIFF, WebP or HEIC)")
     w, h = image_size(raw)
     if w <= 0 or h <= 0:
         raise BadImageError(f"damaged {kind.upper()}: image size {w} x {h}")
     if w * h > max_pixels:
         raise BadImageError(f"image too large: {w} x {h} pixels (at most {max_pixels})")
     _check_complete(kind, raw)
+    if kind == "heic":  # OpenCV has no HEVC decoder
+        try:
+            heif = decode_heif(raw)
+        except HeifError as exc:
+            raise BadImageError(str(exc)) from None
+        if heif.shape[0] * heif.shape[1] > max_pixels:  # the header lied
+            raise BadImageError(f"image too large: {heif.shape[1]} x {heif.shape[0]} pixels")
+        return heif
     import cv2
     import numpy as np
 

@@ -18,6 +18,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from companion.heif import HeifError, decode_heif, is_heif
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
@@ -893,7 +894,10 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     elif data[:8] == b"\x89PNG\r\n\x1a\n":
         if b"IEND" not in data[-16:]:
             raise ImageReadError(f"{path}: truncated PNG file")
-    img = decode_photo(data, config)
+    try:
+        img = decode_photo(data, config)
+    except HeifError as exc:
+        raise ImageReadError(f"{path}: {exc}") from None
     if img is None:
         raise ImageReadError(f"{path}: not an image (or an unsupported format)")
     return img
@@ -901,11 +905,24 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
 
 def decode_photo(data: bytes, config: Mapping[str, Any] | None = None) -> np.ndarray | None:
     """A photo file's bytes decoded (None if OpenCV cannot), a large JPEG at the size
-    ``image.decode_min_side`` allows (:func:`load_image`)."""
+    ``image.decode_min_side`` allows (:func:`load_image`).
+
+    A HEIC photo (an iPhone's) is decoded by libheif (:mod:`companion.heif`,
+    which raises its one-line :class:`HeifError`), then shrunk by the factor a
+    JPEG of its size would have been decoded at: libheif has no scaled decoding.
+    """
+    least = merged_config(config).get("image", {}).get("decode_min_side")
+    min_side = None if least is None else int(least)
+    if is_heif(data[:64]):
+        heif = decode_heif(data)
+        factor = decode_reduction((heif.shape[1], heif.shape[0]), min_side)
+        if factor > 1:
+            size = (heif.shape[1] // factor, heif.shape[0] // factor)
+            heif = cv2.resize(heif, size, interpolation=cv2.INTER_AREA)
+        return heif
     flag = cv2.IMREAD_COLOR
     if data[:3] == b"\xff\xd8\xff":
-        least = merged_config(config).get("image", {}).get("decode_min_side")
-        factor = decode_reduction(jpeg_size(data), None if least is None else int(least))
+        factor = decode_reduction(jpeg_size(data), min_side)
         flag = _REDUCED.get(factor, flag)
     img: np.ndarray | None = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
     return img

@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from flask import current_app
 from werkzeug.datastructures import FileStorage
 
+from companion.photos import IMAGE_SUFFIXES as PHOTO_SUFFIXES
 from companion.web.app import UploadedFile
 from companion.web.auth import fail
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".tif", ".tiff", ".webp")
+IMAGE_SUFFIXES = tuple(sorted(PHOTO_SUFFIXES))  # str.endswith takes a tuple
 MAX_FILES = 2000
 
 
@@ -44,7 +45,7 @@ def collect_files(storages: Iterable[FileStorage]) -> list[UploadedFile]:
         if len(out) > MAX_FILES:
             fail(413, f"too many files (at most {MAX_FILES} photos)")
     if not any(f.name.lower().endswith(IMAGE_SUFFIXES) for f in out):
-        fail(400, "no photos in the upload: send JPEG or PNG files, or a zip of them")
+        fail(400, "no photos in the upload: send JPEG, PNG or HEIC files, or a zip of them")
     return out
 
 

@@ -42,8 +42,18 @@ def _encoded(ext: str) -> bytes:
     return buf.tobytes()
 
 
+def _heic() -> bytes:
+    import pillow_heif
+
+    out = io.BytesIO()
+    pillow_heif.from_bytes(mode="RGB", size=(14, 10), data=bytes([99]) * (14 * 10 * 3)).save(
+        out, quality=50)
+    return out.getvalue()
+
+
 JPEG, PNG, BMP, WEBP, TIFF = _jpeg(), _png(), _encoded(".bmp"), _encoded(".webp"), _encoded(
     ".tiff")
+HEIC = _heic()  # an iPhone's format, decoded by libheif rather than OpenCV
 
 
 def _zip(members: list[tuple[str, bytes, int, int]]) -> bytes:
@@ -151,8 +161,8 @@ def _decode_checked(data: bytes) -> None:
 
 @FUZZ
 @given(st.binary(max_size=400) | st.sampled_from([b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n",
-                                                   b"BM", b"II*\x00", b"RIFF\x00\x00\x00\x00WEBP"
-                                                   ]).flatmap(
+                                                   b"BM", b"II*\x00", b"RIFF\x00\x00\x00\x00WEBP",
+                                                   HEIC[:40]]).flatmap(
     lambda head: st.binary(max_size=200).map(lambda tail: head + tail)))
 def test_random_bytes_as_image(data: bytes) -> None:
     _decode_checked(data)
@@ -165,7 +175,7 @@ def test_damaged_images(data: bytes) -> None:
 
 
 @settings(FUZZ, max_examples=150)
-@given(damaged(BMP) | damaged(WEBP) | damaged(TIFF))
+@given(damaged(BMP) | damaged(WEBP) | damaged(TIFF) | damaged(HEIC))
 def test_damaged_other_formats(data: bytes) -> None:
     _decode_checked(data)
 

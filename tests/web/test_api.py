@@ -405,9 +405,11 @@ def test_upload_photos_and_zip(make_app: Any, session: GameSession, pin: str) ->
                        content_type="multipart/form-data",
                        data={"photos": [(io.BytesIO(_jpeg()), "IMG_2.jpg"),
                                         (io.BytesIO(_jpeg()), "IMG_10.JPG"),
+                                        (io.BytesIO(b"heic"), "IMG_11.HEIC"),
                                         (io.BytesIO(b"notes"), "notes.txt")]})
     assert resp.status_code == 200
-    assert resp.get_json() == {"files": 2, "moves": 0, "warnings": []}
+    assert resp.get_json() == {"files": 3, "moves": 0, "warnings": []}
+    assert seen[-1] == ["IMG_2.jpg", "IMG_10.JPG", "IMG_11.HEIC"]  # an iPhone's photos too
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("game/IMG_1.jpg", _jpeg())
@@ -435,7 +437,7 @@ def test_upload_errors(make_app: Any, session: GameSession, pin: str) -> None:
     resp = client.post("/api/upload", headers=headers, content_type="multipart/form-data",
                        data={"photos": (io.BytesIO(b"hello"), "notes.txt")})
     assert resp.status_code == 400
-    assert resp.get_json() == {"error": "no photos in the upload: send JPEG or PNG files, "
+    assert resp.get_json() == {"error": "no photos in the upload: send JPEG, PNG or HEIC files, "
                                         "or a zip of them"}
     resp = client.post("/api/upload", headers=headers, content_type="multipart/form-data",
                        data={"photos": (io.BytesIO(b"PK\x03\x04broken"), "game.zip")})

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from companion import commands
+from companion import replay as replay_module
 from companion.bots import GreedyBot
 from companion.replay import Observation
 from companion.replay_service import make_replay_service
@@ -124,3 +125,37 @@ def test_looks_right_keeps_the_move_for_good(journaled: Any, pin_headers: dict) 
     fresh.resume(record, game_id)
     assert [m["ply"] for m in fresh.snapshot()["moves"] if m.get("doubtful")] == []
     assert fresh.snapshot()["moves"][6]["agreed"] is True
+
+
+def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service reads the upload from a folder of order-prefixed copies; the page
+    names the photos as the player's phone did."""
+    session = GameSession()
+    photos = [replace(p, name=f"{k:04d}-IMG_{k}.jpg") for k, p in enumerate(_photos())]
+    skipped = [("0007-IMG_7.jpg", "board not found")]
+    monkeypatch.setattr(commands, "read_folder",
+                        lambda *a, **k: (photos, skipped, "file names"))
+    replayed: list[list[str]] = []
+    real_replay = replay_module.replay
+
+    def replay(observations: Any, *args: Any, **kwargs: Any) -> Any:
+        replayed.append([o.name for o in observations])
+        return real_replay(observations, *args, **kwargs)
+
+    monkeypatch.setattr(replay_module, "replay", replay)
+    client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
+    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                       content_type="multipart/form-data",
+                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
+                                        for k in range(8)]})
+    assert resp.status_code == 200, resp.get_json()
+    assert replayed == [[f"IMG_{k}.jpg" for k in range(7)]]
+    assert {"photo": "IMG_7.jpg", "reason": "bad-photo",
+            "message": "IMG_7.jpg: board not found; skipped"} in resp.get_json()["warnings"]
+    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: ([], skipped, "file names"))
+    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                       content_type="multipart/form-data",
+                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), "IMG_7.jpg")]})
+    assert resp.status_code == 400
+    assert resp.get_json() == {"error": "no photo showed the board: IMG_7.jpg: board not found"}
