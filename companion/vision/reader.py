@@ -855,6 +855,33 @@ def jpeg_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
+def jpeg_complete(data: bytes) -> bool:
+    """Whether a JPEG's image data comes to its end-of-image marker.
+
+    Not whether the file ends with one: phones append data after it (Samsung's
+    trailer of its own metadata, a motion photo's video), while a cut file (a
+    copy interrupted) has none after its scan starts, and the decoder would fill
+    the missing rows with grey without a word. Inside the coded data a 0xFF byte
+    is always stuffed or a restart marker, so the first FF D9 after the scan
+    starts is the end of the image.
+    """
+    i, n = 2, len(data)
+    while i + 4 <= n:
+        if data[i] != 0xFF:
+            return True  # not the marker segments understood here: the decoder judges
+        marker = data[i + 1]
+        if marker == 0xFF:  # fill byte
+            i += 1
+            continue
+        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
+            i += 2
+            continue
+        if marker == 0xDA:  # the (first) scan: the end-of-image marker follows it
+            return data.find(b"\xff\xd9", i + 2) >= 0
+        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+    return False  # the file ends in its headers
+
+
 #: cv2.imdecode flags that have the JPEG decoder scale the photo down by 2, 4 or 8.
 _REDUCED = {2: cv2.IMREAD_REDUCED_COLOR_2, 4: cv2.IMREAD_REDUCED_COLOR_4,
             8: cv2.IMREAD_REDUCED_COLOR_8}
@@ -888,8 +915,7 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     if not data:
         raise ImageReadError(f"{path}: empty file")
     if data[:3] == b"\xff\xd8\xff":
-        tail = data.rstrip(b"\x00")[-2:]
-        if tail != b"\xff\xd9":
+        if not jpeg_complete(data):
             raise ImageReadError(f"{path}: truncated JPEG file")
     elif data[:8] == b"\x89PNG\r\n\x1a\n":
         if b"IEND" not in data[-16:]:
