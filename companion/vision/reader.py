@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -832,12 +832,15 @@ def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, 
     return set_model, names, results
 
 
-def jpeg_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from a JPEG's frame header, without decoding it (None if not found)."""
+def _jpeg_segments(data: bytes, room: int) -> Iterator[tuple[int, int]]:
+    """(marker, offset) of a JPEG's marker segments, in order, up to its first scan's
+    (the last one given), while ``room`` bytes are left from the offset on; (-1,
+    offset) where the bytes there are not a marker, and no more."""
     i, n = 2, len(data)
-    while i + 9 <= n:
+    while i + room <= n:
         if data[i] != 0xFF:
-            return None
+            yield -1, i
+            return
         marker = data[i + 1]
         if marker == 0xFF:  # fill byte
             i += 1
@@ -845,14 +848,20 @@ def jpeg_size(data: bytes) -> tuple[int, int] | None:
         if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
             i += 2
             continue
+        yield marker, i
+        if marker == 0xDA:
+            return
+        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
+
+
+def jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's frame header, without decoding it (None if not found)."""
+    for marker, i in _jpeg_segments(data, 9):
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # a frame header
             h = int.from_bytes(data[i + 5:i + 7], "big")
             w = int.from_bytes(data[i + 7:i + 9], "big")
             return (w, h) if w and h else None
-        if marker == 0xDA:  # the scan starts: no frame header before it
-            return None
-        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
-    return None
+    return None  # the scan starts (or the bytes end) with no frame header before it
 
 
 def jpeg_complete(data: bytes) -> bool:
@@ -865,20 +874,11 @@ def jpeg_complete(data: bytes) -> bool:
     is always stuffed or a restart marker, so the first FF D9 after the scan
     starts is the end of the image.
     """
-    i, n = 2, len(data)
-    while i + 4 <= n:
-        if data[i] != 0xFF:
+    for marker, i in _jpeg_segments(data, 4):
+        if marker < 0:
             return True  # not the marker segments understood here: the decoder judges
-        marker = data[i + 1]
-        if marker == 0xFF:  # fill byte
-            i += 1
-            continue
-        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
-            i += 2
-            continue
         if marker == 0xDA:  # the (first) scan: the end-of-image marker follows it
             return data.find(b"\xff\xd9", i + 2) >= 0
-        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
     return False  # the file ends in its headers
 
 

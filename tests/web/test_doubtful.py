@@ -37,16 +37,21 @@ def _photos(n_builds: int = 6) -> list[Observation]:
     return photos
 
 
+def _upload(client: Any, pin: str, names: list[str]) -> Any:
+    """Post files of these names (their bytes a stub: the tests fake the reader)."""
+    return client.post("/api/upload", headers={"X-Table-PIN": pin},
+                       content_type="multipart/form-data",
+                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), name)
+                                        for name in names]})
+
+
 @pytest.fixture
 def uploaded(make_app: Any, pin: str, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, dict]:
     """The page's client after uploading photos that the (faked) reader reads as _photos()."""
     session = GameSession()
     monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
     client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
-    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
-                       content_type="multipart/form-data",
-                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
-                                        for k in range(7)]})
+    resp = _upload(client, pin, [f"IMG_{k}.jpg" for k in range(7)])
     assert resp.status_code == 200, resp.get_json()
     return client, resp.get_json()
 
@@ -92,10 +97,7 @@ def journaled(make_app: Any, pin: str, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
     client = make_app(session, services={
         "replay": make_replay_service(session, journal=journal)}).test_client()
-    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
-                       content_type="multipart/form-data",
-                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
-                                        for k in range(7)]})
+    resp = _upload(client, pin, [f"IMG_{k}.jpg" for k in range(7)])
     assert resp.status_code == 200, resp.get_json()
     yield client, journal
     journal.close()
@@ -145,17 +147,12 @@ def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
 
     monkeypatch.setattr(replay_module, "replay", replay)
     client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
-    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
-                       content_type="multipart/form-data",
-                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), f"IMG_{k}.jpg")
-                                        for k in range(8)]})
+    resp = _upload(client, pin, [f"IMG_{k}.jpg" for k in range(8)])
     assert resp.status_code == 200, resp.get_json()
     assert replayed == [[f"IMG_{k}.jpg" for k in range(7)]]
     assert {"photo": "IMG_7.jpg", "reason": "bad-photo",
             "message": "IMG_7.jpg: board not found; skipped"} in resp.get_json()["warnings"]
     monkeypatch.setattr(commands, "read_folder", lambda *a, **k: ([], skipped, "file names"))
-    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
-                       content_type="multipart/form-data",
-                       data={"photos": [(io.BytesIO(b"\xff\xd8\xff\xd9"), "IMG_7.jpg")]})
+    resp = _upload(client, pin, ["IMG_7.jpg"])
     assert resp.status_code == 400
     assert resp.get_json() == {"error": "no photo showed the board: IMG_7.jpg: board not found"}
