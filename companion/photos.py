@@ -1,9 +1,10 @@
 """A folder of phone photos: which files, in which order.
 
 Photos are taken in file-name order (natural: IMG_2 before IMG_10). When the
-names carry no order (no digits, or digits that do not differ), the EXIF
-DateTimeOriginal orders them instead; a photo without EXIF time keeps its
-name's place after the dated ones.
+names carry no order (no digits, or digits that do not differ), or come from
+more than one camera (names of different patterns, each photo with its EXIF
+time), the EXIF DateTimeOriginal orders them instead; a photo without EXIF
+time keeps its name's place after the dated ones.
 """
 
 from __future__ import annotations
@@ -97,11 +98,19 @@ def ordered_photos(folder: Path) -> tuple[list[Path], str]:
     photos = sorted((p for p in folder.iterdir()
                      if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
                     key=lambda p: natural_key(p.name))
+    if len(photos) < 2:
+        return photos, "file names"
     numbers = [tuple(int(x) for x in re.findall(r"\d+", p.stem)) for p in photos]
     names_order = len(set(numbers)) == len(photos) and all(numbers)
-    if names_order or len(photos) < 2:
+    # names of one pattern (IMG_0007, IMG_0012) count in one camera's order; names of
+    # several (two phones' IMG_0007 and PXL_20261128_2015, an edited IMG_E0009) do not
+    # interleave by name, so the photos' own times order them when every one has one
+    one_camera = len({re.sub(r"\d+", "#", p.stem.lower()) for p in photos}) == 1
+    if names_order and one_camera:
         return photos, "file names"
     times = {p: exif_datetime(p) for p in photos}
+    if names_order and not all(times.values()):
+        return photos, "file names"
     if not any(times.values()):
         return photos, "file names (no EXIF times)"
     dated = sorted((p for p in photos if times[p]), key=lambda p: (times[p], natural_key(p.name)))

@@ -55,3 +55,34 @@ def test_exif_orders_names_without_order(tmp_path):
     photos, how = ordered_photos(tmp_path)
     assert how == "EXIF time"
     assert [p.name for p in photos] == ["mango.jpg", "kiwi.jpg", "apple.jpg", "zzz.jpg"]
+
+
+def test_two_phones_photos_interleave_by_time(tmp_path):
+    # an iPhone's and a Pixel's photos of one game: by name every IMG_ would come first
+    times = {"IMG_0007.jpg": "2026:11:28 20:00:00", "PXL_20261128_200230.jpg":
+             "2026:11:28 20:02:30", "IMG_0008.jpg": "2026:11:28 20:04:00",
+             "IMG_E0009.jpg": "2026:11:28 20:06:00",  # an edited photo keeps its time
+             "PXL_20261128_200815.jpg": "2026:11:28 20:08:15"}
+    for name, when in times.items():
+        (tmp_path / name).write_bytes(_jpeg_with_exif(when))
+    photos, how = ordered_photos(tmp_path)
+    assert how == "EXIF time"
+    assert [p.name for p in photos] == sorted(times, key=times.__getitem__)
+    # one photo without its time: the names' order stands (no guess where it goes)
+    (tmp_path / "IMG_0010.jpg").write_bytes(_jpeg_with_exif(None))
+    photos, how = ordered_photos(tmp_path)
+    assert how == "file names"
+    assert [p.name for p in photos] == ["IMG_0007.jpg", "IMG_0008.jpg", "IMG_0010.jpg",
+                                        "IMG_E0009.jpg", "PXL_20261128_200230.jpg",
+                                        "PXL_20261128_200815.jpg"]
+
+
+def test_one_cameras_names_win_over_its_clock(tmp_path):
+    # renamed to put them in order (turn03 taken first: the clock says otherwise)
+    times = {"turn01.jpg": "2026:11:28 20:05:00", "turn02.jpg": "2026:11:28 20:06:00",
+             "turn03.jpg": "2026:11:28 19:00:00"}
+    for name, when in times.items():
+        (tmp_path / name).write_bytes(_jpeg_with_exif(when))
+    photos, how = ordered_photos(tmp_path)
+    assert how == "file names"
+    assert [p.name for p in photos] == ["turn01.jpg", "turn02.jpg", "turn03.jpg"]
