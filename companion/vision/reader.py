@@ -19,6 +19,7 @@ import cv2
 import numpy as np
 
 from companion.heif import HeifError, decode_heif, is_heif
+from companion.imagefiles import BadImageError, image_size
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
@@ -920,6 +921,7 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     elif data[:8] == b"\x89PNG\r\n\x1a\n":
         if b"IEND" not in data[-16:]:
             raise ImageReadError(f"{path}: truncated PNG file")
+    _refuse_huge(path, data, config)
     try:
         img = decode_photo(data, config)
     except HeifError as exc:
@@ -927,6 +929,26 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     if img is None:
         raise ImageReadError(f"{path}: not an image (or an unsupported format)")
     return img
+
+
+def _refuse_huge(path: str | Path, data: bytes, config: Mapping[str, Any] | None) -> None:
+    """Refuse a file whose header declares more pixels than ``image.max_decoded_pixels``
+    once decoded (a large JPEG at the size its decoder shrinks it to): a few
+    kilobytes can declare 30000 x 30000 pixels, gigabytes of the Pi's memory. A
+    header not understood here is left to the decoder."""
+    cfg = merged_config(config).get("image", {})
+    try:
+        w, h = image_size(data)
+    except BadImageError:
+        return
+    factor = 1
+    if data[:3] == b"\xff\xd8\xff":
+        least = cfg.get("decode_min_side")
+        factor = decode_reduction((w, h), None if least is None else int(least))
+    limit = int(cfg["max_decoded_pixels"])
+    if (w // factor) * (h // factor) > limit:
+        raise ImageReadError(f"{path}: too large to read ({w} x {h} pixels; at most "
+                             f"{limit} once decoded)")
 
 
 def decode_photo(data: bytes, config: Mapping[str, Any] | None = None) -> np.ndarray | None:

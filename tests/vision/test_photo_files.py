@@ -69,3 +69,45 @@ def test_read_takes_a_photo_with_a_trailer_and_refuses_a_cut_one(tmp_path, jpeg)
     [line] = proc.stdout.splitlines()
     assert line.startswith('{"format": "manhattan-board/1"')
     assert proc.stderr.strip() == f"companion read: {cut}: truncated JPEG file"
+
+
+def _png_declaring(width: int, height: int) -> bytes:
+    """A whole PNG file of a few hundred bytes whose header declares width x height."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = zlib.compress(bytes(1 + 3 * min(width, 64)) * 4)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", rows)
+            + chunk(b"IEND", b""))
+
+
+def test_a_file_declaring_a_huge_image_is_refused_before_decoding(tmp_path):
+    bomb = tmp_path / "bomb.png"
+    bomb.write_bytes(_png_declaring(30000, 30000))  # 2.7 GB once decoded
+    assert bomb.stat().st_size < 500
+    with pytest.raises(ImageReadError) as err:
+        load_image(bomb)
+    assert str(err.value) == (f"{bomb}: too large to read (30000 x 30000 pixels; at most "
+                              "64000000 once decoded)")
+    proc = subprocess.run([sys.executable, "-m", "companion", "read", str(bomb), "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.strip() == f"companion read: {err.value}"
+
+
+def test_the_limit_counts_the_pixels_a_jpeg_is_decoded_at(tmp_path, jpeg):
+    path = tmp_path / "photo.jpg"
+    path.write_bytes(jpeg)
+    # 1600 x 1200 = 1.92 MP, decoded whole under decode_min_side 4000
+    with pytest.raises(ImageReadError, match=r"too large to read \(1600 x 1200 pixels; at "
+                                             r"most 1900000 once decoded\)$"):
+        load_image(path, {"image": {"max_decoded_pixels": 1_900_000}})
+    assert load_image(path, {"image": {"max_decoded_pixels": 1_920_000}}).shape == (1200, 1600, 3)
+    # decoded at a half (800 x 600 = 0.48 MP) where decode_min_side lets the decoder shrink it
+    small = load_image(path, {"image": {"max_decoded_pixels": 500_000, "decode_min_side": 700}})
+    assert small.shape == (600, 800, 3)
