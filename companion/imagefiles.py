@@ -175,7 +175,7 @@ def _tiff_size(data: bytes) -> tuple[int, int]:
     return found[256], found[257]
 
 
-def _check_complete(kind: str, data: bytes) -> None:
+def check_complete(kind: str, data: bytes) -> None:
     """Refuse truncated files, and lengths that point past the end (a 100-byte PNG
     whose chunk claims 2 GB keeps OpenCV busy for seconds)."""
     if kind == "jpeg":
@@ -215,7 +215,7 @@ def decode_image_safely(data: bytes | bytearray | memoryview,
         raise BadImageError(f"damaged {kind.upper()}: image size {w} x {h}")
     if w * h > max_pixels:
         raise BadImageError(f"image too large: {w} x {h} pixels (at most {max_pixels})")
-    _check_complete(kind, raw)
+    check_complete(kind, raw)
     if kind == "heic":  # OpenCV has no HEVC decoder
         try:
             heif = decode_heif(raw)

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 
 from companion.heif import HeifError, decode_heif, is_heif
-from companion.imagefiles import BadImageError, image_size
+from companion.imagefiles import BadImageError, check_complete, image_kind, image_size
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
@@ -918,9 +918,14 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     if data[:3] == b"\xff\xd8\xff":
         if not jpeg_complete(data):
             raise ImageReadError(f"{path}: truncated JPEG file")
-    elif data[:8] == b"\x89PNG\r\n\x1a\n":
-        if b"IEND" not in data[-16:]:
-            raise ImageReadError(f"{path}: truncated PNG file")
+    elif (kind := image_kind(data[:16])) in ("png", "webp"):
+        # every chunk's length within the file (a 100-byte PNG whose chunk claims 2 GB
+        # keeps the decoder busy for seconds), and a PNG's IEND chunk
+        try:
+            check_complete(kind or "", data)
+        except BadImageError:
+            raise ImageReadError(f"{path}: truncated {'PNG' if kind == 'png' else 'WebP'} "
+                                 "file") from None
     _refuse_huge(path, data, config)
     try:
         img = decode_photo(data, config)

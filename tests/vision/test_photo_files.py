@@ -81,7 +81,8 @@ def _png_declaring(width: int, height: int) -> bytes:
                 + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
 
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    rows = zlib.compress(bytes(1 + 3 * min(width, 64)) * 4)
+    rows = zlib.compress(bytes(1 + 3 * width) * height if width * height <= 4096
+                         else bytes(1 + 3 * 64) * 4)  # whole when small, else a start
     return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", rows)
             + chunk(b"IEND", b""))
 
@@ -111,3 +112,20 @@ def test_the_limit_counts_the_pixels_a_jpeg_is_decoded_at(tmp_path, jpeg):
     # decoded at a half (800 x 600 = 0.48 MP) where decode_min_side lets the decoder shrink it
     small = load_image(path, {"image": {"max_decoded_pixels": 500_000, "decode_min_side": 700}})
     assert small.shape == (600, 800, 3)
+
+
+def test_a_png_whose_chunk_runs_past_the_end_is_refused_at_once(tmp_path):
+    import struct
+
+    data = bytearray(_png_declaring(4000, 3000))
+    data[33:37] = struct.pack(">I", 2_000_000_000)  # the IDAT chunk claims 2 GB
+    path = tmp_path / "liar.png"
+    path.write_bytes(bytes(data))
+    with pytest.raises(ImageReadError) as err:  # the decoder spent 4.7 s on it
+        load_image(path)
+    assert str(err.value) == f"{path}: truncated PNG file"
+    path.write_bytes(_png_declaring(40, 30)[:-12])  # no IEND chunk
+    with pytest.raises(ImageReadError, match=r"truncated PNG file$"):
+        load_image(path)
+    path.write_bytes(_png_declaring(40, 30))
+    assert load_image(path).shape == (30, 40, 3)
