@@ -419,6 +419,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     intrinsics, report["calibration"] = _doctor_intrinsics(args)
     report["markers"] = _doctor_markers(args.camera, intrinsics)
     report["ledmap"] = _doctor_ledmap(args.ledmap)
+    report["photos"] = _doctor_photos()
     for part in ("calibration", "markers", "ledmap"):
         if report[part].get("advice"):
             report.setdefault("advice", []).append(report[part]["advice"])
@@ -429,13 +430,27 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         print(json.dumps(report))
     else:
         print(f"platform: {report.get('platform', {}).get('model') or 'not a Raspberry Pi'}")
-        for part in ("camera", "leds", "buttons", "calibration", "markers", "ledmap"):
+        for part in ("camera", "leds", "buttons", "calibration", "markers", "ledmap", "photos"):
             item = report.get(part, {})
             print(f"{part}: {'ok' if item.get('ok') else 'PROBLEM'}  "
                   f"{json.dumps({k: v for k, v in item.items() if 'advice' not in k})}")
         for line in report.get("advice", []):
             print(f"advice: {line}")
     return 0 if report.get("ok") else 1
+
+
+def _doctor_photos() -> dict[str, Any]:
+    """Which photo files a replay can read here: a missing HEIC decoder is no fault of
+    the live table (``ok`` stays true), only a note for whoever replays iPhone photos."""
+    from companion.heif import INSTALL_HINT, decoder_version
+    from companion.photos import IMAGE_SUFFIXES
+
+    heic = decoder_version()
+    out: dict[str, Any] = {"ok": True, "suffixes": sorted(IMAGE_SUFFIXES), "heic": heic}
+    if heic is None:
+        out["suffixes"] = [s for s in out["suffixes"] if s not in (".heic", ".heif", ".hif")]
+        out["note"] = f"HEIC photos (an iPhone's) cannot be read here: {INSTALL_HINT}"
+    return out
 
 
 def _doctor_markers(camera_spec: str | None, intrinsics: Any = None) -> dict[str, Any]:

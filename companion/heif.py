@@ -55,6 +55,16 @@ def _library() -> Any:
     return pillow_heif
 
 
+def decoder_version() -> str | None:
+    """The HEIC decoder's version (pillow-heif's, libheif's), or None where it is missing."""
+    try:
+        lib = _library()
+        libheif = lib.libheif_version()
+    except (HeifError, AttributeError):
+        return None
+    return f"pillow-heif {lib.__version__}, libheif {libheif}"
+
+
 def _open(data: bytes, bgr: bool = False) -> Any:
     lib = _library()
     try:

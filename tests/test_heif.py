@@ -179,3 +179,18 @@ def test_calibration_photos_may_be_heic_and_are_read_whole(tmp_path, phone, phon
     assert broken is None and why.startswith("damaged or unsupported HEIC file (")
     png, why = _read_whole(paths[2])
     assert np.array_equal(png, phone.image) and why == ""
+
+
+def test_the_doctor_says_whether_heic_photos_can_be_read(monkeypatch):
+    from companion.commands import _doctor_photos
+
+    here = _doctor_photos()
+    assert here["ok"] and here["heic"] == (f"pillow-heif {pillow_heif.__version__}, "
+                                           f"libheif {pillow_heif.libheif_version()}")
+    assert {".heic", ".heif", ".jpg", ".png"} <= set(here["suffixes"]) and "note" not in here
+    monkeypatch.setitem(sys.modules, "pillow_heif", None)
+    without = _doctor_photos()
+    assert without["ok"] and without["heic"] is None  # the live table needs no HEIC
+    assert ".heic" not in without["suffixes"] and ".jpg" in without["suffixes"]
+    assert without["note"] == ("HEIC photos (an iPhone's) cannot be read here: "
+                               "pip install pillow-heif")

@@ -64,6 +64,9 @@ def test_doctor_prints_the_elevation_and_stays_ok_with_a_poor_view(
         "barely moves a tower's top, and many heights go unread; tilt it to 45-70 degrees "
         "(50-65 is best)"]
     assert code == 0 and report["ok"]  # advice about the view is no failure
+    # the photo files a replay reads here, iPhone's HEIC among them
+    assert report["photos"]["ok"] and ".heic" in report["photos"]["suffixes"]
+    assert report["photos"]["heic"].startswith("pillow-heif ")
 
 
 def _doctor(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
