@@ -283,3 +283,55 @@ def test_a_missed_move_is_inserted_from_its_warning(browser: Any, table: WebServ
     assert len(session.record.entries) == len(session.record.effective()) + 6
     assert not errors, errors
     ctx.close()
+
+
+def test_uploading_photos_says_what_it_is_doing(browser: Any, session: GameSession,
+                                                tmp_path: Path) -> None:
+    """The replay of an upload takes seconds a photo: the page says so while it waits,
+    and takes an iPhone's HEIC photos as well as JPEGs."""
+    import threading
+
+    release = threading.Event()
+    received: list[list[str]] = []
+
+    def replay(files: Any) -> dict[str, Any]:
+        received.append([f.name for f in files])
+        if len(received) > 1:
+            raise ValueError("no photo showed the board: IMG_0002.jpg: board not found")
+        release.wait(10)
+        return {"moves": 5, "rounds": [{"round": 1}], "doubtful": ["N c10 green2@2E"],
+                "warnings": [{"photo": "IMG_0002.jpg", "reason": "unseen", "message": "x"}]}
+
+    for name in ("IMG_0001.HEIC", "IMG_0002.jpg"):
+        (tmp_path / name).write_bytes(b"\xff\xd8\xff\xd9")
+    app = create_app({"PIN": PIN}, session=session, services={"replay": replay})
+    with WebServer(app, port=0) as server:
+        ctx = browser.new_context(viewport={"width": 1000, "height": 800})
+        page = ctx.new_page()
+        page.goto(server.url + "/")
+        page.fill("#pin", PIN)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_selector("body.unlocked")
+        page.wait_for_function("() => document.getElementById('upload-note').textContent"
+                               ".includes('(JPEG, PNG or HEIC)')", timeout=5000)
+        page.click("#upload-ctl summary")
+        page.set_input_files("#upload-form input[type=file]",
+                             [str(tmp_path / "IMG_0001.HEIC"), str(tmp_path / "IMG_0002.jpg")])
+        page.click("#upload-form button")
+        page.wait_for_function("() => document.getElementById('upload-note').textContent"
+                               ".startsWith('Uploading and reading 2 files')", timeout=5000)
+        release.set()
+        # the outcome in words stays, though the state refreshes after the upload
+        outcome = ("Read 2 files: 5 moves replayed; 1 round scored; 1 warning in the list; "
+                   "check N c10 green2@2E.")
+        page.wait_for_function("t => document.getElementById('upload-note').textContent === t",
+                               arg=outcome, timeout=5000)
+        page.wait_for_timeout(500)
+        assert page.inner_text("#upload-note") == outcome
+        assert received == [["IMG_0001.HEIC", "IMG_0002.jpg"]]
+        # a refused upload says why where the outcome would be
+        page.click("#upload-form button")
+        page.wait_for_function("t => document.getElementById('upload-note').textContent === t",
+                               arg="Not replayed: no photo showed the board: IMG_0002.jpg: "
+                                   "board not found", timeout=5000)
+        ctx.close()

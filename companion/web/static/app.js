@@ -742,13 +742,26 @@
     if (ui.snap) { renderWarnings(ui.snap); renderLog(ui.snap); renderTurn(ui.snap); }
   }
 
+  function uploadOutcome(d) {
+    const plural = (k, word) => `${k} ${word}${k === 1 ? "" : "s"}`;
+    const parts = [`Read ${plural(d.files || 0, "file")}: ${plural(d.moves || 0, "move")} replayed`];
+    if (d.rounds) parts.push(`${plural(d.rounds.length || 0, "round")} scored`);
+    const warnings = (d.warnings || []).length;
+    if (warnings) parts.push(`${plural(warnings, "warning")} in the list`);
+    if ((d.doubtful || []).length) parts.push(`check ${d.doubtful.join(", ")}`);
+    return parts.join("; ") + ".";
+  }
+
   function renderControls(s) {
     const note = $("upload-note");
     const btn = $("upload-form").querySelector("button");
     btn.disabled = !META.services.replay;
-    note.textContent = META.services.replay
-      ? "The photos are read in file-name order; a game.json may name the players."
-      : "Replaying photos is not available on this companion.";
+    // the last upload's progress or outcome stays until the next upload (the state
+    // refreshed after it would otherwise put the hint back at once)
+    note.textContent = ui.uploadNote || (META.services.replay
+      ? "Photos (JPEG, PNG or HEIC) are read in file-name order, or in the order they " +
+        "were taken when they come from more than one phone; a game.json may name the players."
+      : "Replaying photos is not available on this companion.");
     $("undo-btn").disabled = !s.moves.length;
   }
 
@@ -838,9 +851,19 @@
     $("upload-form").addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const data = new FormData(ev.target);
-      $("upload-note").textContent = "Uploading\u2026";
-      const done = await act("/api/upload", data, (d) => `Uploaded ${d.files} files`);
-      $("upload-note").textContent = done ? JSON.stringify(done).slice(0, 300) : "";
+      const n = [...data.getAll("photos")].filter((f) => f && f.size).length;
+      ui.uploadNote = `Uploading and reading ${n} file${n === 1 ? "" : "s"}\u2026 ` +
+        "(each photo takes a second or two; a zip's photos are counted once unpacked)";
+      $("upload-note").textContent = ui.uploadNote;
+      try {
+        const d = await api("/api/upload", data);
+        toast(`Uploaded ${d.files} files`, "ok");
+        ui.uploadNote = uploadOutcome(d);
+      } catch (err) {
+        toast(err.message, "error");
+        ui.uploadNote = `Not replayed: ${err.message}`;
+      }
+      $("upload-note").textContent = ui.uploadNote;
     });
     $("login-form").addEventListener("submit", async (ev) => {
       ev.preventDefault();
