@@ -10,7 +10,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -155,12 +155,15 @@ def _progress(done: int, total: int, name: str) -> None:
 def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
                 workers: int = 2, fixed_camera: bool = True,
                 stills_config: Mapping[str, Any] | None = None,
+                progress: Callable[[int, int, str], None] | None = None,
                 ) -> tuple[list[Any], list[tuple[str, str]], str]:
     """Read every photo of a folder in game order (in parallel); bad ones are listed.
 
     Consecutive photos taken from one camera position (a phone on a stand) have
     the block built between them fitted to what changed (``companion.stills``,
-    with ``stills_config``'s overrides of the shipped config)."""
+    with ``stills_config``'s overrides of the shipped config). ``progress(done,
+    total, name)`` hears of each photo read (default: a bar on a terminal)."""
+    progress = progress or _progress
     from companion.photos import ordered_photos
     from companion.replay import Observation
     from companion.rules import Card, Seat, Site, parse_board_json
@@ -178,11 +181,11 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         with mp.get_context("spawn").Pool(workers) as pool:
             for n, res in enumerate(pool.imap(_read_one, jobs), 1):
                 results.append(res)
-                _progress(n, len(jobs), Path(res["path"]).name)
+                progress(n, len(jobs), Path(res["path"]).name)
     else:
         for n, job in enumerate(jobs, 1):
             results.append(_read_one(job))
-            _progress(n, len(jobs), Path(job[0]).name)
+            progress(n, len(jobs), Path(job[0]).name)
     observations, skipped, poses = [], [], []
     for res in results:
         name = Path(res["path"]).name

@@ -61,8 +61,13 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             for n, f in enumerate(photos):
                 stem = _safe_stem(f.name)
                 (folder / f"{n:04d}-{stem}").write_bytes(f.data)
+            def progress(done: int, total: int, name: str) -> None:
+                session.announce("replay-progress", {"done": done, "total": total,
+                                                     "photo": _upload_name(name)})
+
             observations, skipped, _how = read_folder(
-                folder, None, list(config.colors) if config else None, workers)
+                folder, None, list(config.colors) if config else None, workers,
+                progress=progress)
         # the photos' own names (in the page's warnings too), without the order prefix
         # of the folder they were read from
         skipped = [(_upload_name(n), w) for n, w in skipped]

@@ -425,6 +425,11 @@ class GameSession:
             if q in self._subscribers:
                 self._subscribers.remove(q)
 
+    def announce(self, kind: str, data: dict[str, Any]) -> None:
+        """Tell the pages of something under way that changes no state (a replay's
+        progress: ``replay-progress``), as an event of its own kind."""
+        self._changed(kind, data)
+
     def _changed(self, kind: str, data: dict[str, Any] | None = None) -> None:
         self.version += 1
         event = {"type": kind, "version": self.version, "time": self._clock(), **(data or {})}

@@ -194,3 +194,27 @@ def test_the_doctor_says_whether_heic_photos_can_be_read(monkeypatch):
     assert ".heic" not in without["suffixes"] and ".jpg" in without["suffixes"]
     assert without["note"] == ("HEIC photos (an iPhone's) cannot be read here: "
                                "pip install pillow-heif")
+
+
+def test_the_replay_service_announces_each_photo_read(phone_heic):
+    import queue
+
+    from companion.replay_service import ReplayUploadError, make_replay_service
+    from companion.session import GameSession
+    from companion.web.app import UploadedFile
+
+    session = GameSession()
+    events = session.subscribe()
+    upload = make_replay_service(session, workers=1)
+    with pytest.raises(ReplayUploadError):
+        upload([UploadedFile("IMG_0007.HEIC", phone_heic[:300]),
+                UploadedFile("IMG_0008.jpg", b"\xff\xd8\xff\xd9")])
+    seen = []
+    while True:
+        try:
+            seen.append(events.get_nowait())
+        except queue.Empty:
+            break
+    progress = [(e["done"], e["total"], e["photo"]) for e in seen
+                if e["type"] == "replay-progress"]
+    assert progress == [(1, 2, "IMG_0007.HEIC"), (2, 2, "IMG_0008.jpg")]

@@ -298,6 +298,7 @@ def test_uploading_photos_says_what_it_is_doing(browser: Any, session: GameSessi
         received.append([f.name for f in files])
         if len(received) > 1:
             raise ValueError("no photo showed the board: IMG_0002.jpg: board not found")
+        session.announce("replay-progress", {"done": 1, "total": 2, "photo": "IMG_0001.HEIC"})
         release.wait(10)
         return {"moves": 5, "rounds": [{"round": 1}], "doubtful": ["N c10 green2@2E"],
                 "warnings": [{"photo": "IMG_0002.jpg", "reason": "unseen", "message": "x"}]}
@@ -319,7 +320,12 @@ def test_uploading_photos_says_what_it_is_doing(browser: Any, session: GameSessi
                              [str(tmp_path / "IMG_0001.HEIC"), str(tmp_path / "IMG_0002.jpg")])
         page.click("#upload-form button")
         page.wait_for_function("() => document.getElementById('upload-note').textContent"
-                               ".startsWith('Uploading and reading 2 files')", timeout=5000)
+                               ".startsWith('Uploading and reading 2 files') || document"
+                               ".getElementById('upload-note').textContent.startsWith('Reading')",
+                               timeout=5000)
+        # the companion's progress, pushed as it reads
+        page.wait_for_function("t => document.getElementById('upload-note').textContent === t",
+                               arg="Reading photo 1 of 2 (IMG_0001.HEIC)\u2026", timeout=5000)
         release.set()
         # the outcome in words stays, though the state refreshes after the upload
         outcome = ("Read 2 files: 5 moves replayed; 1 round scored; 1 warning in the list; "

@@ -147,7 +147,13 @@
     if (!window.EventSource) { setInterval(refresh, 3000); return; }
     source = new EventSource("/events");
     source.onopen = () => { setConn(true); refresh(); };
-    source.onmessage = () => { setConn(true); refresh(); };
+    source.onmessage = (ev) => {
+      setConn(true);
+      let event = {};
+      try { event = JSON.parse(ev.data); } catch (e) { event = {}; }
+      if (event.type === "replay-progress") { showReplayProgress(event); return; }
+      refresh();
+    };
     source.onerror = () => { setConn(false); };
   }
   // a slow safety net when the stream is down (EventSource retries by itself)
@@ -742,6 +748,15 @@
     if (ui.snap) { renderWarnings(ui.snap); renderLog(ui.snap); renderTurn(ui.snap); }
   }
 
+  function showReplayProgress(e) {
+    // a photo read on the companion: the page that sent the photos keeps the line until
+    // the outcome replaces it; any other page until its next refresh
+    const text = e.done < e.total ? `Reading photo ${e.done} of ${e.total} (${e.photo})\u2026`
+      : `Read ${e.total} photos; replaying the game\u2026`;
+    if (ui.uploading) ui.uploadNote = text;
+    $("upload-note").textContent = text;
+  }
+
   function uploadOutcome(d) {
     const plural = (k, word) => `${k} ${word}${k === 1 ? "" : "s"}`;
     const parts = [`Read ${plural(d.files || 0, "file")}: ${plural(d.moves || 0, "move")} replayed`];
@@ -855,6 +870,7 @@
       ui.uploadNote = `Uploading and reading ${n} file${n === 1 ? "" : "s"}\u2026 ` +
         "(each photo takes a second or two; a zip's photos are counted once unpacked)";
       $("upload-note").textContent = ui.uploadNote;
+      ui.uploading = true;
       try {
         const d = await api("/api/upload", data);
         toast(`Uploaded ${d.files} files`, "ok");
@@ -862,6 +878,8 @@
       } catch (err) {
         toast(err.message, "error");
         ui.uploadNote = `Not replayed: ${err.message}`;
+      } finally {
+        ui.uploading = false;
       }
       $("upload-note").textContent = ui.uploadNote;
     });
