@@ -218,3 +218,14 @@ def test_the_replay_service_announces_each_photo_read(phone_heic):
     progress = [(e["done"], e["total"], e["photo"]) for e in seen
                 if e["type"] == "replay-progress"]
     assert progress == [(1, 2, "IMG_0007.HEIC"), (2, 2, "IMG_0008.jpg")]
+
+
+def test_a_labelled_set_may_hold_heic_photos(tmp_path, phone, phone_heic):
+    from companion.vision.evaluate import folder_samples
+
+    (tmp_path / "phone_12.heic").write_bytes(phone_heic)
+    (tmp_path / "phone_12.json").write_text(json.dumps(phone.truth))
+    (tmp_path / "notes.txt").write_text("no truth, no photo")
+    [(name, image, truth)] = list(folder_samples(tmp_path))
+    assert name == "phone_12.heic" and image.shape == phone.image.shape
+    assert truth == json.loads(json.dumps(phone.truth))

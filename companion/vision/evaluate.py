@@ -450,10 +450,11 @@ def folder_samples(folder: str | Path) -> Iterable[tuple[str, np.ndarray, Mappin
     """Photos with a NAME.json truth beside them (as ``python -m companion.sim`` writes)."""
     import json
 
+    from companion.photos import IMAGE_SUFFIXES
     from companion.vision.reader import load_image
 
     for p in sorted(Path(folder).iterdir()):
-        if p.suffix.lower() not in (".jpg", ".jpeg", ".png"):
+        if p.suffix.lower() not in IMAGE_SUFFIXES:
             continue
         tj = p.with_suffix(".json")
         if not tj.exists():
