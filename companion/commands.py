@@ -82,7 +82,6 @@ def _calibrate_sheets(args: argparse.Namespace) -> int:
 
 
 def _calibrate_camera(args: argparse.Namespace) -> int:
-
     from calibration import file as calfile
     from calibration.charuco import calibrate
 
@@ -163,13 +162,13 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     the block built between them fitted to what changed (``companion.stills``,
     with ``stills_config``'s overrides of the shipped config). ``progress(done,
     total, name)`` hears of each photo read (default: a bar on a terminal)."""
-    progress = progress or _progress
     from companion.photos import ordered_photos
     from companion.replay import Observation
     from companion.rules import Card, Seat, Site, parse_board_json
     from companion.stills import PhotoPose, fit_fixed_camera
     from companion.vision.reader import json_with_guesses
 
+    progress = progress or _progress
     photos, how = ordered_photos(folder)
     if not photos:
         raise CommandError(f"{folder}: no photos (jpg, png, heic, ...) in this folder")

@@ -28,6 +28,10 @@ class BadImageError(UnsafeInputError):
     """Bytes that are not a whole, decodable image of acceptable size."""
 
 
+class TruncatedImageError(BadImageError):
+    """An image file cut short (a copy interrupted): its data ends before the image's."""
+
+
 def _why(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:200]
@@ -137,7 +141,37 @@ def _jpeg_segments(data: bytes) -> tuple[tuple[int, int], int]:
                 raise BadImageError("damaged JPEG: scan before frame header")
             return size, i + length
         i += length
-    raise BadImageError("truncated JPEG (no image data)")
+    raise TruncatedImageError("truncated JPEG (no image data)")
+
+
+def jpeg_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) from a JPEG's frame header, nothing decoded (None: not a JPEG
+    whose headers run whole to its first scan)."""
+    try:
+        size, _ = _jpeg_segments(data)
+    except BadImageError:
+        return None
+    return size
+
+
+def jpeg_complete(data: bytes) -> bool:
+    """Whether a JPEG's image data comes to its end-of-image marker.
+
+    Not whether the file ends with one: phones append data after it (Samsung's
+    trailer of its own metadata, a motion photo's video), while a cut file (a
+    copy interrupted) has none after its scan starts, and the decoder would fill
+    the missing rows with grey without a word. Inside the coded data a 0xFF byte
+    is always stuffed or a restart marker, so the first FF D9 after the scan
+    starts is the end of the image. Headers damaged otherwise than cut short are
+    left to the decoder (True).
+    """
+    try:
+        _, scan = _jpeg_segments(data)
+    except TruncatedImageError:
+        return False
+    except BadImageError:
+        return True
+    return data.find(b"\xff\xd9", scan) >= 0
 
 
 def _jpeg_size(data: bytes) -> tuple[int, int]:
@@ -181,20 +215,20 @@ def check_complete(kind: str, data: bytes) -> None:
     if kind == "jpeg":
         _, scan = _jpeg_segments(data)
         if data.find(b"\xff\xd9", scan) < 0:
-            raise BadImageError("truncated JPEG (no end-of-image marker)")
+            raise TruncatedImageError("truncated JPEG (no end-of-image marker)")
     elif kind == "png":
         pos = 8
         while pos + 12 <= len(data):
             length = _u32be(data, pos)
             if pos + 12 + length > len(data):
-                raise BadImageError("truncated PNG (a chunk runs past the end)")
+                raise TruncatedImageError("truncated PNG (a chunk runs past the end)")
             if data[pos + 4:pos + 8] == b"IEND":
                 return
             pos += 12 + length
-        raise BadImageError("truncated PNG (no IEND chunk)")
+        raise TruncatedImageError("truncated PNG (no IEND chunk)")
     elif kind == "webp":
         if _u32le(data, 4) + 8 > len(data):
-            raise BadImageError("truncated WebP")
+            raise TruncatedImageError("truncated WebP")
 
 
 def decode_image_safely(data: bytes | bytearray | memoryview,

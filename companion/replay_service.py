@@ -61,6 +61,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             for n, f in enumerate(photos):
                 stem = _safe_stem(f.name)
                 (folder / f"{n:04d}-{stem}").write_bytes(f.data)
+
             def progress(done: int, total: int, name: str) -> None:
                 session.announce("replay-progress", {"done": done, "total": total,
                                                      "photo": _upload_name(name)})

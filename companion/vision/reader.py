@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,14 @@ import cv2
 import numpy as np
 
 from companion.heif import HeifError, decode_heif, is_heif
-from companion.imagefiles import BadImageError, check_complete, image_kind, image_size
+from companion.imagefiles import (
+    BadImageError,
+    check_complete,
+    image_kind,
+    image_size,
+    jpeg_complete,
+    jpeg_size,
+)
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
@@ -831,56 +838,6 @@ def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, 
     set_model = ColourModel.from_rgb({n: g.colours[mapping[n]] for n in names})
     results, _, set_model = reader.read(image, pose, wb, set_model, strips, limits)
     return set_model, names, results
-
-
-def _jpeg_segments(data: bytes, room: int) -> Iterator[tuple[int, int]]:
-    """(marker, offset) of a JPEG's marker segments, in order, up to its first scan's
-    (the last one given), while ``room`` bytes are left from the offset on; (-1,
-    offset) where the bytes there are not a marker, and no more."""
-    i, n = 2, len(data)
-    while i + room <= n:
-        if data[i] != 0xFF:
-            yield -1, i
-            return
-        marker = data[i + 1]
-        if marker == 0xFF:  # fill byte
-            i += 1
-            continue
-        if marker == 0x01 or 0xD0 <= marker <= 0xD8:  # markers without a length
-            i += 2
-            continue
-        yield marker, i
-        if marker == 0xDA:
-            return
-        i += 2 + int.from_bytes(data[i + 2:i + 4], "big")
-
-
-def jpeg_size(data: bytes) -> tuple[int, int] | None:
-    """(width, height) from a JPEG's frame header, without decoding it (None if not found)."""
-    for marker, i in _jpeg_segments(data, 9):
-        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):  # a frame header
-            h = int.from_bytes(data[i + 5:i + 7], "big")
-            w = int.from_bytes(data[i + 7:i + 9], "big")
-            return (w, h) if w and h else None
-    return None  # the scan starts (or the bytes end) with no frame header before it
-
-
-def jpeg_complete(data: bytes) -> bool:
-    """Whether a JPEG's image data comes to its end-of-image marker.
-
-    Not whether the file ends with one: phones append data after it (Samsung's
-    trailer of its own metadata, a motion photo's video), while a cut file (a
-    copy interrupted) has none after its scan starts, and the decoder would fill
-    the missing rows with grey without a word. Inside the coded data a 0xFF byte
-    is always stuffed or a restart marker, so the first FF D9 after the scan
-    starts is the end of the image.
-    """
-    for marker, i in _jpeg_segments(data, 4):
-        if marker < 0:
-            return True  # not the marker segments understood here: the decoder judges
-        if marker == 0xDA:  # the (first) scan: the end-of-image marker follows it
-            return data.find(b"\xff\xd9", i + 2) >= 0
-    return False  # the file ends in its headers
 
 
 #: cv2.imdecode flags that have the JPEG decoder scale the photo down by 2, 4 or 8.
