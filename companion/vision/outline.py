@@ -260,7 +260,13 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
 
     free = [0, 1, 2, 3, 4, 5] + ([6] if fit_focal else []) + ([7] if fit_k1 else [])
     for _ in range(iterations):
+        if not np.all(np.isfinite(x)) or x[6] <= 0:
+            break  # a step went astray (the caller refuses the fit): no log of it
         r0, J = residuals(x)
+        if not (np.all(np.isfinite(r0)) and np.all(np.isfinite(J))):
+            # LAPACK would print its complaint on stdout, into a JSON line
+            x[:] = np.nan
+            break
         try:
             delta = np.linalg.lstsq(J, -r0, rcond=None)[0]
         except np.linalg.LinAlgError:

@@ -112,3 +112,26 @@ def test_a_large_photo_is_refined_at_the_working_size(frame):
     assert _site_error(reading.pose, _true_pose(truth), scale=2.5) < 1.0
     off = read_image(big, None, truth["expected"]["colors"], OFF)
     assert _site_error(off.pose, _true_pose(truth), scale=2.5) > 7.0
+
+
+def test_a_refit_gone_astray_prints_nothing_into_the_json_line(tmp_path):
+    """`companion/sim` phone 300-13: an edge fit drives the estimated focal length
+    below zero; its log, then LAPACK's complaint about the NaNs ("On entry to DLASCL
+    parameter number 4 had an illegal value"), went to stdout, into the JSON line
+    others parse. The fit was refused either way; now it stops at the bad step."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from companion.sim.scenes import labelled_photo
+
+    _name, shot = labelled_photo(300, 13, "phone")
+    path = tmp_path / "phone-300-0013.jpg"
+    path.write_bytes(shot.jpeg)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "companion", "read", str(path), "--json"],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""
+    [line] = proc.stdout.splitlines()
+    assert json.loads(line)["format"] == "manhattan-board/1"
