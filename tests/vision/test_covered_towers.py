@@ -153,7 +153,9 @@ def test_a_top_over_its_printed_square_in_another_colour_stays_a_tower():
     assert [(h, c) for h, c, _ in was.rivals[:3]] == [(2, "green"), (3, "green"),
                                                       (4, "green")]
     tally = [compare(x.to_json(), truth_json(shot)) for x in (reading, before)]
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 23), (3, 23)]
+    # without the colour offset (2, 23) and (3, 23) while sites.print_empty_ncc was
+    # 0.85, not 0.7: one more tower read empty without the colour's guard
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 23), (4, 22)]
 
 
 def test_a_city_whose_print_is_known_is_the_only_measure_of_its_colour():
