@@ -39,6 +39,12 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
     """A ``replay`` service for :func:`companion.web.create_app`."""
 
     def replay_upload(files: Sequence[Any]) -> Mapping[str, Any]:
+        try:
+            return _replay_upload(files)
+        finally:  # the pages that showed its progress put their own line back
+            session.announce("replay-finished", {})
+
+    def _replay_upload(files: Sequence[Any]) -> Mapping[str, Any]:
         from companion.commands import read_folder
         from companion.replay import replay
         from companion.rules.record import config_from_json

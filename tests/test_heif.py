@@ -218,6 +218,8 @@ def test_the_replay_service_announces_each_photo_read(phone_heic):
     progress = [(e["done"], e["total"], e["photo"]) for e in seen
                 if e["type"] == "replay-progress"]
     assert progress == [(1, 2, "IMG_0007.HEIC"), (2, 2, "IMG_0008.jpg")]
+    # refused or not, the end is announced: the pages that showed the progress refresh
+    assert seen[-1]["type"] == "replay-finished"
 
 
 def test_a_labelled_set_may_hold_heic_photos(tmp_path, phone, phone_heic):
