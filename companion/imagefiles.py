@@ -32,7 +32,8 @@ class TruncatedImageError(BadImageError):
     """An image file cut short (a copy interrupted): its data ends before the image's."""
 
 
-def _why(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
+    """An exception's first line, short enough for a one-line refusal."""
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return text[:200]
 
@@ -264,7 +265,7 @@ def decode_image_safely(data: bytes | bytearray | memoryview,
     try:
         img = cv2.imdecode(np.frombuffer(raw, dtype=np.uint8), cv2.IMREAD_COLOR)
     except cv2.error as exc:
-        raise BadImageError(f"cannot decode {kind.upper()} ({_why(exc)})") from None
+        raise BadImageError(f"cannot decode {kind.upper()} ({error_text(exc)})") from None
     if img is None or img.ndim != 3 or img.shape[2] != 3:
         raise BadImageError(f"cannot decode this {kind.upper()} (damaged or unsupported)")
     if img.shape[0] * img.shape[1] > max_pixels:  # the header lied

@@ -22,8 +22,8 @@ from companion.imagefiles import (
     DEFAULT_MAX_PIXELS,
     BadImageError,
     UnsafeInputError,
-    _why,
     decode_image_safely,
+    error_text,
     image_kind,
     image_size,
 )
@@ -66,7 +66,7 @@ def safe_extract_zip(source: bytes | bytearray | memoryview | str | os.PathLike[
         try:
             infos = zf.infolist()
         except Exception as exc:  # zipfile raises many kinds on bad input
-            raise ArchiveError(f"not a readable zip archive ({_why(exc)})") from None
+            raise ArchiveError(f"not a readable zip archive ({error_text(exc)})") from None
         plan, skipped = _plan(infos, max_files, max_total_bytes, keep_names, flatten)
         return _extract(zf, plan, skipped, Path(dest_dir), max_total_bytes)
 
@@ -84,7 +84,7 @@ def _open_zip(source: Any) -> zipfile.ZipFile:
     except ArchiveError:
         raise
     except Exception as exc:
-        raise ArchiveError(f"not a readable zip archive ({_why(exc)})") from None
+        raise ArchiveError(f"not a readable zip archive ({error_text(exc)})") from None
 
 
 def _member_parts(name: str) -> list[str]:
@@ -193,7 +193,7 @@ def _extract(zf: zipfile.ZipFile, plan: list[tuple[zipfile.ZipInfo, str, bool]],
                     raise
                 except Exception as exc:
                     raise ArchiveError(f"{info.filename}: damaged in the archive "
-                                       f"({_why(exc)})") from None
+                                       f"({error_text(exc)})") from None
             if is_image and image_kind(head) is None:
                 target.unlink()
                 written.remove(target)
