@@ -270,6 +270,16 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
         assert weak is not None
         red, grown = _red_centres(_grown(weak.view(np.uint8), strong), s, g)
         found = _find_card(grown, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
+        least = cfg["weak_pair_margin"]
+        if found is None and least is not None:
+            # a card whose red cells are both a little paler than the threshold (a
+            # lamp's wash over the paper): the two weak cells, one grid spacing apart,
+            # judged on the printed pattern like any pair, but with the card's own
+            # red art among the candidates it must win clearly
+            red, faint = _red_centres(weak, s, g)
+            found = _find_card(faint, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
+            if found is not None and found[1] < float(least):
+                found = None
     if found is None and hidden is not None and float(cfg["single_min_score"]) < 1.0:
         found = _find_card_by_one(centres, lum, seen, hidden, (a0, b0), s, g, cfg)
     if debug is not None:

@@ -236,8 +236,12 @@ def test_a_flat_cameras_cards_are_read_under_its_tone() -> None:
     assert (reading.tone, reading.lift) == (0.5, 0.0)
     expected = {Seat(s): tuple(c["cell"]) for s, c in r.truth["expected"]["cards"].items()}
     assert len(expected) == 4 and reading.cards == expected
-    untoned = read_cards(flat, reading.pose, board_geometry(), reading.wb, tone=1.0)
+    untoned = read_cards(flat, reading.pose, board_geometry(), reading.wb,
+                         {"weak_pair_margin": None}, tone=1.0)
     assert untoned == {}
+    # the pale pairs (cards.weak_pair_margin) read two of them even so, right
+    pale = read_cards(flat, reading.pose, board_geometry(), reading.wb, tone=1.0)
+    assert pale == {Seat.W: expected[Seat.W], Seat.N: expected[Seat.N]}
 
 
 def _muted(image: np.ndarray, factor: float = 0.6) -> np.ndarray:
@@ -269,8 +273,12 @@ def test_a_muted_cameras_cards_are_read_at_its_saturation() -> None:
                                                                   "red_grow": 1.0}})
     assert fixed.cards == {}
     # the red cells' cores grown (cards.red_grow) read the N card even so, right
-    grown = read_image(muted, r.truth["camera"], cols, {"cards": {"saturation_keep": 0.0}})
+    grown = read_image(muted, r.truth["camera"], cols, {"cards": {
+        "saturation_keep": 0.0, "weak_pair_margin": None}})
     assert grown.cards == {Seat.N: expected[Seat.N]}
+    # and the pale pairs (cards.weak_pair_margin) the other three, right
+    pale = read_image(muted, r.truth["camera"], cols, {"cards": {"saturation_keep": 0.0}})
+    assert pale.cards == expected
 
 
 @pytest.mark.parametrize(("floor", "expected"), [
