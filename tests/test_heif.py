@@ -231,3 +231,22 @@ def test_a_labelled_set_may_hold_heic_photos(tmp_path, phone, phone_heic):
     [(name, image, truth)] = list(folder_samples(tmp_path))
     assert name == "phone_12.heic" and image.shape == phone.image.shape
     assert truth == json.loads(json.dumps(phone.truth))
+
+
+def test_a_game_photographed_as_heic_replays_move_for_move(tmp_path):
+    # SimTable seed 2's stand camera, a still after each of its first four moves,
+    # stored as an iPhone would store them
+    from companion.commands import read_folder
+    from companion.replay import replay
+    from companion.rules.record import config_from_json
+    from tests.replay.test_fixed_camera import _stills
+
+    moves = _stills(tmp_path, 2, 4)
+    for png in sorted(tmp_path.glob("*.png")):
+        png.with_suffix(".HEIC").write_bytes(heic_bytes(cv2.imread(str(png))))
+        png.unlink()
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".HEIC"] * 5 + [".json"]
+    config = config_from_json(json.loads((tmp_path / "game.json").read_text()))
+    observations, skipped, how = read_folder(tmp_path, None, list(config.colors), workers=1)
+    assert skipped == [] and how == "file names"
+    assert [m["notation"] for m in replay(observations, config).moves] == moves
