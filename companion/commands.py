@@ -29,22 +29,19 @@ def _image_paths(folder: Path) -> list[Path]:
 
 
 def _read_whole(path: Path) -> tuple[Any, str]:
-    """A photo decoded at its full size (a HEIC one too), or None with the reason."""
-    import cv2
-
-    from companion.heif import HeifError, is_heif, read_heif_file
+    """A photo decoded at its full size (a HEIC one too), or None with the reason:
+    the reader's decoding without its shrinking (calibration wants every pixel)."""
+    from companion.heif import HeifError
+    from companion.vision.reader import decode_photo
 
     try:
-        with open(path, "rb") as fh:
-            heif = is_heif(fh.read(64))
+        data = path.read_bytes()
     except OSError as exc:
         return None, exc.strerror or "cannot read"
-    if heif:
-        try:
-            return read_heif_file(path), ""
-        except HeifError as exc:
-            return None, str(exc)
-    img = cv2.imread(str(path))
+    try:
+        img = decode_photo(data, {"image": {"decode_min_side": None}})
+    except HeifError as exc:
+        return None, str(exc)
     return img, "" if img is not None else "not a readable image"
 
 

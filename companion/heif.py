@@ -10,7 +10,6 @@ it is imported only when a HEIF file turns up, so the rest of the companion
 from __future__ import annotations
 
 import io
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -117,12 +116,3 @@ def heif_exif(data: bytes) -> bytes | None:
         return None
     raw = bytes(raw)
     return raw[6:] if raw.startswith(b"Exif\x00\x00") else raw
-
-
-def read_heif_file(path: str | Path) -> np.ndarray:
-    """:func:`decode_heif` of a file (OSError as a :class:`HeifError`)."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise HeifError(f"cannot read ({exc.strerror})") from None
-    return decode_heif(data)

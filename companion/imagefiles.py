@@ -167,12 +167,12 @@ def jpeg_complete(data: bytes) -> bool:
     left to the decoder (True).
     """
     try:
-        _, scan = _jpeg_segments(data)
+        check_complete("jpeg", data)
     except TruncatedImageError:
         return False
     except BadImageError:
         return True
-    return data.find(b"\xff\xd9", scan) >= 0
+    return True
 
 
 def _jpeg_size(data: bytes) -> tuple[int, int]:
@@ -211,8 +211,10 @@ def _tiff_size(data: bytes) -> tuple[int, int]:
 
 
 def check_complete(kind: str, data: bytes) -> None:
-    """Refuse truncated files, and lengths that point past the end (a 100-byte PNG
-    whose chunk claims 2 GB keeps OpenCV busy for seconds)."""
+    """Refuse truncated files (:class:`TruncatedImageError`), and lengths that point
+    past the end (a 100-byte PNG whose chunk claims 2 GB keeps OpenCV busy for
+    seconds). A JPEG is complete when its end-of-image marker follows its scan,
+    whatever a phone appended after it (:func:`jpeg_complete`)."""
     if kind == "jpeg":
         _, scan = _jpeg_segments(data)
         if data.find(b"\xff\xd9", scan) < 0:

@@ -27,9 +27,8 @@ from companion.imagefiles import (
     image_kind,
     image_size,
 )
-from companion.photos import IMAGE_SUFFIXES as PHOTO_SUFFIXES
+from companion.photos import IMAGE_SUFFIXES
 
-IMAGE_SUFFIXES = frozenset(PHOTO_SUFFIXES)
 _CHUNK = 1 << 16
 
 

@@ -21,10 +21,10 @@ import numpy as np
 from companion.heif import HeifError, decode_heif, is_heif
 from companion.imagefiles import (
     BadImageError,
+    TruncatedImageError,
     check_complete,
     image_kind,
     image_size,
-    jpeg_complete,
     jpeg_size,
 )
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
@@ -872,17 +872,15 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
         raise ImageReadError(f"{path}: cannot read ({exc.strerror})") from None
     if not data:
         raise ImageReadError(f"{path}: empty file")
-    if data[:3] == b"\xff\xd8\xff":
-        if not jpeg_complete(data):
-            raise ImageReadError(f"{path}: truncated JPEG file")
-    elif (kind := image_kind(data[:16])) in ("png", "webp"):
-        # every chunk's length within the file (a 100-byte PNG whose chunk claims 2 GB
-        # keeps the decoder busy for seconds), and a PNG's IEND chunk
-        try:
-            check_complete(kind or "", data)
-        except BadImageError:
-            raise ImageReadError(f"{path}: truncated {'PNG' if kind == 'png' else 'WebP'} "
-                                 "file") from None
+    kind = image_kind(data[:16])
+    try:
+        # a JPEG's image data to its end marker, a PNG's chunks within the file (one
+        # claiming 2 GB keeps the decoder busy for seconds) to its IEND
+        check_complete(kind or "", data)
+    except TruncatedImageError:
+        raise ImageReadError(f"{path}: truncated {_KIND_NAMES[kind or '']} file") from None
+    except BadImageError:
+        pass  # damaged otherwise: the decoder judges
     _refuse_huge(path, data, config)
     try:
         img = decode_photo(data, config)
@@ -891,6 +889,9 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     if img is None:
         raise ImageReadError(f"{path}: not an image (or an unsupported format)")
     return img
+
+
+_KIND_NAMES = {"jpeg": "JPEG", "png": "PNG", "webp": "WebP"}  # the kinds a file can be cut of
 
 
 def _refuse_huge(path: str | Path, data: bytes, config: Mapping[str, Any] | None) -> None:

@@ -10,9 +10,10 @@ import cv2
 import numpy as np
 import pytest
 
+from companion.imagefiles import jpeg_complete
 from companion.sim import sample_photo
 from companion.vision.errors import ImageReadError
-from companion.vision.reader import jpeg_complete, load_image
+from companion.vision.reader import load_image
 
 ROOT = Path(__file__).resolve().parents[2]
 
