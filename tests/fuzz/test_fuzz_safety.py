@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from companion.store.safety import UnsafeInputError, decode_image_safely, safe_extract_zip
+from tests.test_heif import heic_bytes
 
 FUZZ = settings(derandomize=True, database=None, deadline=None, max_examples=300,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -42,18 +43,9 @@ def _encoded(ext: str) -> bytes:
     return buf.tobytes()
 
 
-def _heic() -> bytes:
-    import pillow_heif
-
-    out = io.BytesIO()
-    pillow_heif.from_bytes(mode="RGB", size=(14, 10), data=bytes([99]) * (14 * 10 * 3)).save(
-        out, quality=50)
-    return out.getvalue()
-
-
 JPEG, PNG, BMP, WEBP, TIFF = _jpeg(), _png(), _encoded(".bmp"), _encoded(".webp"), _encoded(
     ".tiff")
-HEIC = _heic()  # an iPhone's format, decoded by libheif rather than OpenCV
+HEIC = heic_bytes(np.full((10, 14, 3), 99, np.uint8), 50)  # libheif's, not OpenCV's
 
 
 def _zip(members: list[tuple[str, bytes, int, int]]) -> bytes:
