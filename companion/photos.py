@@ -31,14 +31,11 @@ def exif_datetime(path: Path) -> str | None:
     try:
         with open(path, "rb") as f:
             head = f.read(128 * 1024)
+            if is_heif(head):  # its EXIF lies where the file's boxes say: read it whole
+                tiff = heif_exif(head + f.read())
+                return None if tiff is None else _tiff_datetime(tiff)
     except OSError:
         return None
-    if is_heif(head):
-        try:
-            tiff = heif_exif(path.read_bytes())
-        except OSError:
-            return None
-        return None if tiff is None else _tiff_datetime(tiff)
     if head[:2] != b"\xff\xd8":
         return None
     i = 2
