@@ -195,6 +195,9 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
     return fits
 
 
+_LN_F_ASTRAY = float(np.log(8.0))  # no refit moves a focal length this far
+
+
 def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: float,
                    fits: list[EdgeFit], fit_focal: bool, fit_k1: bool,
                    iterations: int = 6,
@@ -209,11 +212,14 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
                                  / np.linalg.norm(f.obj[-1] - f.obj[0]))[None], len(f.obj), 0)
                       for f in fits])
     K0 = pose.intrinsics.K
-    x = np.concatenate([pose.rvec.ravel(), pose.tvec.ravel(), [K0[0, 0], pose.intrinsics.dist[0]]])
+    # the focal length as ln f (the markers' own fit's way, ``pose._map_fit``): a step
+    # cannot send it below zero, and the prior is a function of ln f
+    x = np.concatenate([pose.rvec.ravel(), pose.tvec.ravel(),
+                        [np.log(K0[0, 0]), pose.intrinsics.dist[0]]])
 
     def unpack(v: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         K = K0.copy()
-        K[0, 0] = K[1, 1] = v[6]
+        K[0, 0] = K[1, 1] = np.exp(v[6])
         d = pose.intrinsics.dist.copy()
         d[0] = v[7]
         return v[:3], v[3:6], K, d
@@ -229,7 +235,7 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
         proj = proj.reshape(-1, 2)
         # columns: rvec 3, tvec 3, fx, fy, cx, cy, the distortion terms; f is fx = fy
         jac = jac.reshape(-1, 2, jac.shape[1])
-        dp = np.concatenate([jac[:, :, :6], (jac[:, :, 6] + jac[:, :, 7])[:, :, None],
+        dp = np.concatenate([jac[:, :, :6], ((jac[:, :, 6] + jac[:, :, 7]) * K[0, 0])[:, :, None],
                              jac[:, :, 10:11]], axis=2)[:, :, free]
         pm, pe, pt = proj[:nm], proj[nm:nm + ne], proj[nm + ne:]
         dm, de, dt = dp[:nm], dp[nm:nm + ne], dp[nm + ne:]
@@ -250,18 +256,19 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
         jall = np.vstack([sw * dm.reshape(-1, len(free)), jacross])
         if focal_prior is not None and fit_focal:
             # the markers' corners count ``weight`` times here: so does the prior
-            u = float(np.log(v[6] / focal_prior[0]))
+            u = float(v[6] - np.log(focal_prior[0]))
             wp = sw * focal_prior_term(u, focal_prior[1], focal_prior[2])[1]
             row = np.zeros((1, len(free)))
-            row[0, free.index(6)] = wp / v[6]
+            row[0, free.index(6)] = wp
             res = np.concatenate([res, [wp * u]])
             jall = np.vstack([jall, row])
         return res, jall
 
     free = [0, 1, 2, 3, 4, 5] + ([6] if fit_focal else []) + ([7] if fit_k1 else [])
+    ln_f0 = float(x[6])
     for _ in range(iterations):
-        if not np.all(np.isfinite(x)) or x[6] <= 0:
-            break  # a step went astray (the caller refuses the fit): no log of it
+        if not np.all(np.isfinite(x)):
+            break  # a step went astray (the caller refuses the fit)
         r0, J = residuals(x)
         if not (np.all(np.isfinite(r0)) and np.all(np.isfinite(J))):
             # LAPACK would print its complaint on stdout, into a JSON line
@@ -272,6 +279,11 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
         except np.linalg.LinAlgError:
             break
         x[free] += delta
+        if abs(x[6] - ln_f0) > _LN_F_ASTRAY:
+            # the focal length scaled eightfold in a few steps: an edge taken from the
+            # table, say (the caller refuses the fit; exp would overflow on)
+            x[:] = np.nan
+            break
         if np.abs(delta[:3]).max() < 1e-7:
             break
     r, t, K, d = unpack(x)
