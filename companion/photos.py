@@ -104,7 +104,13 @@ def ordered_photos(folder: Path) -> tuple[list[Path], str]:
     # interleave by name, so the photos' own times order them when every one has one
     one_camera = len({re.sub(r"\d+", "#", p.stem.lower()) for p in photos}) == 1
     if names_order and one_camera:
-        return photos, "file names"
+        rolled = _rolled_over(photos)
+        if rolled is None:
+            return photos, "file names"
+        stamps = [t for t in (exif_datetime(p) for p in photos) if t is not None]
+        if len(stamps) == len(photos) and stamps == sorted(stamps):
+            return photos, "file names"  # the clock says the names run straight on
+        return rolled, f"file names (the camera's counter went past {_counter_top(photos)})"
     times = {p: exif_datetime(p) for p in photos}
     if names_order and not all(times.values()):
         return photos, "file names"
@@ -113,3 +119,46 @@ def ordered_photos(folder: Path) -> tuple[list[Path], str]:
     dated = sorted((p for p in photos if times[p]), key=lambda p: (times[p], natural_key(p.name)))
     undated = [p for p in photos if not times[p]]
     return dated + undated, "EXIF time"
+
+
+#: how far apart the last photo before a camera's counter wraps and the first after
+#: it may be numbered (the photos taken between, of anything): more, and a photo far
+#: from the others is a stray one, not the counter's wrap
+_WRAP_GAP = 100
+
+
+def _counters(photos: list[Path]) -> tuple[list[int], int] | None:
+    """Each name's one zero-padded counter (IMG_0042, DSCF9998) and the counter's width,
+    or None for names of another kind (several numbers, or unpadded ones)."""
+    runs = [re.findall(r"\d+", p.stem) for p in photos]
+    if not all(len(r) == 1 for r in runs):
+        return None
+    widths = {len(r[0]) for r in runs}
+    if len(widths) != 1 or (width := widths.pop()) < 3:
+        return None
+    return [int(r[0]) for r in runs], width
+
+
+def _counter_top(photos: list[Path]) -> str:
+    found = _counters(photos)
+    return "9" * (found[1] if found else 4)
+
+
+def _rolled_over(photos: list[Path]) -> list[Path] | None:
+    """One camera's photos in taking order when its counter wrapped during the game
+    (IMG_9998, IMG_9999, IMG_0001: by name the last photos would come first), else None.
+
+    The photos of a game are a short run of the counter: when the widest gap between
+    neighbouring numbers is past half the counter's range and the wrap (from the
+    highest number round to the lowest) is a short step, the run crossed the wrap."""
+    found = _counters(photos)
+    if found is None:
+        return None
+    numbers, width = found
+    top = 10 ** width
+    gaps = [b - a for a, b in zip(numbers, numbers[1:], strict=False)]
+    widest = max(range(len(gaps)), key=gaps.__getitem__)
+    wrap = numbers[0] + top - numbers[-1]
+    if gaps[widest] <= top // 2 or wrap > _WRAP_GAP:
+        return None
+    return photos[widest + 1:] + photos[:widest + 1]

@@ -30,10 +30,6 @@ def _safe_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", base)[:80] or "photo"
 
 
-def _upload_name(name: str) -> str:
-    return re.sub(r"^\d{4}-", "", name)
-
-
 def make_replay_service(session: GameSession, *, journal: Any = None, workers: int = 1,
                         ) -> Callable[[Sequence[Any]], Mapping[str, Any]]:
     """A ``replay`` service for :func:`companion.web.create_app`."""
@@ -62,23 +58,34 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             except (UnicodeDecodeError, json.JSONDecodeError):
                 raise ReplayUploadError("game.json is not valid JSON") from None
         photos.sort(key=lambda f: natural_key(_safe_stem(f.name)))
+        # the photos keep their names in the folder, which orders them as a folder on
+        # the command line is (two cameras' by their clocks, a counter that wrapped);
+        # names that clash (two phones' IMG_0001) are numbered in upload order instead
+        stems = [_safe_stem(f.name) for f in photos]
+        if len({s.lower() for s in stems}) < len(stems):
+            written = [f"{n:04d}-{s}" for n, s in enumerate(stems)]
+        else:
+            written = stems
+        shown = dict(zip(written, stems, strict=True))
+
+        def own(name: str) -> str:
+            return shown.get(name, name)
+
         with tempfile.TemporaryDirectory(prefix="companion-upload-") as tmp:
             folder = Path(tmp)
-            for n, f in enumerate(photos):
-                stem = _safe_stem(f.name)
-                (folder / f"{n:04d}-{stem}").write_bytes(f.data)
+            for f, name in zip(photos, written, strict=True):
+                (folder / name).write_bytes(f.data)
 
             def progress(done: int, total: int, name: str) -> None:
                 session.announce("replay-progress", {"done": done, "total": total,
-                                                     "photo": _upload_name(name)})
+                                                     "photo": own(name)})
 
             observations, skipped, _how = read_folder(
                 folder, None, list(config.colors) if config else None, workers,
                 progress=progress)
-        # the photos' own names (in the page's warnings too), without the order prefix
-        # of the folder they were read from
-        skipped = [(_upload_name(n), w) for n, w in skipped]
-        observations = [replace(o, name=_upload_name(o.name)) for o in observations]
+        # the photos' own names (in the page's warnings too), without an order prefix
+        skipped = [(own(n), w) for n, w in skipped]
+        observations = [replace(o, name=own(o.name)) for o in observations]
         if not observations:
             raise ReplayUploadError("no photo showed the board: "
                                     + "; ".join(f"{n}: {w}" for n, w in skipped[:3]))

@@ -86,3 +86,67 @@ def test_one_cameras_names_win_over_its_clock(tmp_path):
     photos, how = ordered_photos(tmp_path)
     assert how == "file names"
     assert [p.name for p in photos] == ["turn01.jpg", "turn02.jpg", "turn03.jpg"]
+
+
+def test_a_counter_that_wrapped_during_the_game(tmp_path):
+    """An iPhone numbers its photos IMG_0001 to IMG_9999 and starts again: by name the
+    game's last photos would be replayed first."""
+    names = ["IMG_9997.jpg", "IMG_9998.jpg", "IMG_9999.jpg", "IMG_0001.jpg", "IMG_0002.jpg"]
+    for name in names:
+        (tmp_path / name).write_bytes(_jpeg_with_exif(None))
+    photos, how = ordered_photos(tmp_path)
+    assert [p.name for p in photos] == names
+    assert how == "file names (the camera's counter went past 9999)"
+    # its clock, when it says the names run straight on, wins over the guess
+    for n, name in enumerate(sorted(names)):
+        (tmp_path / name).write_bytes(_jpeg_with_exif(f"2026:11:28 20:0{n}:00"))
+    photos, how = ordered_photos(tmp_path)
+    assert [p.name for p in photos] == sorted(names) and how == "file names"
+    # and agrees with the wrap when it saw it
+    for n, name in enumerate(names):
+        (tmp_path / name).write_bytes(_jpeg_with_exif(f"2026:11:28 20:0{n}:00"))
+    photos, how = ordered_photos(tmp_path)
+    assert [p.name for p in photos] == names
+    assert how == "file names (the camera's counter went past 9999)"
+
+
+def test_a_stray_photo_is_no_wrap(tmp_path):
+    """Numbers far apart at both ends (a photo from long before) are no counter's wrap;
+    neither are unpadded numbers (turn9, turn10) or a run wider than half the counter."""
+    for names in (["IMG_0001.jpg", "IMG_0002.jpg", "IMG_9000.jpg"],
+                  ["turn1.jpg", "turn2.jpg", "turn9.jpg"],
+                  ["DSC_0010.jpg", "DSC_3000.jpg", "DSC_6000.jpg", "DSC_9990.jpg"]):
+        for p in tmp_path.iterdir():
+            p.unlink()
+        for name in names:
+            (tmp_path / name).write_bytes(_jpeg_with_exif(None))
+        photos, how = ordered_photos(tmp_path)
+        assert [p.name for p in photos] == names and how == "file names"
+
+
+def test_an_upload_is_ordered_as_a_folder_is():
+    """The page's upload keeps the photos' names in the folder it reads, so a wrapped
+    counter (and two cameras' clocks) order it as `companion replay FOLDER` would."""
+    import queue
+
+    import pytest
+
+    from companion.replay_service import ReplayUploadError, make_replay_service
+    from companion.session import GameSession
+    from companion.web.app import UploadedFile
+
+    session = GameSession()
+    events = session.subscribe()
+    upload = make_replay_service(session, workers=1)
+    names = ["IMG_0002.jpg", "IMG_9998.jpg", "IMG_0001.jpg", "IMG_9999.jpg"]
+    with pytest.raises(ReplayUploadError):  # stubs: no board shows
+        upload([UploadedFile(name, b"\xff\xd8\xff\xd9") for name in names])
+    read = []
+    while True:
+        try:
+            event = events.get_nowait()
+        except queue.Empty:
+            break
+        if event["type"] == "replay-progress":
+            read.append(event["photo"])
+    assert read == ["IMG_9998.jpg", "IMG_9999.jpg", "IMG_0001.jpg", "IMG_0002.jpg"]

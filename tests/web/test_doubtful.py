@@ -131,13 +131,20 @@ def test_looks_right_keeps_the_move_for_good(journaled: Any, pin_headers: dict) 
 
 def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """The service reads the upload from a folder of order-prefixed copies; the page
-    names the photos as the player's phone did."""
+    """The service reads the upload from a folder; the page names the photos as the
+    player's phone did, also when two of them clash (two phones' IMG_1) and the folder
+    holds them under order-prefixed names."""
     session = GameSession()
-    photos = [replace(p, name=f"{k:04d}-IMG_{k}.jpg") for k, p in enumerate(_photos())]
-    skipped = [("0007-IMG_7.jpg", "board not found")]
-    monkeypatch.setattr(commands, "read_folder",
-                        lambda *a, **k: (photos, skipped, "file names"))
+    folders: list[list[str]] = []
+
+    def read_folder(folder: Any, *args: Any, **kwargs: Any) -> Any:
+        """The faked reader: the folder's photos read as _photos(), the last one not."""
+        files = sorted(p.name for p in folder.iterdir())
+        folders.append(files)
+        photos = [replace(p, name=f) for p, f in zip(_photos(), files[:-1], strict=True)]
+        return photos, [(files[-1], "board not found")], "file names"
+
+    monkeypatch.setattr(commands, "read_folder", read_folder)
     replayed: list[list[str]] = []
     real_replay = replay_module.replay
 
@@ -147,12 +154,22 @@ def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
 
     monkeypatch.setattr(replay_module, "replay", replay)
     client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
-    resp = _upload(client, pin, [f"IMG_{k}.jpg" for k in range(8)])
+    names = [f"IMG_{k}.jpg" for k in range(8)]
+    resp = _upload(client, pin, names)
     assert resp.status_code == 200, resp.get_json()
-    assert replayed == [[f"IMG_{k}.jpg" for k in range(7)]]
+    assert folders[-1] == names  # their own names: the folder orders them as the CLI's
+    assert replayed[-1] == names[:7]
     assert {"photo": "IMG_7.jpg", "reason": "bad-photo",
             "message": "IMG_7.jpg: board not found; skipped"} in resp.get_json()["warnings"]
-    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: ([], skipped, "file names"))
+    clash = ["IMG_0.jpg", "IMG_1.jpg", "IMG 1.jpg", *names[3:]]  # "IMG 1" is kept as IMG_1
+    resp = _upload(client, pin, clash)
+    assert resp.status_code == 200, resp.get_json()
+    assert folders[-1] == [f"{k:04d}-{n.replace(' ', '_')}"
+                           for k, n in enumerate(["IMG_0.jpg", "IMG 1.jpg", "IMG_1.jpg",
+                                                  *names[3:]])]
+    assert replayed[-1] == ["IMG_0.jpg", "IMG_1.jpg", "IMG_1.jpg", *names[3:7]]
+    monkeypatch.setattr(commands, "read_folder",
+                        lambda *a, **k: ([], [("IMG_7.jpg", "board not found")], "file names"))
     resp = _upload(client, pin, ["IMG_7.jpg"])
     assert resp.status_code == 400
     assert resp.get_json() == {"error": "no photo showed the board: IMG_7.jpg: board not found"}
