@@ -37,7 +37,7 @@ from companion.rules import (
     legal_builds,
 )
 from companion.rules.board import MAX_STOREYS, all_sites
-from companion.session import GameSession
+from companion.session import GameSession, JournalFailure
 from companion.tracking import Decision, best_build, committed, decide, stacked_pair
 from companion.vision.change import ArmWatch, DiffMotionGate
 from companion.vision.errors import CameraFileError
@@ -96,6 +96,7 @@ class ControllerStats:
     decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
     fit_seconds: list[float] = field(default_factory=list)  # each new-block fit
     revisions: int = 0  # doubtful builds revised when the next block there was fitted
+    not_saved: int = 0  # scenes whose move the journal refused (tried again)
 
 
 @dataclass(frozen=True)
@@ -261,6 +262,10 @@ class Controller:
         self.stats = ControllerStats()
         self._still_since: float | None = None
         self._dirty = True
+        #: a refused move is tried again this long after (the card stays full a while)
+        self.journal_retry_seconds = 5.0
+        self._retry_at = -np.inf
+        self._unsaved: int | None = None  # the players' warning while the journal refuses
         self._camera_refused = False  # told the players their camera file does not fit
         self._pose: Any = None
         self._cards: dict[Seat, Any] = {}
@@ -279,10 +284,41 @@ class Controller:
 
     # -- one frame -----------------------------------------------------------
     def process(self, image: np.ndarray, timestamp: float) -> str:
-        """Feed one frame; returns what happened: moving, waiting, idle, read."""
+        """Feed one frame; returns what happened: moving, waiting, idle, read (or
+        not-saved: the journal refused the move, which is tried again)."""
         self.stats.frames += 1
         if self.watchdog is not None:
             self.watchdog()
+        cards = dict(self._cards)
+        try:
+            result = self._process(image, timestamp)
+        except JournalFailure as exc:
+            self._cards = cards  # the cards seen stay new for the try again
+            self._not_saved(exc, timestamp)
+            return "not-saved"
+        if self._unsaved is not None and result in ("read", "read-before-motion"):
+            # saved again: the players' warning about it goes
+            self.session.resolve_warning(self._unsaved)
+            self._unsaved = None
+            log.warning("the journal takes the game's moves again")
+        return result
+
+    def _not_saved(self, exc: JournalFailure, timestamp: float) -> None:
+        """The journal refused the scene's move (the record is as it was): the scene is
+        read again once it has been still for ``journal_retry_seconds`` more, and the
+        players are told once, not at each try."""
+        self.stats.not_saved += 1
+        self._dirty = True
+        self._still_since = None
+        self._last_still = None
+        self._retry_at = timestamp + self.journal_retry_seconds
+        if self._unsaved is None and self.session.has_game:
+            log.error("%s: the move is held and tried again", exc)
+            self._unsaved = self.session.report(
+                "not-saved", f"{exc}: the companion keeps the move and tries again; "
+                "free space on its card").id
+
+    def _process(self, image: np.ndarray, timestamp: float) -> str:
         self._auto_commit()
         if self.gate.update(image, timestamp):
             self.stats.moving_frames += 1
@@ -306,7 +342,7 @@ class Controller:
         self._last_still = (image, timestamp)
         if not self._dirty:
             return "idle"
-        if timestamp - self._still_since + 1e-6 < self.still_seconds:
+        if timestamp - self._still_since + 1e-6 < self.still_seconds or timestamp < self._retry_at:
             return "waiting"
         if self._arm_over_board(image, timestamp):
             self.stats.arm_frames += 1

@@ -15,7 +15,7 @@ from typing import Any
 
 from companion.controller import Controller
 from companion.rules import Commit
-from companion.session import GameSession
+from companion.session import GameSession, JournalFailure
 
 log = logging.getLogger(__name__)
 
@@ -134,20 +134,27 @@ def handle_buttons(session: GameSession, events: list[Any]) -> list[str]:
         name = getattr(event, "name", event)
         if not session.has_game:
             continue
-        if name == "confirm":
-            for w in session.snapshot()["warnings"]:
-                if not w["resolved"]:
-                    session.resolve_warning(w["id"])
-            done.append("confirm")
-        elif name == "undo":
-            try:
-                session.undo()
-                done.append("undo")
-            except ValueError:
-                pass
-        elif name == "next_round":
-            done.append("next_round")
+        try:
+            done.extend(_button(session, name))
+        except JournalFailure as exc:  # the page says so at the next move; the loop goes on
+            log.error("%s button: %s", name, exc)
     return done
+
+
+def _button(session: GameSession, name: str) -> list[str]:
+    """What one button press did (nothing: an undo with no move to take back)."""
+    if name == "confirm":
+        for w in session.snapshot()["warnings"]:
+            if not w["resolved"]:
+                session.resolve_warning(w["id"])
+        return ["confirm"]
+    if name == "undo":
+        try:
+            session.undo()
+        except ValueError:  # no move to take back
+            return []
+        return ["undo"]
+    return ["next_round"] if name == "next_round" else []
 
 
 def run_live(args: Any) -> int:

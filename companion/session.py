@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import itertools
 import queue
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from companion.rules import (
     Build,
@@ -40,6 +41,13 @@ from companion.rules.record import (
     final_result,
     header_json,
 )
+
+_T = TypeVar("_T")
+
+
+class JournalFailure(RuntimeError):
+    """The journal refused an entry (a full or failing SD card): the game is as it was
+    before the change, which the caller may try again."""
 
 
 class JournalSink(Protocol):
@@ -114,9 +122,10 @@ class GameSession:
             record = replace(record, date=date)
         with self._lock:
             live = _Live(record, new_game(config))
-            if self._journal is not None:
-                live.game_id = self._journal.begin_game(header_json(config, record.date,
-                                                                    record.meta))
+            journal = self._journal
+            if journal is not None:
+                header = header_json(config, record.date, record.meta)
+                live.game_id = _saved(lambda: journal.begin_game(header))
             self._live = live
             self._changed("setup")
 
@@ -441,7 +450,16 @@ class GameSession:
 
     def _journal_entry(self, live: _Live, entry: dict[str, Any]) -> None:
         if self._journal is not None and live.game_id is not None:
-            self._journal.append(live.game_id, entry)
+            journal, game_id = self._journal, live.game_id
+            _saved(lambda: journal.append(game_id, entry))
+
+
+def _saved(write: Callable[[], _T]) -> _T:
+    """A journal write, its failure a :class:`JournalFailure` in words a player reads."""
+    try:
+        return write()
+    except (sqlite3.Error, OSError) as exc:
+        raise JournalFailure(f"the game could not be saved ({exc})") from exc
 
 
 def _allowed(state: GameState, move: Move) -> bool:

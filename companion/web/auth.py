@@ -30,6 +30,8 @@ from flask import (
 )
 from werkzeug.exceptions import HTTPException
 
+from companion.session import JournalFailure
+
 PIN_HEADER = "X-Table-PIN"
 CSRF_HEADER = "X-CSRF-Token"
 
@@ -236,6 +238,12 @@ def init_app(app: Flask) -> None:
             msg = "the upload is too large" + (f" (at most {_size(int(limit))})" if limit else "")
             return error_response(413, msg)
         return error_response(status, _short(exc.description) or exc.name)
+
+    @app.errorhandler(JournalFailure)
+    def _not_saved(exc: JournalFailure) -> Response:
+        # the card is full or failing: the change was not made, and can be sent again
+        current_app.logger.error("%s", exc)
+        return error_response(503, str(exc))
 
     @app.errorhandler(Exception)
     def _crash(exc: Exception) -> Response:

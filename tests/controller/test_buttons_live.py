@@ -27,3 +27,30 @@ def test_confirm_and_undo_buttons():
         assert corr.note == "undo" and corr.move is None
     finally:
         buttons.close()
+
+
+def test_an_undo_the_journal_refuses_leaves_the_game_and_the_loop_alone(caplog):
+    """A full card: the undo is not made (the record as it was), and the run loop that
+    handles the buttons goes on instead of ending `companion run`."""
+    import sqlite3
+
+    class FullCard:
+        full = False
+
+        def begin_game(self, header):
+            return "g1"
+
+        def append(self, game_id, entry):
+            if self.full:
+                raise sqlite3.OperationalError("database or disk is full")
+
+    card = FullCard()
+    session = GameSession(make_config(4), journal=card)
+    session.play(Commit(Seat.S, None))
+    card.full = True
+    assert handle_buttons(session, ["undo", "next_round"]) == ["next_round"]
+    assert [str(m) for m in session.record.moves] == ["S commit ?"]
+    assert "undo button: the game could not be saved (database or disk is full)" in caplog.text
+    card.full = False
+    assert handle_buttons(session, ["undo"]) == ["undo"]
+    assert session.record.moves == []

@@ -106,6 +106,38 @@ def test_play_a_move(client: Any, session: GameSession, pin_headers: dict[str, s
     assert [str(m) for m in session.record.moves] == ["S commit ?"]
 
 
+def test_a_move_the_journal_refuses(make_app: Any, pin_headers: dict[str, str]) -> None:
+    """A full SD card: the page hears why in one line (503, not the 500 of a crash),
+    and the game is as it was, so the move can be sent again."""
+    import sqlite3
+
+    from companion.rules import make_config
+
+    class FullCard:
+        full = False
+
+        def begin_game(self, header: dict[str, Any]) -> str:
+            return "g1"
+
+        def append(self, game_id: str, entry: dict[str, Any]) -> None:
+            if self.full:
+                raise sqlite3.OperationalError("database or disk is full")
+
+    card = FullCard()
+    session = GameSession(make_config(2), journal=card)
+    client = make_app(session).test_client()
+    card.full = True
+    resp = client.post("/api/moves", json={"move": "S commit ?"}, headers=pin_headers)
+    assert resp.status_code == 503
+    assert resp.get_json() == {"error": "the game could not be saved (database or disk is "
+                                        "full)"}
+    assert session.record.moves == []
+    card.full = False
+    resp = client.post("/api/moves", json={"move": "S commit ?"}, headers=pin_headers)
+    assert resp.status_code == 201
+    assert [str(m) for m in session.record.moves] == ["S commit ?"]
+
+
 def test_play_bad_notation(client: Any, pin_headers: dict[str, str]) -> None:
     resp = client.post("/api/moves", json={"move": "S plays red"}, headers=pin_headers)
     assert resp.status_code == 400

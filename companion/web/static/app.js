@@ -13,6 +13,7 @@
     several: "more than one move at once",
     unexplained: "a change on the board that no move explains",
     revised: "a move the camera revised",
+    "not-saved": "the game is not being saved",
   };
 
   const ui = {
