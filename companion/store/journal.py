@@ -238,7 +238,8 @@ class Journal:
                                "VALUES (?, ?, ?, ?)",
                                [(game_id, seq, text, t) for seq, text, t in entries])
             except sqlite3.Error:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # not after SQLite's own (a full disk)
+                    conn.execute("ROLLBACK")
                 continue
             conn.execute("COMMIT")
             kept.append(game_id)
@@ -351,7 +352,8 @@ class Journal:
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            if conn.in_transaction:  # not after SQLite's own (a full disk)
+                conn.execute("ROLLBACK")
             raise
 
     def _sweep_evidence(self) -> None:
@@ -388,7 +390,10 @@ class Journal:
             try:
                 yield self._conn
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                # SQLite has rolled back by itself after some errors (a full disk):
+                # a second ROLLBACK would hide the first error behind its own
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
 

@@ -398,3 +398,34 @@ def test_data_dir_layout(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     with pytest.raises(JournalError, match="not a folder"):
         open_data_dir(tmp_path / "file")
+
+
+def test_a_full_card_refuses_the_entry_in_its_own_words_and_the_journal_goes_on(
+        tmp_path: Path) -> None:
+    """SQLite rolls a transaction back by itself when the disk is full; the journal's
+    own ROLLBACK then failed ("cannot rollback - no transaction is active") and hid
+    the reason. The card filling up is played here by SQLite's page limit."""
+    from companion.rules import Commit, Seat
+    from companion.session import JournalFailure
+
+    journal = Journal(tmp_path / "journal.sqlite")
+    session = GameSession(make_config(4), journal=journal)
+    session.play(Commit(Seat.S, None))
+    filler = journal.begin_game(session.record.to_json()["header"])
+    pages = journal._conn.execute("PRAGMA page_count").fetchone()[0]
+    journal._conn.execute(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(sqlite3.OperationalError, match="^database or disk is full$"):
+        journal.append(filler, {"type": "correction", "note": "x" * 20000})
+    # the card's last bytes go to another game, down to entries of a few bytes: the
+    # session's next entry finds no room
+    for size in (2000, 500, 100, 20, 1):
+        with pytest.raises(sqlite3.OperationalError, match="^database or disk is full$"):
+            while True:
+                journal.append(filler, {"type": "correction", "note": "x" * size})
+    with pytest.raises(JournalFailure, match=r"^the game could not be saved \(database or "
+                                             r"disk is full\)$"):
+        session.play(Commit(Seat.W, None))
+    assert [str(m) for m in session.record.moves] == ["S commit ?"]  # as it was
+    journal._conn.execute("PRAGMA max_page_count = 1000000")  # space freed
+    session.play(Commit(Seat.W, None))
+    _assert_same(journal, session)
