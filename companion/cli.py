@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from hardware.errors import HardwareError
+
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 1
 
@@ -235,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"companion {args.command}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except ValueError as exc:  # every rules/vision input error is a ValueError
+        print(f"companion {args.command}: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except HardwareError as exc:  # a camera, strip or buttons not there: what to do
         print(f"companion {args.command}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except OSError as exc:

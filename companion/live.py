@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 from companion.controller import Controller
@@ -159,33 +160,53 @@ def _button(session: GameSession, name: str) -> list[str]:
 
 def run_live(args: Any) -> int:
     """``companion run``: camera -> vision -> rules -> LEDs and page, until stopped."""
-    import signal
-    import sys
     from pathlib import Path
 
     from calibration import file as calfile
-    from companion.leds import TableLeds
-    from companion.pipeline import CameraView, VisionReader
-    from companion.replay_service import make_replay_service
     from companion.rules.record import config_from_file
-    from companion.rules.state import make_config
-    from companion.store import open_data_dir, resume_or_start
-    from companion.web import create_app
-    from companion.web.server import WebServer
+    from companion.store import open_data_dir
     from hardware.buttons import TableButtons
     from hardware.camera import open_camera
     from hardware.leds.ledmap import LedMap, builtin
     from hardware.leds.strip import LedStrip
-    from hardware.sdnotify import Notifier
 
-    data_dir = Path(args.data_dir)
-    cal_path = args.calibration or data_dir / "calibration.json"
+    cal_path = args.calibration or Path(args.data_dir) / "calibration.json"
     # checked before anything starts; the reader then takes the intrinsics as they are
     intrinsics = calfile.camera_intrinsics(calfile.load(cal_path), cal_path)
     # so is the game file: whether or not a game is then resumed (it is not passed
     # over in silence)
     game_config = config_from_file(args.game) if args.game else None
-    journal = open_data_dir(data_dir)
+    ledmap = LedMap.load(args.ledmap) if args.ledmap.endswith(".json") else builtin(args.ledmap)
+    # the devices next: one missing stops run before the journal is opened
+    with ExitStack() as opened:
+        camera = opened.enter_context(open_camera(args.camera))
+        strip = LedStrip(ledmap.count, backend=args.leds, brightness=args.brightness,
+                         budget_ma=args.budget_ma)
+        opened.callback(strip.close)
+        buttons = TableButtons(backend=args.buttons) if args.buttons != "none" else None
+        if buttons is not None:
+            opened.callback(buttons.close)
+        journal = open_data_dir(Path(args.data_dir))
+        opened.callback(journal.close)
+        return _run(args, intrinsics, game_config, camera, strip, buttons, ledmap, journal)
+
+
+def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
+         buttons: Any, ledmap: Any, journal: Any) -> int:
+    """The loop of :func:`run_live`, its devices and journal open (closed by it)."""
+    import signal
+    import sys
+
+    from companion.leds import TableLeds
+    from companion.pipeline import CameraView, VisionReader
+    from companion.replay_service import make_replay_service
+    from companion.rules.state import make_config
+    from companion.store import resume_or_start
+    from companion.web import create_app
+    from companion.web.server import WebServer
+    from hardware.errors import EndOfStream
+    from hardware.sdnotify import Notifier
+
 
     def first_config() -> Any:
         return game_config if game_config is not None else make_config(4)
@@ -197,12 +218,8 @@ def run_live(args: Any) -> int:
               f"{args.game} is not used (a new game is set up on the page)", file=sys.stderr)
     for notice in journal.notices:
         print(f"companion run: warning: {notice}", file=sys.stderr)
-    ledmap = LedMap.load(args.ledmap) if args.ledmap.endswith(".json") else builtin(args.ledmap)
-    strip = LedStrip(ledmap.count, backend=args.leds, brightness=args.brightness,
-                     budget_ma=args.budget_ma)
     leds = TableLeds(strip, ledmap)
     view = CameraView()
-    camera = open_camera(args.camera)
     reader = VisionReader(camera=intrinsics, colors=list(session.state.config.colors))
     notifier = Notifier()
     last_ping = [0.0]
@@ -217,7 +234,6 @@ def run_live(args: Any) -> int:
                             still_seconds=args.still,
                             change_config=None if getattr(args, "arm_timeout", None) is None
                             else {"arm_timeout_seconds": args.arm_timeout})
-    buttons = TableButtons(backend=args.buttons) if args.buttons != "none" else None
     app = create_app({"PIN": args.pin} if args.pin else None, session=session, services={
         "camera_view": view, "evidence": journal.evidence,
         "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count,
@@ -242,13 +258,15 @@ def run_live(args: Any) -> int:
                 locked = True
             if buttons is not None:
                 handle_buttons(session, buttons.drain())
-            frame = camera.read()
+            try:
+                frame = camera.read()
+            except EndOfStream:
+                # a recorded game (folder:, video:) played to its end: the page stays
+                print("companion run: the camera's recording has no more frames; the "
+                      "page stays up until the companion is stopped", file=sys.stderr,
+                      flush=True)
+                stop.wait()
     finally:
         notifier.stopping()
         server.stop()
-        camera.close()
-        strip.close()
-        if buttons is not None:
-            buttons.close()
-        journal.close()
     return 0

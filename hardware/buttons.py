@@ -21,8 +21,10 @@ working directory or ``LG_WD``: lgpio creates its notification pipe there.
 
 from __future__ import annotations
 
+import logging
 import queue
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +32,8 @@ from typing import Any
 from .device import Closeable
 from .errors import ButtonsUnavailable
 from .host import default_backend
+
+log = logging.getLogger(__name__)
 
 CONFIRM = "confirm"
 UNDO = "undo"
@@ -40,6 +44,9 @@ DEFAULT_BUZZER_PIN = 23
 DEFAULT_BOUNCE_S = 0.05
 
 GPIOZERO_ADVICE = "pip install gpiozero lgpio (the [pi] extra)"
+GPIO_PINS_ADVICE = ("on a Raspberry Pi: install lgpio (the [pi] extra; the only pin "
+                    "factory on a Pi 5) and add the user to the gpio group; elsewhere use "
+                    "--buttons fake or none")
 
 _AUTO: Any = object()
 
@@ -116,6 +123,19 @@ class TableButtons(Closeable):
         self.pull_up = pull_up
         self.buttons: dict[str, Any] = {}
         self.buzzer: Any = None
+        # gpiozero warns of each pin factory it falls back from: said in our one line
+        # when none works, logged when one does
+        with warnings.catch_warnings(record=True) as fallbacks:
+            warnings.simplefilter("always", gpiozero.PinFactoryFallback)
+            self._open(gpiozero, wanted, buzzer_pin, pin_factory, bounce_time, pull_up,
+                       fallbacks)
+        for w in fallbacks:
+            log.info("%s", w.message)
+        self.closed = False
+
+    def _open(self, gpiozero: Any, wanted: Mapping[str, int | None], buzzer_pin: int | None,
+              pin_factory: Any, bounce_time: float | None, pull_up: bool,
+              fallbacks: list[warnings.WarningMessage]) -> None:
         try:
             for name in BUTTON_NAMES:
                 pin = wanted.get(name)
@@ -128,10 +148,16 @@ class TableButtons(Closeable):
                 self.buttons[name] = button
             if buzzer_pin is not None:
                 self.buzzer = gpiozero.Buzzer(buzzer_pin, pin_factory=pin_factory)
-        except Exception:
+        except Exception as exc:
             self.close()
+            if isinstance(exc, (gpiozero.GPIOZeroError, OSError)):
+                # no pin factory here (not a Pi, lgpio missing on a Pi 5), a pin in use,
+                # no permission for /dev/gpiochip*: a person's fix, not a traceback
+                why = next((f" ({w.message})" for w in fallbacks
+                            if issubclass(w.category, gpiozero.PinFactoryFallback)), "")
+                raise ButtonsUnavailable(f"GPIO buttons cannot be opened: {exc}{why}",
+                                         GPIO_PINS_ADVICE) from exc
             raise
-        self.closed = False
 
     def _callback(self, name: str) -> Callable[[], None]:
         def pressed() -> None:

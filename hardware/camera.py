@@ -17,6 +17,7 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -339,7 +340,8 @@ class OpenCVSource(FrameSource):
         super().__init__(clock)
         factory = capture_factory if capture_factory is not None else cv2.VideoCapture
         self.device = device
-        self._cap: Any = factory(device, api_preference)
+        with _opencv_quiet():  # its own WARN lines would follow our one-line error
+            self._cap: Any = factory(device, api_preference)
         if not self._cap.isOpened():
             self._cap.release()
             raise CameraUnavailable(
@@ -510,6 +512,21 @@ class FolderSource(FrameSource):
     def _release(self) -> None:
         if self._cap is not None:
             self._cap.release()
+
+
+@contextmanager
+def _opencv_quiet() -> Iterator[None]:
+    """OpenCV's log held to errors while a device is tried (a missing one is ours to say)."""
+    logging = getattr(getattr(cv2, "utils", None), "logging", None)
+    if logging is None:
+        yield
+        return
+    level = logging.getLogLevel()
+    logging.setLogLevel(logging.LOG_LEVEL_ERROR)
+    try:
+        yield
+    finally:
+        logging.setLogLevel(level)
 
 
 def _decode_image(path: str) -> np.ndarray | None:

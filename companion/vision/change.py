@@ -49,8 +49,8 @@ class DiffMotionGate:
         small = a[:h, :w].astype(np.int16) + b[:h, :w]
         grey = small.sum(axis=2) // 6
         prev, self._prev = self._prev, grey
-        if prev is None:
-            return True
+        if prev is None or prev.shape != grey.shape:
+            return True  # the first frame, or a picture of another size: all new
         moved = np.count_nonzero(np.abs(grey - prev) > self.threshold)
         return bool(moved > self.fraction * grey.size)
 

@@ -226,3 +226,29 @@ def test_a_camera_file_that_does_not_fit_the_frames_is_told_once():
         "camera", "The camera's frames cannot be read: the camera file is for 1280x720 "
         "pictures, not 640x480 (another shape: a crop, or another camera mode; calibrate "
         "at this size)")]
+
+
+def test_frames_of_another_size_are_a_change_not_a_crash():
+    """A folder camera of two phones' photos (1600 x 1200, then 4032 x 3024 scaled), or a
+    camera switching mode: the motion gate compared thumbnails of two shapes and
+    `companion run` ended on "operands could not be broadcast together"."""
+    cfg, builds, readings = _script(3, 2)
+    session = GameSession(make_config(list(cfg.players)))
+    reads: list[tuple[int, int]] = []
+
+    def reader(image, previous_pose=None):
+        reads.append(image.shape[:2])
+        return readings[int(image[0, 0, 0])]
+
+    ctl = Controller(session, reader, still_seconds=0.4)
+    t = 0.0
+    for k, shape in ((0, (72, 128)), (1, (96, 128)), (2, (72, 160))):
+        results = []
+        for _ in range(8):
+            results.append(ctl.process(np.full((*shape, 3), k, np.uint8), t))
+            t += 1 / 15
+        # the first frame of a new size counts as motion; the still scene is then read
+        assert results[0] == "moving" and results.count("read") == 1, results
+    assert reads == [(72, 128), (96, 128), (72, 160)]
+    assert [str(m) for m in session.record.moves if isinstance(m, Build)] == [
+        str(b) for b in builds]

@@ -84,3 +84,63 @@ def test_a_bad_game_file_stops_run_before_it_starts(
     assert code == 1
     assert capsys.readouterr().err.strip() == f"companion run: {message.format(game=game)}"
     assert not (tmp_path / "data").exists()  # nothing started
+
+
+def test_a_camera_that_is_not_there_stops_run_in_one_line_before_it_starts(
+        tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HardwareError (camera, strip or buttons) ended `companion run` with a traceback,
+    after the journal had been opened."""
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    stream = tmp_path / "no-such-stream.mjpg"
+    code = main(["run", "--data-dir", str(tmp_path / "data"), "--camera", f"opencv:{stream}",
+                 "--leds", "fake", "--buttons", "none"])
+    assert code == 1
+    assert capsys.readouterr().err.strip() == (
+        f"companion run: OpenCV cannot open camera '{stream}' (check the device "
+        "(ls /dev/video*), that no other program holds it, and that the user is in the "
+        "video group)")
+    assert not (tmp_path / "data").exists()  # nothing started
+
+
+def test_a_recorded_game_played_to_its_end_leaves_the_page_up(tmp_path) -> None:
+    """`--camera folder:DIR` ran off its last photo into EndOfStream and a traceback;
+    now the page stays until the companion is stopped, and it stops cleanly."""
+    import os
+    import select
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    import cv2
+
+    from companion.sim import sample_photo
+
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    cv2.imwrite(str(photos / "IMG_0001.png"), sample_photo(10, "mounted").image)
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "COMPANION_BACKEND": "fake"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "companion", "run", "--data-dir", str(tmp_path / "data"),
+         "--camera", f"folder:{photos}", "--leds", "fake", "--buttons", "none",
+         "--host", "127.0.0.1", "--port", "0"],
+        cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        ready, _, _ = select.select([proc.stderr], [], [], 120)
+        assert ready, "companion run said nothing in 120 s"
+        line = proc.stderr.readline()  # run says the recording ended
+        assert line.strip() == ("companion run: the camera's recording has no more "
+                                "frames; the page stays up until the companion is stopped")
+        time.sleep(0.5)
+        assert proc.poll() is None  # still serving the page
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert err.strip() == ""
+    assert out.startswith("companion run: page on http://127.0.0.1:")

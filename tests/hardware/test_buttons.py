@@ -103,3 +103,22 @@ def test_missing_gpiozero(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gpiozero", None)
     with pytest.raises(ButtonsUnavailable, match="gpiozero not importable"):
         TableButtons()
+
+
+def test_pins_that_cannot_be_opened_are_one_sentence_with_advice(mock_factory: Any) -> None:
+    """gpiozero's own errors (no pin factory off a Pi, a pin another program holds)
+    ended `companion run` with a traceback; they are ButtonsUnavailable now, and the
+    buttons opened before the failing one are released."""
+    first = TableButtons()
+    try:
+        with pytest.raises(ButtonsUnavailable) as err:
+            TableButtons()  # the same pins again
+        text = str(err.value)
+        assert text.startswith("GPIO buttons cannot be opened: ") and "\n" not in text
+        assert text.endswith("(on a Raspberry Pi: install lgpio (the [pi] extra; the only pin "
+                             "factory on a Pi 5) and add the user to the gpio group; elsewhere "
+                             "use --buttons fake or none)")
+        assert err.value.advice and "--buttons fake or none" in err.value.advice
+    finally:
+        first.close()
+    TableButtons().close()  # nothing of the failed one holds a pin
