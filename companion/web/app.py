@@ -74,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
     "SSE_HEARTBEAT": 15.0,
     "SSE_MAX_EVENTS": None,  # tests: end a stream after this many events
     "SSE_TIMEOUT": None,  # tests: end a stream after this many seconds
+    # each open page holds a server thread: past this many, a page is asked to come back
+    # later (and refreshes every 10 s meanwhile), so the others' requests still get one
+    "SSE_MAX_STREAMS": 16,
     "PIN_MAX_FAILURES": 10,  # wrong PINs per client before a pause
     "PIN_FAILURE_WINDOW": 300.0,
     "SESSION_COOKIE_SAMESITE": "Strict",

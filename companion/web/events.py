@@ -23,6 +23,7 @@ from companion.session import GameSession
 bp = Blueprint("events", __name__)
 
 _CLOSE: dict[str, Any] = {"type": "_close"}
+BUSY_RETRY_MS = 30000  # a page turned away tries its stream again this much later
 
 
 def format_event(event: dict[str, Any]) -> str:
@@ -46,15 +47,25 @@ class EventHub:
             return len(self._queues)
 
     def stream(self, *, heartbeat: float = 15.0, max_events: int | None = None,
-               timeout: float | None = None) -> Iterator[str]:
+               timeout: float | None = None, max_streams: int | None = None) -> Iterator[str]:
         """The SSE text of one client's stream.
 
         ``max_events`` and ``timeout`` end the stream early (tests, benchmarks);
-        a real page keeps it open until it leaves or the server stops.
+        a real page keeps it open until it leaves or the server stops. Past
+        ``max_streams`` open streams (each holds a server thread: a phone's stale
+        tabs, or someone on the table's Wi-Fi opening many) the stream says
+        ``busy`` and ends, asking the browser to come back in ``BUSY_RETRY_MS``.
         """
         q = self.session.subscribe()
         with self._lock:
-            self._queues.append(q)
+            busy = max_streams is not None and len(self._queues) >= max_streams
+            if not busy:
+                self._queues.append(q)
+        if busy:
+            self.session.unsubscribe(q)
+            yield f"retry: {BUSY_RETRY_MS}\n\n"
+            yield format_event({"type": "busy", "streams": max_streams})
+            return
         try:
             yield "retry: 2000\n\n"
             yield format_event({"type": "hello", "version": self.session.version})
@@ -107,7 +118,7 @@ def events() -> Response:
     cfg = current_app.config
     hub: EventHub = current_app.extensions["companion"].events
     stream = hub.stream(heartbeat=float(cfg["SSE_HEARTBEAT"]), max_events=cfg["SSE_MAX_EVENTS"],
-                        timeout=cfg["SSE_TIMEOUT"])
+                        timeout=cfg["SSE_TIMEOUT"], max_streams=cfg.get("SSE_MAX_STREAMS"))
     resp = Response(stream, mimetype="text/event-stream")
     resp.headers["Cache-Control"] = "no-cache, no-store"
     resp.headers["X-Accel-Buffering"] = "no"  # no proxy buffering

@@ -22,8 +22,13 @@ class WebServer:
     def __init__(self, app: Flask, host: str = "127.0.0.1", port: int = 8000, *,
                  threads: int = 24) -> None:
         self.app = app
+        threads = max(16, threads)
+        # the event streams leave 8 threads for the page's other requests
+        streams = app.config.get("SSE_MAX_STREAMS")
+        app.config["SSE_MAX_STREAMS"] = threads - 8 if streams is None else min(
+            int(streams), threads - 8)
         # ident: no version in the Server header; channel_timeout > heartbeat
-        self._server = create_server(app, host=host, port=port, threads=max(16, threads),
+        self._server = create_server(app, host=host, port=port, threads=threads,
                                      ident="companion", channel_timeout=60,
                                      asyncore_loop_timeout=0.5, clear_untrusted_proxy_headers=True)
         self.host = str(self._server.effective_host)

@@ -156,3 +156,52 @@ def test_stalled_stream_drops_events_but_not_the_table(session: GameSession,
     hub.close()
     rest = list(stream)
     assert len(rest) <= 256
+
+
+def test_past_the_stream_limit_a_page_is_asked_to_come_back(make_app: Any,
+                                                             session: GameSession) -> None:
+    """Every open page holds a server thread: without a limit, stale tabs (or someone
+    on the table's Wi-Fi opening many streams) took every thread and the page froze
+    for everyone. Past the limit a stream says "busy" and ends; the browser comes back
+    in 30 s and the page refreshes every 10 s meanwhile."""
+    app = make_app(session, SSE_MAX_STREAMS=2, SSE_TIMEOUT=2.0)  # pages that leave in 2 s
+    client = app.test_client()
+    hub: EventHub = app.extensions["companion"].events
+    outs = []
+    for _ in range(2):
+        resp = client.get("/events", buffered=False)
+        out: queue.Queue[Any] = queue.Queue()
+        threading.Thread(target=_events, args=(resp.response, out), daemon=True).start()
+        _read_until(out, lambda c: '"hello"' in c)
+        outs.append(out)
+    assert hub.listeners == 2
+    resp = client.get("/events", buffered=False)
+    assert resp.status_code == 200
+    chunks = [c.decode() if isinstance(c, bytes) else c for c in resp.response]
+    assert chunks == ["retry: 30000\n\n", 'data: {"type":"busy","streams":2}\n\n']
+    assert hub.listeners == 2 and len(session._subscribers) == 2
+    for out in outs:  # the two pages leave: the next one is let in
+        _drain(out)
+    assert hub.listeners == 0
+    again = client.get("/events", buffered=False)
+    out = queue.Queue()
+    threading.Thread(target=_events, args=(again.response, out), daemon=True).start()
+    assert _data(_read_until(out, lambda c: '"hello"' in c)[-1])["type"] == "hello"
+    _drain(out)
+
+
+def test_the_server_leaves_threads_for_the_page(make_app: Any, session: GameSession) -> None:
+    from companion.web.server import WebServer
+
+    app = make_app(session)
+    server = WebServer(app, "127.0.0.1", 0, threads=20)
+    try:
+        assert app.config["SSE_MAX_STREAMS"] == 12  # 20 threads, 8 kept for requests
+    finally:
+        server.stop()
+    small = make_app(session, SSE_MAX_STREAMS=4)
+    server = WebServer(small, "127.0.0.1", 0, threads=32)
+    try:
+        assert small.config["SSE_MAX_STREAMS"] == 4
+    finally:
+        server.stop()

@@ -149,9 +149,11 @@
     source = new EventSource("/events");
     source.onopen = () => { setConn(true); refresh(); };
     source.onmessage = (ev) => {
-      setConn(true);
       let event = {};
       try { event = JSON.parse(ev.data); } catch (e) { event = {}; }
+      // too many pages open: this one refreshes every 10 s until its stream is let in
+      if (event.type === "busy") { setConn(false); return; }
+      setConn(true);
       if (event.type === "replay-progress") { showReplayProgress(event); return; }
       refresh();
     };
