@@ -8,15 +8,19 @@ of theirs may go), with the monster's site in the monster variants.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from companion.profiles import load_profile
 from companion.rules import GameState
+from hardware.errors import HardwareError
 from hardware.leds import patterns
 from hardware.leds.ledmap import LedMap
 from hardware.leds.strip import LedStrip
+
+log = logging.getLogger(__name__)
 
 RGB = tuple[int, int, int]
 
@@ -48,6 +52,8 @@ class TableLeds:
         self._scored_rounds = 0
         self._round_end_until = 0.0
         self._last: tuple[Any, ...] | None = None
+        #: why the strip refused the last frame (None: it took it)
+        self.failure: str | None = None
 
     def show_guidance(self, guidance: dict[str, Any] | None, warning_sites: Sequence[int],
                       state: GameState) -> list[RGB]:
@@ -79,6 +85,17 @@ class TableLeds:
                                        color_rgb(state.player.colors[0], colors))
         else:
             frame = patterns.blank(self.ledmap)
-        self.strip.show(frame)
+        try:
+            self.strip.show(frame)
+        except (OSError, HardwareError) as exc:
+            # the LEDs are help, not the game: a strip that fails (its SPI device gone,
+            # a loose wire on a level shifter) must not stop the camera's tracking
+            if self.failure is None:
+                log.error("the LED strip failed (%s): the game goes on without it", exc)
+            self.failure = str(exc)
+        else:
+            if self.failure is not None:
+                log.warning("the LED strip works again")
+            self.failure = None
         return list(frame)
 

@@ -58,10 +58,14 @@ class FakeBackend:
         self.count = count
         self.frames: list[tuple[RGB, ...]] = []
         self.closed = False
+        #: raised by show() while set: a strip that fails (its SPI device gone, say)
+        self.failure: BaseException | None = None
 
     def show(self, frame: Sequence[RGB]) -> None:
         if self.closed:
             raise RuntimeError("fake LED backend is closed")
+        if self.failure is not None:
+            raise self.failure
         self.frames.append(tuple(as_frame(frame, self.count)))
 
     def close(self) -> None:

@@ -100,3 +100,24 @@ def test_round_end_shows_majorities_then_returns_to_guidance():
     seat = session.state.seat.value
     lit = backend.lit()
     assert set(lit) == set(ledmap.seat_leds(seat))
+
+
+def test_a_strip_that_fails_does_not_stop_the_game(caplog):
+    """An OSError from the strip (its SPI device gone) went up through the controller
+    and ended `companion run`; the LEDs are help, not the game."""
+    session = _session()
+    session.see_card(Seat.S, Card(0, 0))
+    leds, backend, ledmap = _leds(lambda: 0.0)
+    leds.show_guidance(session.guidance(), [], session.state)
+    assert len(backend.frames) == 1 and leds.failure is None
+    backend.failure = OSError(19, "No such device")
+    frame = leds.show_guidance(session.guidance(), [], session.state)
+    leds.show_guidance(session.guidance(), [], session.state)
+    assert frame == list(backend.frames[0]) and len(backend.frames) == 1
+    assert leds.failure == "[Errno 19] No such device"
+    assert caplog.text.count("the LED strip failed ([Errno 19] No such device): the game "
+                             "goes on without it") == 1  # said once, not every frame
+    backend.failure = None
+    leds.show_guidance(session.guidance(), [], session.state)
+    assert len(backend.frames) == 2 and leds.failure is None
+    assert "the LED strip works again" in caplog.text
