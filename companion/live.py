@@ -250,8 +250,16 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
         first = camera.read()
         notifier.ready(f"camera {camera.describe().get('backend', '')} delivers frames")
         frame = first
+        failed = 0
         while not stop.is_set():
-            controller.process(frame.image, frame.timestamp)
+            try:
+                controller.process(frame.image, frame.timestamp)
+            except Exception:  # one frame's fault must not end the table
+                # (a restart would drop the page and the camera, and systemd gives up
+                # restarting after a few): said with its traceback, then every 100th
+                failed += 1
+                if failed == 1 or failed % 100 == 0:
+                    log.exception("a frame could not be processed (%d so far)", failed)
             if not locked and controller.stats.frames > 30:
                 camera.lock_exposure()
                 camera.lock_white_balance()

@@ -144,3 +144,47 @@ def test_a_recorded_game_played_to_its_end_leaves_the_page_up(tmp_path) -> None:
     assert proc.returncode == 0, err
     assert err.strip() == ""
     assert out.startswith("companion run: page on http://127.0.0.1:")
+
+
+def test_a_frame_that_fails_does_not_end_the_table(tmp_path, monkeypatch: pytest.MonkeyPatch,
+                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A bug on one frame (here every frame's reading fails) used to end `companion
+    run`: the page and the camera with it, and systemd stops restarting after a few
+    crashes. The loop goes on, says so with the traceback once, and stops cleanly."""
+    import os
+    import signal
+    import threading
+
+    import cv2
+
+    from companion import pipeline
+    from companion.sim import sample_photo
+
+    class Broken:
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def __call__(self, *args, **kwargs):
+            raise RuntimeError("a reader bug")
+
+    monkeypatch.setattr(pipeline, "VisionReader", Broken)
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    image = sample_photo(10, "mounted").image
+    for k in range(30):  # the motion gate lets a still scene through to the reader
+        cv2.imwrite(str(photos / f"IMG_{k:04d}.png"), image)
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGTERM))
+    timer.start()
+    try:
+        code = main(["run", "--data-dir", str(tmp_path / "data"), "--camera",
+                     f"folder:{photos}", "--leds", "fake", "--buttons", "none",
+                     "--host", "127.0.0.1", "--port", "0", "--still", "0"])
+    finally:
+        timer.cancel()
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert code == 0
+    assert caplog.text.count("a frame could not be processed (1 so far)") == 1
+    assert "RuntimeError: a reader bug" in caplog.text
