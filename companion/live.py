@@ -179,7 +179,7 @@ def run_live(args: Any) -> int:
     ledmap = LedMap.load(args.ledmap) if args.ledmap.endswith(".json") else builtin(args.ledmap)
     # the devices next: one missing stops run before the journal is opened
     with ExitStack() as opened:
-        camera = opened.enter_context(open_camera(args.camera))
+        camera = opened.enter_context(open_camera(args.camera, **_folder_options(args.camera)))
         strip = LedStrip(ledmap.count, backend=args.leds, brightness=args.brightness,
                          budget_ma=args.budget_ma)
         opened.callback(strip.close)
@@ -189,6 +189,30 @@ def run_live(args: Any) -> int:
         journal = open_data_dir(Path(args.data_dir))
         opened.callback(journal.close)
         return _run(args, intrinsics, game_config, camera, strip, buttons, ledmap, journal)
+
+
+def _folder_options(spec: str | None) -> dict[str, Any]:
+    """A folder of photos as the camera reads them as `companion replay` would: HEIC
+    too, each file checked before decoding, in game order (EXIF time across cameras,
+    a counter that wrapped)."""
+    if not spec or spec.partition(":")[0].strip().lower() != "folder":
+        return {}
+    from pathlib import Path
+
+    from companion.photos import IMAGE_SUFFIXES, ordered_photos
+    from companion.vision.reader import load_image
+
+    def decode(path: str) -> Any:
+        try:
+            return load_image(path)
+        except ValueError:  # the reader's one-line refusals: the source skips the file
+            return None
+
+    def order(folder: str, names: list[str]) -> list[str]:
+        wanted = set(names)
+        return [p.name for p in ordered_photos(Path(folder))[0] if p.name in wanted]
+
+    return {"decode": decode, "extensions": tuple(sorted(IMAGE_SUFFIXES)), "order": order}
 
 
 def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,

@@ -250,3 +250,27 @@ def test_a_game_photographed_as_heic_replays_move_for_move(tmp_path):
     observations, skipped, how = read_folder(tmp_path, None, list(config.colors), workers=1)
     assert skipped == [] and how == "file names"
     assert [m["notation"] for m in replay(observations, config).moves] == moves
+
+
+def test_a_folder_camera_serves_heic_photos_in_game_order(tmp_path, phone, phone_heic):
+    """`companion run --camera folder:DIR` served OpenCV's formats only, in name order:
+    an iPhone's HEIC photos were skipped as unreadable, and a wrapped counter's last
+    photos came first. The application hands its decoder and order to the source."""
+    from companion.live import _folder_options
+    from hardware.camera import open_camera
+    from hardware.errors import EndOfStream
+
+    (tmp_path / "IMG_9999.HEIC").write_bytes(phone_heic)
+    cv2.imwrite(str(tmp_path / "IMG_0001.png"), phone.image)
+    (tmp_path / "IMG_0002.jpg").write_bytes(b"\xff\xd8\xff\xe0 cut short")
+    spec = f"folder:{tmp_path}"
+    with open_camera(spec, **_folder_options(spec)) as camera:
+        first, second = camera.read(), camera.read()
+        with pytest.raises(EndOfStream):
+            camera.read()
+        assert camera.skipped == ["IMG_0002.jpg"]
+    assert first.image.shape == (1200, 1600, 3) and second.image.shape == (1200, 1600, 3)
+    # the HEIC photo first (taken before the counter wrapped), decoded by libheif
+    assert np.abs(first.image.astype(int) - phone.image).mean() < 4.0
+    assert np.array_equal(second.image, phone.image)
+    assert _folder_options("fake") == {} and _folder_options("opencv:0") == {}

@@ -152,6 +152,25 @@ def test_folder_source_skips_unreadable_files(tmp_path: Path) -> None:
         src.read()
 
 
+def test_folder_source_takes_the_applications_decoder_and_order(tmp_path: Path) -> None:
+    """The hardware layer knows no HEIC and no EXIF: the application passes its own."""
+    write_png(tmp_path / "b.png", 2)
+    (tmp_path / "a.heic").write_bytes(b"a photo OpenCV cannot decode")
+    seen: list[str] = []
+
+    def decode(path: str) -> np.ndarray | None:
+        seen.append(Path(path).name)
+        if path.endswith(".heic"):
+            return np.full((6, 8, 3), 7, np.uint8)
+        return None  # refused by the application's own check
+
+    src = FolderSource(tmp_path, extensions=(".png", ".heic"), decode=decode,
+                       order=lambda folder, names: sorted(names, reverse=True))
+    assert src.names == ["b.png", "a.heic"]
+    assert [(f.label, int(f.image[0, 0, 0])) for f in src] == [("a.heic", 7)]
+    assert seen == ["b.png", "a.heic"] and src.skipped == ["b.png"]
+
+
 def test_folder_source_loops(tmp_path: Path) -> None:
     write_png(tmp_path / "1.png", 1)
     write_png(tmp_path / "2.png", 2)
