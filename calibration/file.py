@@ -24,12 +24,16 @@ def load(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         return empty()
+    if not p.is_file():  # a folder, or a pipe that would wait for a writer
+        raise CalibrationFileError(f"{p}: not a calibration file (not a regular file)")
     try:
         data = json.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise CalibrationFileError(f"{p}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise CalibrationFileError(f"{p}: malformed JSON at line {exc.lineno}") from None
+    except RecursionError:
+        raise CalibrationFileError(f"{p}: malformed JSON: nested too deeply") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise CalibrationFileError(f"{p}: not a calibration file (expected format {FORMAT})")
     unknown = set(data) - set(SECTIONS) - {"format", "profile", "updated"}

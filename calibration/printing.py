@@ -21,12 +21,23 @@ def marker_sheet(profile: dict[str, Any], dpi: int = 300,
 
     m = profile["markers"]
     size_mm, quiet_mm = float(m["size_mm"]), float(m["quiet_zone_mm"])
-    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, m["dictionary"]))
+    cell_mm = size_mm + 2 * quiet_mm + 12
+    # four markers side by side on the page (a typo of 100000 mm asked OpenCV for 1.4 TB)
+    if not (5 <= size_mm and 0 <= quiet_mm and 15 + 4 * cell_mm <= page_mm[0]):
+        raise ValueError(f"markers of {m['size_mm']} mm with {m['quiet_zone_mm']} mm quiet "
+                         f"zones do not fit four to a {page_mm[0]:g} mm page")
+    name = str(m["dictionary"])
+    if not name.startswith("DICT_") or not hasattr(cv2.aruco, name):
+        raise ValueError(f"unknown ArUco dictionary {name!r} (e.g. DICT_4X4_50)")
+    d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, name))
+    ids = sorted(int(k) for k in m["centres_mm"])
+    known = len(d.bytesList)
+    bad = [i for i in ids if not 0 <= i < known]
+    if bad:
+        raise ValueError(f"marker id {bad[0]} is not in {name} (ids 0 to {known - 1})")
     px = dpi / 25.4
     page = np.full((round(page_mm[1] * px), round(page_mm[0] * px)), 255, np.uint8)
     side = round(size_mm * px)
-    cell_mm = size_mm + 2 * quiet_mm + 12
-    ids = sorted(int(k) for k in m["centres_mm"])
     for n, marker_id in enumerate(ids):
         x0 = round((15 + (n % 4) * cell_mm + quiet_mm) * px)
         y0 = round((20 + quiet_mm) * px)

@@ -17,6 +17,8 @@ from hardware.errors import HardwareError
 
 EXIT_USAGE = 2
 EXIT_BAD_INPUT = 1
+#: a board's JSON is a few kilobytes; a 190 MB one took 1.4 GB to refuse
+MAX_JSON_BYTES = 16 * 1024 * 1024
 
 
 class CommandError(Exception):
@@ -48,12 +50,34 @@ def colour_list(text: str) -> list[str]:
     return names
 
 
+def seed_number(text: str) -> int:
+    """A game's seed as its record keeps it: -1 made a record `import` refuses."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"from 0 to 2**63-1, got {text}")
+    return value
+
+
 def _read_text(path: str) -> str:
-    p = Path(path)
+    try:
+        return _checked_text(Path(path), path)
+    except OSError as exc:  # a name too long, say: this file's fault, not the others'
+        raise CommandError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+def _checked_text(p: Path, path: str) -> str:
     if not p.exists():
         raise CommandError(f"{path}: no such file")
     if p.is_dir():
         raise CommandError(f"{path}: is a folder, not a file")
+    if not p.is_file():  # a pipe would wait for a writer, /dev/zero never ends
+        raise CommandError(f"{path}: not a regular file (a device or a pipe)")
+    if p.stat().st_size > MAX_JSON_BYTES:
+        raise CommandError(f"{path}: too large for a board ({p.stat().st_size} bytes; at "
+                           f"most {MAX_JSON_BYTES})")
     try:
         return p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -76,6 +100,8 @@ def cmd_score(args: argparse.Namespace) -> int:
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno}"
                                    f" column {exc.colno}") from None
+            except RecursionError:
+                raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
             result = score_json(data)
         except (CommandError, ValueError) as exc:
             msg = str(exc) if str(exc).startswith(path) else f"{path}: {exc}"
@@ -196,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bots", type=int, default=4, choices=(2, 3, 4))
     p.add_argument("--bot-kind", default="", help="greedy or random, or one per player: "
                    "greedy,random,...")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed_number, default=0)
     p.add_argument("--edition", default="classic")
     p.add_argument("--variant", action="append", metavar="NAME",
                    help="anti-trust, slow-growth, monster, baby-monster, godzilla")
@@ -245,6 +271,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"companion {args.command}: {exc.strerror or exc}"
               f"{': ' + str(exc.filename) if exc.filename else ''}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RecursionError:  # json's answer to a deeply nested input the loader missed
+        print(f"companion {args.command}: an input file is nested too deeply",
+              file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"companion {args.command}: interrupted", file=sys.stderr)

@@ -32,14 +32,24 @@ def _read_whole(path: Path) -> tuple[Any, str]:
     """A photo decoded at its full size (a HEIC one too), or None with the reason:
     the reader's decoding without its shrinking (calibration wants every pixel)."""
     from companion.heif import HeifError
-    from companion.vision.reader import decode_photo
+    from companion.vision.errors import ImageReadError
+    from companion.vision.reader import decode_photo, refuse_huge
 
+    whole = {"image": {"decode_min_side": None}}
+    if not path.is_file():
+        return None, "not a regular file"
     try:
         data = path.read_bytes()
     except OSError as exc:
         return None, exc.strerror or "cannot read"
+    if not data:
+        return None, "empty file"
     try:
-        img = decode_photo(data, {"image": {"decode_min_side": None}})
+        # the reader's limit at full size: 1 MB of PNG can declare 20000 x 20000
+        refuse_huge(path.name, data, whole)
+        img = decode_photo(data, whole)
+    except ImageReadError as exc:
+        return None, str(exc).removeprefix(f"{path.name}: ")
     except HeifError as exc:
         return None, str(exc)
     return img, "" if img is not None else "not a readable image"
@@ -65,11 +75,14 @@ def _calibrate_sheets(args: argparse.Namespace) -> int:
     out = Path(args.out or ".")
     out.mkdir(parents=True, exist_ok=True)
     page = (297.0, 210.0)
+    profile = load_profile(args.profile)  # its own one-line errors
     try:
-        markers = marker_sheet(load_profile(args.profile), dpi=args.dpi, page_mm=page)
+        markers = marker_sheet(profile, dpi=args.dpi, page_mm=page)
     except (KeyError, TypeError, IndexError) as exc:  # a profile without the markers' layout
         raise CommandError(f"board profile {args.profile}: no markers' layout ({type(exc).__name__}"
                            f": {exc})") from None
+    except ValueError as exc:  # a layout that cannot be drawn (the profile's numbers)
+        raise CommandError(f"board profile {args.profile}: {exc}") from None
     charuco = sheet_image(dpi=args.dpi, page_mm=page)
     for name, img in (("board-markers", markers), ("charuco-sheet", charuco)):
         cv2.imwrite(str(out / f"{name}.png"), img)
@@ -163,9 +176,10 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     from companion.replay import Observation
     from companion.rules import Card, Seat, Site, parse_board_json
     from companion.stills import PhotoPose, fit_fixed_camera
-    from companion.vision.reader import json_with_guesses
+    from companion.vision.reader import json_with_guesses, load_camera
 
     progress = progress or _progress
+    load_camera(camera)  # a bad camera file is said once, not as every photo's fault
     photos, how = ordered_photos(folder)
     if not photos:
         raise CommandError(f"{folder}: no photos (jpg, png, heic, ...) in this folder")
@@ -268,7 +282,8 @@ def register_replay(sub: Any) -> None:
     p.add_argument("--camera", metavar="CAMERA.json", help="intrinsics (default: estimated)")
     p.add_argument("--colors", type=colour_list,
                    help="colours in play, e.g. red,blue,green,black")
-    p.add_argument("--workers", type=int, default=2, help="photos read in parallel")
+    p.add_argument("--workers", type=_workers, default=2,
+                   help="photos read in parallel (1-64)")
     p.set_defaults(func=cmd_replay)
 
 
@@ -390,6 +405,30 @@ def _dpi(text: str) -> int:
     return value
 
 
+def server_threads(text: str) -> int:
+    """The web server's threads: 16 at least (each open page holds one), 256 at most
+    (more could not start: "can't start new thread")."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 16 <= value <= 256:
+        raise argparse.ArgumentTypeError(f"from 16 to 256, got {value}")
+    return value
+
+
+def _workers(text: str) -> int:
+    """1-64 processes: 0 read nothing in silence, a huge number forked until the Pi
+    stalled."""
+    value = _positive(text)
+    if value > MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_WORKERS}, got {value}")
+    return value
+
+
+MAX_WORKERS = 64
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -412,9 +451,11 @@ def _jitter(text: str) -> tuple[float, float]:
 # -- doctor --------------------------------------------------------------------
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from hardware.doctor import probe
+    from hardware.doctor import System, probe
 
-    report = probe(args.camera, args.leds, args.buttons, sample_frames=args.frames)
+    # a folder of photos is read as `companion run` reads it (each file checked first)
+    report = probe(args.camera, args.leds, args.buttons, sample_frames=args.frames,
+                   system=System(open_camera=_open_camera))
     intrinsics, report["calibration"] = _doctor_intrinsics(args)
     report["markers"] = _doctor_markers(args.camera, intrinsics)
     report["ledmap"] = _doctor_ledmap(args.ledmap)
@@ -452,14 +493,21 @@ def _doctor_photos() -> dict[str, Any]:
     return out
 
 
+def _open_camera(spec: str | None, **kw: Any) -> Any:
+    """hardware's open_camera, a folder of photos read with the application's decoder."""
+    from companion.live import folder_camera_options
+    from hardware.camera import open_camera
+
+    return open_camera(spec, **folder_camera_options(spec), **kw)
+
+
 def _doctor_markers(camera_spec: str | None, intrinsics: Any = None) -> dict[str, Any]:
     """Grab one frame and count the board markers the camera sees."""
     try:
         from companion.vision.geometry import board_geometry
         from companion.vision.pose import detect_markers
-        from hardware.camera import open_camera
 
-        with open_camera(camera_spec) as cam:
+        with _open_camera(camera_spec) as cam:
             frame = cam.read()
         markers = detect_markers(frame.image, board_geometry())
         found = sorted(markers)
@@ -617,7 +665,8 @@ def register_run(sub: Any) -> None:
     p.add_argument("--host", default="0.0.0.0")
     p.add_argument("--port", type=port_number, default=8000)
     p.add_argument("--pin", help="the table PIN (default: six random digits, printed)")
-    p.add_argument("--threads", type=int, default=32)
+    p.add_argument("--threads", type=server_threads, default=32,
+                   help="web server threads, 16-256 (each open page holds one)")
     p.set_defaults(func=cmd_run)
 
 

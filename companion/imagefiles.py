@@ -10,6 +10,8 @@ a ``ValueError``) with a one-line message.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from companion.heif import HeifError, decode_heif, heif_size, is_heif
@@ -30,6 +32,25 @@ class BadImageError(UnsafeInputError):
 
 class TruncatedImageError(BadImageError):
     """An image file cut short (a copy interrupted): its data ends before the image's."""
+
+
+@contextmanager
+def opencv_silent() -> Iterator[None]:
+    """OpenCV's own log off while a file is decoded: it prints "[ERROR] imdecode_ ..."
+    lines on stderr before the caller's one-line refusal. (hardware.camera keeps a
+    copy: it imports nothing of companion.)"""
+    import cv2
+
+    logging = getattr(getattr(cv2, "utils", None), "logging", None)
+    if logging is None:
+        yield
+        return
+    level = logging.getLogLevel()
+    logging.setLogLevel(logging.LOG_LEVEL_SILENT)
+    try:
+        yield
+    finally:
+        logging.setLogLevel(level)
 
 
 def error_text(exc: BaseException) -> str:
@@ -265,7 +286,8 @@ def decode_image_safely(data: bytes | bytearray | memoryview,
     import numpy as np
 
     try:
-        img = cv2.imdecode(np.frombuffer(raw, dtype=np.uint8), cv2.IMREAD_COLOR)
+        with opencv_silent():
+            img = cv2.imdecode(np.frombuffer(raw, dtype=np.uint8), cv2.IMREAD_COLOR)
     except cv2.error as exc:
         raise BadImageError(f"cannot decode {kind.upper()} ({error_text(exc)})") from None
     if img is None or img.ndim != 3 or img.shape[2] != 3:

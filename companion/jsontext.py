@@ -13,6 +13,8 @@ def json_object(text: str, source: str, expected: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{source}: not JSON ({exc.msg}, line {exc.lineno})") from None
+    except RecursionError:
+        raise ValueError(f"{source}: not JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError(f"{source}: {expected}")
     return data

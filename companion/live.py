@@ -179,7 +179,8 @@ def run_live(args: Any) -> int:
     ledmap = LedMap.load(args.ledmap) if args.ledmap.endswith(".json") else builtin(args.ledmap)
     # the devices next: one missing stops run before the journal is opened
     with ExitStack() as opened:
-        camera = opened.enter_context(open_camera(args.camera, **_folder_options(args.camera)))
+        camera = opened.enter_context(
+            open_camera(args.camera, **folder_camera_options(args.camera)))
         strip = LedStrip(ledmap.count, backend=args.leds, brightness=args.brightness,
                          budget_ma=args.budget_ma)
         opened.callback(strip.close)
@@ -191,7 +192,7 @@ def run_live(args: Any) -> int:
         return _run(args, intrinsics, game_config, camera, strip, buttons, ledmap, journal)
 
 
-def _folder_options(spec: str | None) -> dict[str, Any]:
+def folder_camera_options(spec: str | None) -> dict[str, Any]:
     """A folder of photos as the camera reads them as `companion replay` would: HEIC
     too, each file checked before decoding, in game order (EXIF time across cameras,
     a counter that wrapped)."""

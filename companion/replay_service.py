@@ -55,7 +55,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         if game is not None:
             try:
                 config = config_from_json(json.loads(game.data.decode("utf-8")))
-            except (UnicodeDecodeError, json.JSONDecodeError):
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 raise ReplayUploadError("game.json is not valid JSON") from None
         photos.sort(key=lambda f: natural_key(_safe_stem(f.name)))
         # the photos keep their names in the folder, which orders them as a folder on

@@ -340,7 +340,7 @@ class OpenCVSource(FrameSource):
         super().__init__(clock)
         factory = capture_factory if capture_factory is not None else cv2.VideoCapture
         self.device = device
-        with _opencv_quiet():  # its own WARN lines would follow our one-line error
+        with opencv_quiet():  # its own WARN lines would follow our one-line error
             self._cap: Any = factory(device, api_preference)
         if not self._cap.isOpened():
             self._cap.release()
@@ -523,14 +523,15 @@ class FolderSource(FrameSource):
 
 
 @contextmanager
-def _opencv_quiet() -> Iterator[None]:
-    """OpenCV's log held to errors while a device is tried (a missing one is ours to say)."""
+def opencv_quiet(silent: bool = False) -> Iterator[None]:
+    """OpenCV's log held to errors (``silent``: to nothing) while a device is tried or a
+    file decoded: what failed is ours to say, in one line."""
     logging = getattr(getattr(cv2, "utils", None), "logging", None)
     if logging is None:
         yield
         return
     level = logging.getLogLevel()
-    logging.setLogLevel(logging.LOG_LEVEL_ERROR)
+    logging.setLogLevel(logging.LOG_LEVEL_SILENT if silent else logging.LOG_LEVEL_ERROR)
     try:
         yield
     finally:
@@ -545,7 +546,8 @@ def _decode_image(path: str) -> np.ndarray | None:
         return None
     if data.size == 0:
         return None
-    image = cv2.imdecode(data, cv2.IMREAD_COLOR)
+    with opencv_quiet(silent=True):  # the source lists it as skipped
+        image = cv2.imdecode(data, cv2.IMREAD_COLOR)
     return None if image is None else np.asarray(image)
 
 

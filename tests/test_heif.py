@@ -256,7 +256,7 @@ def test_a_folder_camera_serves_heic_photos_in_game_order(tmp_path, phone, phone
     """`companion run --camera folder:DIR` served OpenCV's formats only, in name order:
     an iPhone's HEIC photos were skipped as unreadable, and a wrapped counter's last
     photos came first. The application hands its decoder and order to the source."""
-    from companion.live import _folder_options
+    from companion.live import folder_camera_options
     from hardware.camera import open_camera
     from hardware.errors import EndOfStream
 
@@ -264,7 +264,7 @@ def test_a_folder_camera_serves_heic_photos_in_game_order(tmp_path, phone, phone
     cv2.imwrite(str(tmp_path / "IMG_0001.png"), phone.image)
     (tmp_path / "IMG_0002.jpg").write_bytes(b"\xff\xd8\xff\xe0 cut short")
     spec = f"folder:{tmp_path}"
-    with open_camera(spec, **_folder_options(spec)) as camera:
+    with open_camera(spec, **folder_camera_options(spec)) as camera:
         first, second = camera.read(), camera.read()
         with pytest.raises(EndOfStream):
             camera.read()
@@ -273,4 +273,4 @@ def test_a_folder_camera_serves_heic_photos_in_game_order(tmp_path, phone, phone
     # the HEIC photo first (taken before the counter wrapped), decoded by libheif
     assert np.abs(first.image.astype(int) - phone.image).mean() < 4.0
     assert np.array_equal(second.image, phone.image)
-    assert _folder_options("fake") == {} and _folder_options("opencv:0") == {}
+    assert folder_camera_options("fake") == {} and folder_camera_options("opencv:0") == {}

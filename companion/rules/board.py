@@ -388,4 +388,6 @@ def load_board_json(text: str, **kw: Any) -> tuple[
     except json.JSONDecodeError as exc:
         raise InvalidBoardError(
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise InvalidBoardError("malformed JSON: nested too deeply") from None
     return parse_board_json(data, **kw)

@@ -235,6 +235,8 @@ class GameRecord:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RecordError(f"malformed JSON: {exc.msg} at line {exc.lineno}") from None
+        except RecursionError:
+            raise RecordError("malformed JSON: nested too deeply") from None
         return cls.from_json(data)
 
     def _check_corrections(self) -> None:
@@ -319,6 +321,8 @@ def header_json(config: GameConfig, date: str,
 
 def config_from_file(path: str | Path) -> GameConfig:
     """The set-up in a ``game.json`` file (formats.md); a RecordError naming the file."""
+    if Path(path).exists() and not Path(path).is_file():
+        raise RecordError(f"{path}: not a regular file")  # a folder, a pipe, a device
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -331,6 +335,8 @@ def config_from_file(path: str | Path) -> GameConfig:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}: malformed JSON at line {exc.lineno}") from None
+    except RecursionError:
+        raise RecordError(f"{path}: malformed JSON: nested too deeply") from None
     try:
         return config_from_json(data)
     except RecordError as exc:

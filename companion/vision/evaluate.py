@@ -460,9 +460,12 @@ def folder_samples(folder: str | Path) -> Iterable[tuple[str, np.ndarray, Mappin
         if not tj.exists():
             continue
         try:
+            if not tj.is_file():
+                raise OSError("not a regular file")
             truth = json.loads(tj.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            reason = (exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+                      if isinstance(exc, RecursionError) else str(exc))
             raise ValueError(f"{tj}: not a truth file ({reason})") from None
         problem = truth_problem(truth)
         if problem:

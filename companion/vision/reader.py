@@ -26,6 +26,7 @@ from companion.imagefiles import (
     image_kind,
     image_size,
     jpeg_size,
+    opencv_silent,
 )
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
@@ -227,6 +228,10 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     t0 = time.perf_counter()
     if image_bgr is None or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
         raise ImageReadError(f"{source}: not a colour image")
+    if min(image_bgr.shape[:2]) < MIN_PHOTO_SIDE:
+        # a marker needs tens of pixels; OpenCV's resize asserts on a 1 x N picture
+        raise ImageReadError(f"{source}: too small to show a board ({image_bgr.shape[1]} x "
+                             f"{image_bgr.shape[0]} pixels)")
     gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     markers = detect_markers(gray, g, cfg.get("pose"), previous_pose)
     timings["markers"] = time.perf_counter() - t0
@@ -862,10 +867,20 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     decoding it whole costs more than reading it, and four times the memory.
     """
     p = Path(path)
-    if not p.exists():
+    try:
+        exists, folder, regular = p.exists(), p.is_dir(), p.is_file()
+        size = p.stat().st_size if regular else 0
+    except OSError as exc:  # a name too long, say
+        raise ImageReadError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not exists:
         raise ImageReadError(f"{path}: no such file")
-    if p.is_dir():
+    if folder:
         raise ImageReadError(f"{path}: is a folder, not a photo")
+    if not regular:  # a pipe would wait for a writer, /dev/zero never ends
+        raise ImageReadError(f"{path}: not a regular file (a device or a pipe)")
+    if size > MAX_PHOTO_BYTES:
+        raise ImageReadError(f"{path}: too large for a photo ({size} bytes; at most "
+                             f"{MAX_PHOTO_BYTES})")
     try:
         data = p.read_bytes()
     except OSError as exc:
@@ -881,7 +896,7 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
         raise ImageReadError(f"{path}: truncated {_KIND_NAMES[kind or '']} file") from None
     except BadImageError:
         pass  # damaged otherwise: the decoder judges
-    _refuse_huge(path, data, config)
+    refuse_huge(path, data, config)
     try:
         img = decode_photo(data, config)
     except HeifError as exc:
@@ -891,10 +906,14 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     return img
 
 
+#: the shortest side a photo can show the board in (four markers and 54 sites)
+MIN_PHOTO_SIDE = 64
+#: the largest photo file read: a 200-megapixel phone's JPEG is some 60 MB
+MAX_PHOTO_BYTES = 256 * 1024 * 1024
 _KIND_NAMES = {"jpeg": "JPEG", "png": "PNG", "webp": "WebP"}  # the kinds a file can be cut of
 
 
-def _refuse_huge(path: str | Path, data: bytes, config: Mapping[str, Any] | None) -> None:
+def refuse_huge(path: str | Path, data: bytes, config: Mapping[str, Any] | None) -> None:
     """Refuse a file whose header declares more pixels than ``image.max_decoded_pixels``
     once decoded (a large JPEG at the size its decoder shrinks it to): a few
     kilobytes can declare 30000 x 30000 pixels, gigabytes of the Pi's memory. A
@@ -922,6 +941,8 @@ def decode_photo(data: bytes, config: Mapping[str, Any] | None = None) -> np.nda
     which raises its one-line :class:`HeifError`), then shrunk by the factor a
     JPEG of its size would have been decoded at: libheif has no scaled decoding.
     """
+    if not data:
+        return None  # OpenCV asserts on an empty buffer
     least = merged_config(config).get("image", {}).get("decode_min_side")
     min_side = None if least is None else int(least)
     if is_heif(data[:64]):
@@ -935,7 +956,8 @@ def decode_photo(data: bytes, config: Mapping[str, Any] | None = None) -> np.nda
     if data[:3] == b"\xff\xd8\xff":
         factor = decode_reduction(jpeg_size(data), min_side)
         flag = _REDUCED.get(factor, flag)
-    img: np.ndarray | None = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
+    with opencv_silent():  # a file OpenCV cannot decode is ours to name
+        img: np.ndarray | None = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
     return img
 
 
@@ -956,8 +978,12 @@ def load_camera(camera_path: str | Path | None) -> Intrinsics | None:
     cp = Path(camera_path)
     if not cp.exists():
         raise CameraFileError(f"{camera_path}: no such camera file")
+    if not cp.is_file():
+        raise CameraFileError(f"{camera_path}: not a camera file (not a regular file)")
     try:
         return Intrinsics.from_json(json.loads(cp.read_text(encoding="utf-8")))
+    except RecursionError:
+        raise CameraFileError(f"{camera_path}: not a camera file (nested too deeply)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:
         msg = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
         raise CameraFileError(f"{camera_path}: not a camera file ({msg})") from None

@@ -57,6 +57,8 @@ def load_overrides(text: str) -> dict[str, Any]:
 
     source = "inline config" if text.lstrip().startswith("{") else text
     if source == text:
+        if Path(text).exists() and not Path(text).is_file():
+            raise ValueError(f"{source}: not a regular file")
         try:
             text = Path(text).read_text(encoding="utf-8")
         except OSError as exc:

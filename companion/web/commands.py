@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from companion.cli import port_number
+from companion.commands import server_threads
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -38,8 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--driver", choices=("table", "bots"), default="table",
                    help="table: a simulated camera read by the vision pipeline (default); "
                         "bots: moves played straight into the game")
-    p.add_argument("--threads", type=int, default=32,
-                   help="web server threads, at least 16 (each open page holds one)")
+    p.add_argument("--threads", type=server_threads, default=32,
+                   help="web server threads, 16-256 (each open page holds one)")
 
 
 def _positive(text: str) -> float:
@@ -47,8 +48,8 @@ def _positive(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError("must be above 0")
+    if not 0.01 <= value <= 100:  # 1e-300 overflowed the clock, inf never waited
+        raise argparse.ArgumentTypeError(f"from 0.01 to 100, got {text}")
     return value
 
 

@@ -156,11 +156,15 @@ class LedMap:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> LedMap:
         """Read a ledmap file; errors name the file."""
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise ValueError(f"{os.fspath(path)}: not a regular file")  # a pipe would wait
         try:
             with open(path, encoding="utf-8") as fh:
                 doc = json.load(fh)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{os.fspath(path)}: not valid JSON: {exc}") from exc
+        except RecursionError:
+            raise ValueError(f"{os.fspath(path)}: not valid JSON: nested too deeply") from None
         try:
             return cls.from_json(doc)
         except ValueError as exc:

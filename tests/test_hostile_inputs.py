@@ -1,0 +1,168 @@
+"""Bad input from a command line, found by a sweep of every command: each a one-line
+error and a non-zero exit, no traceback, no hang, no gigabytes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from companion.cli import main
+
+DEEP = "[" * 100000 + "]" * 100000  # json's RecursionError: a traceback everywhere
+
+
+def _err(capsys: pytest.CaptureFixture[str]) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "Traceback" not in err
+    return err
+
+
+@pytest.fixture
+def deep(tmp_path: Path) -> Path:
+    path = tmp_path / "deep.json"
+    path.write_text(DEEP, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "fifo.json"
+    os.mkfifo(path)  # opening it would wait for a writer for ever
+    return path
+
+
+def test_score_refuses_what_is_no_board_file(tmp_path: Path, deep: Path, fifo: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    big = tmp_path / "big.json"
+    with open(big, "wb") as fh:  # sparse: 190 MB of board took 1.4 GB to refuse
+        fh.truncate(17 * 1024 * 1024)
+    long_name = tmp_path / ("a" * 300 + ".json")
+    good = tmp_path / "good.json"
+    good.write_text('{"sites": []}', encoding="utf-8")
+    assert main(["score", str(deep), str(fifo), "/dev/zero", str(big), str(long_name),
+                 str(good), "--json"]) == 1
+    out = capsys.readouterr()
+    assert out.err.strip().splitlines() == [
+        f"companion score: {deep}: malformed JSON: nested too deeply",
+        f"companion score: {fifo}: not a regular file (a device or a pipe)",
+        "companion score: /dev/zero: not a regular file (a device or a pipe)",
+        f"companion score: {big}: too large for a board (17825792 bytes; at most 16777216)",
+        f"companion score: {long_name}: cannot read (File name too long)",
+    ]
+    assert out.out.count("\n") == 1  # the last file is still scored
+
+
+def test_read_refuses_pipes_slivers_and_deep_camera_files(
+        tmp_path: Path, deep: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pipe = tmp_path / "photo.png"
+    os.mkfifo(pipe)
+    wide = tmp_path / "wide.png"
+    cv2.imwrite(str(wide), np.zeros((1, 2000, 3), np.uint8))  # cv2.resize asserted
+    assert main(["read", str(pipe), str(wide), "/dev/zero"]) == 1
+    assert _err(capsys).splitlines() == [
+        f"companion read: {pipe}: not a regular file (a device or a pipe)",
+        f"companion read: {wide}: too small to show a board (2000 x 1 pixels)",
+        "companion read: /dev/zero: not a regular file (a device or a pipe)",
+    ]
+    assert main(["read", str(wide), "--camera", str(deep)]) == 1
+    assert _err(capsys) == (f"companion read: {wide}: {deep}: not a camera file (nested "
+                            "too deeply)")
+
+
+def test_replay_says_a_bad_camera_file_once(tmp_path: Path, deep: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for k in range(3):
+        (photos / f"IMG_{k}.jpg").write_bytes(b"\xff\xd8\xff\xd9")
+    assert main(["replay", str(photos), "--camera", str(deep)]) == 1
+    assert _err(capsys) == f"companion replay: {deep}: not a camera file (nested too deeply)"
+    (photos / "game.json").write_text(DEEP, encoding="utf-8")
+    assert main(["replay", str(photos)]) == 1
+    assert _err(capsys) == (f"companion replay: {photos / 'game.json'}: malformed JSON: "
+                            "nested too deeply")
+
+
+def test_run_refuses_deep_files_before_it_starts(tmp_path: Path, deep: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    base = ["run", "--data-dir", str(tmp_path / "data"), "--camera", "fake", "--leds", "fake",
+            "--buttons", "none"]
+    for option, message in (("--game", f"{deep}: malformed JSON: nested too deeply"),
+                            ("--calibration", f"{deep}: malformed JSON: nested too deeply"),
+                            ("--ledmap", f"{deep}: not valid JSON: nested too deeply")):
+        assert main([*base, option, str(deep)]) == 1
+        assert _err(capsys) == f"companion run: {message}"
+    assert not (tmp_path / "data").exists()
+
+
+def _png_declaring(width: int, height: int) -> bytes:
+    from tests.vision.test_photo_files import _png_declaring as png
+
+    return png(width, height)
+
+
+def test_calibrate_camera_skips_empty_and_huge_photos(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty file made OpenCV assert; a PNG declaring 20000 x 20000 took 2.9 GB: the
+    reader's limits hold at full size too."""
+    (tmp_path / "a.png").write_bytes(b"")
+    (tmp_path / "b.png").write_bytes(_png_declaring(20000, 20000))
+    assert main(["calibrate", "camera", str(tmp_path)]) == 1
+    assert _err(capsys).splitlines() == [
+        "companion calibrate: a.png: empty file, skipped",
+        "companion calibrate: b.png: too large to read (20000 x 20000 pixels; at most "
+        "64000000 once decoded), skipped",
+        "companion calibrate: the ChArUco sheet was found in 0 view(s); at least 5 are needed",
+    ]
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    ({"dictionary": "DICT_NOPE"}, "unknown ArUco dictionary 'DICT_NOPE' (e.g. DICT_4X4_50)"),
+    ({"size_mm": 100000}, "markers of 100000 mm with 8 mm quiet zones do not fit four to a "
+                          "297 mm page"),
+    ({"size_mm": float("inf")}, "markers of inf mm with 8 mm quiet zones do not fit four to "
+                                "a 297 mm page"),
+    ({"centres_mm": {"0": [0, 0], "999": [1, 1]}}, "marker id 999 is not in DICT_4X4_50 (ids "
+                                                   "0 to 49)"),
+])
+def test_calibrate_sheets_names_a_markers_layout_it_cannot_draw(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict, message: str) -> None:
+    import json
+
+    from companion.profiles import load_profile
+
+    profile = load_profile()
+    profile["markers"].update(edit)
+    path = tmp_path / "board.json"
+    path.write_text(json.dumps(profile), encoding="utf-8")
+    assert main(["calibrate", "sheets", "--profile", str(path), "--out",
+                 str(tmp_path / "out")]) == 1
+    assert _err(capsys) == f"companion calibrate: board profile {path}: {message}"
+    assert not list((tmp_path / "out").glob("*.pdf"))
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["play", "--bots", "2", "--seed", "-1"], "argument --seed: from 0 to 2**63-1, got -1"),
+    (["replay", ".", "--workers", "0"], "argument --workers: must be 1 or more, got 0"),
+    (["replay", ".", "--workers", "99999999999999999999"],
+     "argument --workers: at most 64, got 99999999999999999999"),
+    (["run", "--threads", "100000000"], "argument --threads: from 16 to 256, got 100000000"),
+    (["demo", "--threads", "0"], "argument --threads: from 16 to 256, got 0"),
+    (["demo", "--speed", "1e-300"], "argument --speed: from 0.01 to 100, got 1e-300"),
+])
+def test_option_values_out_of_range_are_usage_errors(
+        capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    """A seed of -1 made a record `import` refuses; 0 workers read nothing and said so
+    nowhere, a huge number forked until the machine stalled; a hundred million threads
+    could not start; a speed of 1e-300 overflowed the clock on every step."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"companion {argv[0]}: error: {message}")
