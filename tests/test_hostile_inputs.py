@@ -166,3 +166,14 @@ def test_option_values_out_of_range_are_usage_errors(
     assert exc.value.code == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"companion {argv[0]}: error: {message}")
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ('{"sites": {"max_height": 100000}}', "sites.max_height must be from 1 to 400, got 100000"),
+    ('{"sites": {"depth_step_mm": NaN}}', "sites.depth_step_mm must be a finite number, got nan"),
+])
+def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], override: str,
+                                        message: str) -> None:
+    """`evaluate --config` with sites.max_height 100000 took 20 GB before it was killed."""
+    assert main(["evaluate", "--n", "1", "--config", override]) == 1
+    assert _err(capsys) == f"companion evaluate: inline config: {message}"

@@ -8,6 +8,7 @@ on its own behaves as it does inside the reader.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from functools import lru_cache
 from importlib import resources
@@ -85,6 +86,7 @@ def load_overrides(text: str) -> dict[str, Any]:
             if kind is not None and _kind(v) != kind:
                 raise ValueError(f"{source}: {name}.{key} must be {kind}, got {v!r}")
             _check_items(source, f"{name}.{key}", shipped[name][key], v)
+            _check_range(source, f"{name}.{key}", v, shipped[name].get("_ranges", {}).get(key))
             if key in shipped[name].get("_grids", ()) and v is not None:
                 _check_grid(source, f"{name}.{key}", v)
     scorer = data.get("sites", {}).get("scorer")
@@ -97,6 +99,18 @@ def load_overrides(text: str) -> dict[str, Any]:
         except ValueError as exc:
             raise ValueError(f"{source}: {exc}") from None
     return data
+
+
+def _check_range(source: str, where: str, value: Any, bounds: Any) -> None:
+    """A number must be finite, and within the section's ``_ranges`` for its key: the
+    sizes of arrays hang on some (sites.max_height 100000 took 20 GB)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return
+    if not math.isfinite(value):
+        raise ValueError(f"{source}: {where} must be a finite number, got {value!r}")
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        raise ValueError(f"{source}: {where} must be from {bounds[0]} to {bounds[1]}, "
+                         f"got {value!r}")
 
 
 def _check_grid(source: str, path: str, value: list[float]) -> None:
