@@ -2,6 +2,9 @@
 
 Heavy imports (SQLite, the rules engine) happen inside the handlers so other
 commands start fast. Every failure is one line on stderr and exit status 1.
+``games`` and ``export`` only look: they open the journal read-only and never
+change the data folder, not even to set a damaged journal aside (``import``
+and the table do that).
 """
 
 from __future__ import annotations
@@ -9,7 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
+import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,19 +34,35 @@ def _data_dir(args: argparse.Namespace) -> Path:
     return Path(args.data_dir) if args.data_dir else default_data_dir()
 
 
-def _open_existing(folder: Path, command: str) -> Journal | None:
-    """The folder's journal, or None if it holds none yet; never creates anything."""
+def _open_existing(folder: Path) -> Journal | None:
+    """The folder's journal opened read-only, or None if it holds none yet.
+
+    Never creates, moves or writes anything: a damaged journal is a one-line error
+    (JournalError) and stays as it was found.
+    """
     from companion.store.journal import DATA_FILE, Journal
 
     if not folder.exists():
         raise CommandError(f"{folder}: no such data folder")
     if not folder.is_dir():
         raise CommandError(f"{folder}: not a folder")
-    if not (folder / DATA_FILE).exists():
+    path = folder / DATA_FILE
+    if not path.exists() and not Path(f"{path}-wal").exists():
         return None
-    journal = Journal(folder / DATA_FILE)
-    _print_notices(journal, command)
-    return journal
+    return Journal(path, read_only=True)
+
+
+@contextmanager
+def _reading(journal: Journal) -> Iterator[Journal]:
+    """The journal, closed afterwards; damage SQLite finds only now is one line."""
+    import sqlite3
+
+    with journal:
+        try:
+            yield journal
+        except sqlite3.Error as exc:
+            raise CommandError(f"journal {journal.path} cannot be read ({exc}); "
+                               "left as it is") from None
 
 
 def _print_notices(journal: Journal, command: str) -> None:
@@ -51,10 +74,10 @@ def _print_notices(journal: Journal, command: str) -> None:
 
 def cmd_games(args: argparse.Namespace) -> int:
     folder = _data_dir(args)
-    journal = _open_existing(folder, "games")
+    journal = _open_existing(folder)
     games: list[GameInfo] = []
     if journal is not None:
-        with journal:
+        with _reading(journal):
             games = journal.list_games()
     if args.json:
         for g in games:
@@ -68,29 +91,49 @@ def cmd_games(args: argparse.Namespace) -> int:
 
 
 def format_games(games: list[GameInfo]) -> str:
-    """The ``companion games`` table: one game per line, oldest first."""
-    rows = [("ID", "DATE", "PLAYERS", "ROUNDS", "MOVES", "STATUS", "WINNER")]
+    """The ``companion games`` table: one game per line, oldest first.
+
+    A row that does not read says why in its status; a cell with a line break or a
+    control character is escaped, so one game stays one line.
+    """
+    rows: list[tuple[str, ...]] = [
+        ("ID", "DATE", "PLAYERS", "ROUNDS", "MOVES", "STATUS", "WINNER")]
     for g in games:
         rounds = "?" if g.rounds_played is None else f"{g.rounds_played}/{g.rounds}"
-        rows.append((g.id, g.date or "-", ", ".join(g.players) or "-", rounds,
-                     "?" if g.error else str(g.moves), g.status,
-                     ", ".join(g.winners) or "-"))
+        status = f"{g.status} ({g.damage})" if g.damage else g.status
+        rows.append(tuple(_cell(c) for c in (
+            g.id, g.date or "-", ", ".join(g.players) or "-", rounds,
+            "?" if g.error else str(g.moves), status, ", ".join(g.winners) or "-")))
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     return "".join("  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
                    + "\n" for r in rows)
+
+
+def _cell(text: str) -> str:
+    """``text`` with what a terminal would not show as one line escaped (\\n, \\x1b)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii")
+                   for ch in text)
 
 
 # -- export --------------------------------------------------------------------
 
 def cmd_export(args: argparse.Namespace) -> int:
     from companion.rules.errors import RulesError
-    from companion.store.journal import UnknownGameError
+    from companion.store.journal import DATA_FILE, UnknownGameError, journal_part
 
     folder = _data_dir(args)
-    journal = _open_existing(folder, "export")
+    out = Path(args.output) if args.output and args.output != "-" else None
+    if out is not None:  # before anything is read: nothing is written over the journal
+        part = journal_part(out, folder / DATA_FILE)
+        if part is not None:
+            raise CommandError(f"{out} is {part}; not writing the export there "
+                               "(choose another -o file)")
+    journal = _open_existing(folder)
     if journal is None:
         raise CommandError(f"no game {args.game_id!r} in {folder} (it holds no games)")
-    with journal:
+    with _reading(journal):
         try:
             data = journal.export(args.game_id, check=not args.raw)
         except UnknownGameError:
@@ -98,25 +141,70 @@ def cmd_export(args: argparse.Namespace) -> int:
                                "(see: companion games)") from None
         except RulesError as exc:
             raise CommandError(f"{exc} (use --raw to export the stored entries)") from None
-    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-    if args.output and args.output != "-":
-        out = Path(args.output)
-        tmp = out.with_name(out.name + ".tmp")
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, out)
-        except OSError as exc:
-            tmp.unlink(missing_ok=True)
-            raise CommandError(f"{out}: cannot write ({exc.strerror})") from None
-        print(f"exported game {args.game_id} to {out}")
-    else:
+    try:
+        text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    except RecursionError:  # read back, but deeper than the writer goes
+        raise CommandError(f"game {args.game_id} cannot be written as JSON "
+                           "(nested too deeply)") from None
+    if out is None:
         sys.stdout.write(text)
+        return 0
+    _write_file(out, text)
+    print(f"exported game {args.game_id} to {out}")
     return 0
+
+
+def _write_file(out: Path, text: str) -> None:
+    """Write ``out`` whole or not at all: a file that is there already keeps its old
+    contents until the new ones are on disk (a temporary file beside it, then a rename).
+
+    A device or a pipe (``/dev/stdout``) is written to directly, never replaced.
+    """
+    try:
+        st: os.stat_result | None = os.stat(out)
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise CommandError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    if st is not None and stat.S_ISDIR(st.st_mode):
+        raise CommandError(f"{out}: is a folder, not a file")
+    data = text.encode("utf-8")
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        try:
+            with open(out, "wb") as fh:
+                fh.write(data)
+        except OSError as exc:
+            raise CommandError(f"{out}: cannot write ({exc.strerror or exc})") from None
+        return
+    real = Path(os.path.realpath(out))  # through a symbolic link: the link stays
+    tmp = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
+    made = False  # only a temporary file this call made is ever removed
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+        made = True
+        try:
+            if st is not None:
+                os.chmod(tmp, stat.S_IMODE(st.st_mode))  # replacing: keep its permissions
+            with open(fd, "wb", closefd=False) as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        finally:
+            os.close(fd)
+        os.replace(tmp, real)
+    except BaseException as exc:  # Ctrl-C half-way too: no stray temporary file
+        if made:
+            tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise CommandError(f"{out}: cannot write ({exc.strerror or exc})") from None
+        raise
 
 
 # -- import --------------------------------------------------------------------
 
 def cmd_import(args: argparse.Namespace) -> int:
+    import sqlite3
+
     from companion.store.journal import DATA_FILE, Journal
 
     path = Path(args.file)
@@ -141,15 +229,39 @@ def cmd_import(args: argparse.Namespace) -> int:
     if folder.exists() and not folder.is_dir():
         raise CommandError(f"{folder}: not a folder")
     folder.mkdir(parents=True, exist_ok=True)
-    with Journal(folder / DATA_FILE) as journal:
+    journal = Journal(folder / DATA_FILE)
+    try:
         _print_notices(journal, "import")
-        try:
-            game_id = journal.import_record(data)
-        except ValueError as exc:  # RecordError, JournalError
+        game_id = journal.import_record(data)
+    except BaseException as exc:
+        journal.close()
+        if isinstance(exc, ValueError):  # RecordError, JournalError
             raise CommandError(f"{path}: {exc}") from None
-        info = next(g for g in journal.list_games() if g.id == game_id)
-    print(f"imported {path} as game {game_id} ({info.moves} moves, {info.status})")
+        if isinstance(exc, sqlite3.Error):  # rolled back: e.g. a full card
+            raise CommandError(f"{path}: not imported ({exc})") from None
+        raise
+    # The game is in: from here on nothing may say otherwise (a user who retries
+    # imports it twice), so describing it and closing are best effort.
+    detail = ""
+    try:
+        info = journal.game_info(game_id)
+        detail = f" ({info.moves} moves, {info.status})"
+    except Exception as exc:
+        _warn_after_import(game_id, "reading it back", exc)
+    finally:
+        try:
+            journal.close()
+        except Exception as exc:
+            _warn_after_import(game_id, "closing the journal", exc)
+    print(f"imported {path} as game {game_id}{detail}")
     return 0
+
+
+def _warn_after_import(game_id: str, step: str, exc: Exception) -> None:
+    """One line on stderr: the game is imported, so this is no failure of the command."""
+    why = " ".join(str(exc).split()) or type(exc).__name__
+    print(f"companion import: warning: game {game_id} is imported, but {step} failed ({why})",
+          file=sys.stderr)
 
 
 # -- registration --------------------------------------------------------------

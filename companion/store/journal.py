@@ -10,12 +10,19 @@ moved aside to ``<name>.corrupt-<timestamp>`` and a fresh journal starts, with
 a one-line notice in :attr:`Journal.notices` for the caller to show. The games
 a damaged journal of ours still yields (each with the longest run of its
 entries that reads and replays) are copied into the fresh one, with a notice.
+Opened with ``read_only=True`` (``companion games``, ``export``) nothing is set
+aside or written: a file that is not a healthy journal is a :class:`JournalError`.
+
+A row edited by hand or damaged on the card (a header that is not JSON, an id
+that is not text) is listed as damaged and refused by name on export; it never
+stops the other games from being listed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import re
 import secrets
@@ -98,12 +105,16 @@ class _Unusable(Exception):
     """Internal: the file on disk cannot be used as our journal; the message says why."""
 
 
+class _Damaged(Exception):
+    """Internal: a stored value does not read (e.g. "header is not JSON")."""
+
+
 @dataclass(frozen=True)
 class GameInfo:
     """One line of ``companion games``: enough to pick a game without replaying it."""
 
     id: str
-    created: float
+    created: float | None  # None: the stored time is not a number
     date: str
     players: tuple[str, ...]
     moves: int
@@ -114,6 +125,9 @@ class GameInfo:
     winners: tuple[str, ...]
     error: str | None = None
     abandoned: bool = False
+    #: why the journal row itself does not read (``error`` then says the same): the
+    #: game cannot be exported, unlike one that merely no longer replays
+    damage: str | None = None
 
     @property
     def status(self) -> str:
@@ -127,9 +141,15 @@ class GameInfo:
         return "over" if self.over else "in play"
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-ready whatever the row held (``created`` is None if it is no time)."""
+        created: str | None = None
+        if self.created is not None:
+            try:  # 1e300 passes as a float, not as a date
+                created = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.created))
+            except (ValueError, OverflowError, OSError):
+                pass
         return {
-            "id": self.id, "created": time.strftime("%Y-%m-%dT%H:%M:%S",
-                                                    time.localtime(self.created)),
+            "id": self.id, "created": created,
             "date": self.date, "players": list(self.players), "moves": self.moves,
             "rounds_played": self.rounds_played, "rounds": self.rounds,
             "finished": self.finished, "over": self.over, "status": self.status,
@@ -161,8 +181,12 @@ class Journal:
                  evidence_dir: str | os.PathLike[str] | None = None,
                  evidence_budget: int = DEFAULT_EVIDENCE_BUDGET,
                  clock: Callable[[], float] = time.time,
-                 new_id: Callable[[float], str] = _default_game_id) -> None:
+                 new_id: Callable[[float], str] = _default_game_id,
+                 read_only: bool = False) -> None:
         self.path = Path(path)
+        #: for commands that only look: nothing on disk is created, set aside, swept or
+        #: written, and a file that is not a healthy journal raises JournalError
+        self.read_only = read_only
         self.evidence_dir = (Path(evidence_dir) if evidence_dir is not None
                              else self.path.parent / "evidence")
         if evidence_budget < 0:
@@ -172,10 +196,13 @@ class Journal:
         self._clock = clock
         self._new_id = new_id
         self._lock = threading.RLock()
+        if read_only:
+            self._conn = self._open_read_only()
+            return
         self._conn = self._open()
         try:
             self._sweep_evidence()
-        except OSError as exc:  # a tidy-up: never a reason not to open the journal
+        except (OSError, sqlite3.Error) as exc:  # a tidy-up: never a reason not to open
             log.warning("journal %s: could not sweep evidence: %s", self.path, exc)
 
     # -- opening -------------------------------------------------------------
@@ -196,6 +223,29 @@ class Journal:
             self._init_schema(conn)
         if aside is not None:
             self._salvage(conn, aside)
+        return conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """A connection that changes nothing: no set-aside, no schema, no WAL switch.
+
+        A journal not yet written (no file, zero bytes, an empty SQLite file) reads
+        as an empty in-memory journal, so the folder is left exactly as it was.
+        """
+        try:
+            fresh = self._inspect()
+        except _Unusable as why:
+            reason = " ".join(str(why).split())[:300]
+            raise JournalError(f"journal {self.path} is {reason}; left as it is") from None
+        if fresh:
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            self._init_schema(conn)
+            return conn
+        # Not SQLite's mode=ro: on a WAL file that leaves -wal and -shm behind, while
+        # a connection that only reads removes them again when it closes.
+        conn = sqlite3.connect(self.path, timeout=15.0, isolation_level=None,
+                               check_same_thread=False)
+        conn.execute("PRAGMA busy_timeout = 15000")
+        conn.execute("PRAGMA query_only = ON")
         return conn
 
     def _salvage(self, conn: sqlite3.Connection, aside: Path) -> None:
@@ -262,20 +312,21 @@ class Journal:
         conn.execute("PRAGMA synchronous = FULL")
         return conn
 
-    def _inspect(self) -> None:
-        """Raise :class:`_Unusable` if the file on disk is not a healthy journal of ours."""
+    def _inspect(self) -> bool:
+        """Raise :class:`_Unusable` if the file on disk is not a healthy journal of ours;
+        True if it holds nothing yet (missing, empty, or no tables)."""
         path = self.path
         wal = Path(f"{path}-wal")
         if not path.exists():
             if wal.exists() and wal.stat().st_size > 0:
                 # SQLite would delete a WAL without its database: keep it for forensics.
                 raise _Unusable("missing, but its write-ahead log was left behind")
-            return
+            return True
         if path.is_dir():
             raise _Unusable("a folder, not a file")
         size = path.stat().st_size
         if size == 0 and not (wal.exists() and wal.stat().st_size > 0):
-            return  # created but never written: nothing to lose
+            return True  # created but never written: nothing to lose
         if size > 0:
             with open(path, "rb") as fh:
                 if fh.read(len(_SQLITE_MAGIC)) != _SQLITE_MAGIC:
@@ -292,7 +343,7 @@ class Journal:
             tables = {r[0] for r in conn.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table'")}
             if app_id == 0 and version == 0 and not tables:
-                return  # an empty SQLite file: ours, interrupted before the schema
+                return True  # an empty SQLite file: ours, interrupted before the schema
             if app_id != APPLICATION_ID:
                 raise _Unusable("another program's SQLite database"
                                 f" (application_id {app_id:#x})")
@@ -306,6 +357,7 @@ class Journal:
                 have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
                 if not want <= have:
                     raise _Unusable(f"damaged (table {table!r} is missing or incomplete)")
+            return False
         except sqlite3.OperationalError as exc:
             if "locked" in str(exc) or "busy" in str(exc):
                 # in use by another process: never mistake that for damage
@@ -360,10 +412,11 @@ class Journal:
         """Delete half-written crops (``*.tmp``) and files of our games no row names."""
         if not self.evidence_dir.is_dir():
             return
-        with self._lock:
-            known = {r[0] for r in self._conn.execute("SELECT id FROM games")}
-            paths = {r[0] for r in self._conn.execute(
-                "SELECT path FROM evidence WHERE path IS NOT NULL")}
+        with self._lock:  # decoded as file names are: a damaged id cannot stop the sweep
+            known = {bytes(r[0]).decode("utf-8", "surrogateescape") for r in self._conn.execute(
+                "SELECT CAST(id AS BLOB) FROM games WHERE typeof(id) = 'text'")}
+            paths = {bytes(r[0]).decode("utf-8", "surrogateescape") for r in self._conn.execute(
+                "SELECT CAST(path AS BLOB) FROM evidence WHERE path IS NOT NULL")}
         for sub in self.evidence_dir.iterdir():
             if not sub.is_dir() or sub.name not in known:
                 continue  # another journal's (e.g. a moved-aside file's): not ours to touch
@@ -382,9 +435,14 @@ class Journal:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise JournalError(f"journal {self.path} is open read-only")
+
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One committed (and, with synchronous=FULL, fsynced) transaction."""
+        self._check_writable()
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
             try:
@@ -437,15 +495,25 @@ class Journal:
 
     # -- reading ---------------------------------------------------------------
     def raw(self, game_id: str) -> dict[str, Any]:
-        """The stored header and entries as a record, without checking them."""
+        """The stored header and entries as a record, without checking them.
+
+        A row that does not read (a header that is not a JSON object, an entry that
+        is not JSON) is a JournalError naming the game: never a partial record.
+        """
         with self._lock:
-            row = self._conn.execute("SELECT header FROM games WHERE id = ?",
+            row = self._conn.execute("SELECT CAST(header AS BLOB) FROM games WHERE id = ?",
                                      (game_id,)).fetchone()
             if row is None:
                 raise UnknownGameError(f"no game {game_id!r} in the journal")
-            entries = [json.loads(r[0]) for r in self._conn.execute(
-                "SELECT entry FROM entries WHERE game_id = ? ORDER BY seq", (game_id,))]
-        return {"format": RECORD_FORMAT, "header": json.loads(row[0]), "entries": entries}
+            texts = self._conn.execute(
+                "SELECT CAST(entry AS BLOB) FROM entries WHERE game_id = ? ORDER BY seq",
+                (game_id,)).fetchall()
+        try:
+            header = _header_of(row[0])
+            entries = [_json_of(r[0], f"entries[{n}]") for n, r in enumerate(texts)]
+        except _Damaged as why:
+            raise JournalError(f"game {game_id} is damaged ({why})") from None
+        return {"format": RECORD_FORMAT, "header": header, "entries": entries}
 
     def load(self, game_id: str) -> GameRecord:
         """The game rebuilt from its journal: equal to the live session's record."""
@@ -464,11 +532,16 @@ class Journal:
 
     def latest_unfinished(self) -> str | None:
         """The id :meth:`current_game` would resume, without replaying it."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT id FROM games WHERE finished = 0 ORDER BY created DESC, rowid DESC "
-                "LIMIT 1").fetchone()
-        return None if row is None else str(row[0])
+        with self._lock:  # an id that is not text cannot be resumed: skipped
+            rows = self._conn.execute(
+                "SELECT CAST(id AS BLOB) FROM games WHERE finished = 0 AND typeof(id) = 'text' "
+                "ORDER BY created DESC, rowid DESC").fetchall()
+        for (raw_id,) in rows:
+            try:
+                return bytes(raw_id).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        return None
 
     def has_game(self, game_id: str) -> bool:
         with self._lock:
@@ -476,38 +549,85 @@ class Journal:
                                       (game_id,)).fetchone() is not None
 
     def list_games(self) -> list[GameInfo]:
-        """Every game, oldest first. A game that no longer replays is listed with its error."""
+        """Every game, oldest first. A game that no longer replays is listed with its error;
+        a row that does not read (edited by hand, a bad sector) as damaged, with why."""
+        return [self._info(row) for row in self._info_rows("", ())]
+
+    def game_info(self, game_id: str) -> GameInfo:
+        """One game's line of :meth:`list_games`, without reading the others."""
+        rows = self._info_rows("WHERE g.id = ?", (game_id,))
+        if not rows:
+            raise UnknownGameError(f"no game {game_id!r} in the journal")
+        return self._info(rows[0])
+
+    def _info_rows(self, where: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        # text as bytes, decoded one value at a time: SQLite's own decoding fails the
+        # whole query on one value that is not UTF-8
         with self._lock:
-            rows = self._conn.execute(
-                "SELECT g.id, g.created, g.header, g.finished, g.result, g.summary, "
+            return self._conn.execute(
+                "SELECT typeof(g.id), CAST(g.id AS BLOB), "
+                "CASE WHEN typeof(g.id) = 'text' THEN NULL ELSE g.id END, "
+                "CASE WHEN typeof(g.created) IN ('integer', 'real') THEN g.created END, "
+                "CAST(g.header AS BLOB), g.finished, CAST(g.result AS BLOB), "
+                "CAST(g.summary AS BLOB), "
                 "(SELECT COUNT(*) FROM entries e WHERE e.game_id = g.id) "
-                "FROM games g ORDER BY g.created, g.rowid").fetchall()
-        out = []
-        for gid, created, header_text, finished, result_text, summary_text, n_entries in rows:
-            header = json.loads(header_text)
-            summary = json.loads(summary_text) if summary_text else None
-            if summary is None:
-                summary = self._summary(gid)
-            result = json.loads(result_text) if result_text else None
-            winners = result.get("winners", []) if isinstance(result, dict) else []
-            players = header.get("players") if isinstance(header, dict) else None
+                f"FROM games g {where} ORDER BY g.created, g.rowid", params).fetchall()
+
+    def _info(self, row: tuple[Any, ...]) -> GameInfo:
+        """A :class:`GameInfo` from one row of :meth:`_info_rows`, whatever it holds."""
+        (id_type, id_bytes, id_other, created, header_raw, finished, result_raw,
+         summary_raw, n_entries) = row
+        gid: str | None = None  # None: the row cannot be read as a game
+        shown, damage = repr(id_other), "id is not text"  # shown safely, whatever it is
+        if id_type == "text":
+            try:
+                gid = shown = bytes(id_bytes).decode("utf-8")
+            except UnicodeDecodeError:
+                shown, damage = repr(bytes(id_bytes)), "id is not UTF-8 text"
+        when = float(created) if created is not None and math.isfinite(created) else None
+        header: Any = None
+        result: Any = None
+        try:
+            if gid is not None:
+                header = _header_of(header_raw)
+                result = None if result_raw is None else _json_of(result_raw, "result")
+        except _Damaged as why:
+            gid, damage = None, str(why)
+        if isinstance(header, dict):
+            date = str(header.get("date", ""))
+            players = header.get("players")
             names = tuple(str(p.get("name", "?")) if isinstance(p, dict) else "?"
                           for p in (players if isinstance(players, list) else []))
-            out.append(GameInfo(
-                id=gid, created=created, date=str(header.get("date", "")), players=names,
-                moves=summary.get("moves", n_entries), rounds_played=summary.get("rounds_played"),
-                rounds=summary.get("rounds"), finished=bool(finished),
-                over=bool(summary.get("over", False)),
-                winners=tuple(str(w) for w in winners), error=summary.get("error"),
-                abandoned=isinstance(result, dict) and "abandoned" in result))
-        return out
+        else:
+            date, names = "", ()
+        if gid is None:
+            return GameInfo(id=shown, created=when, date=date, players=names, moves=n_entries,
+                            rounds_played=None, rounds=None, finished=bool(finished),
+                            over=False, winners=(), error=damage, damage=damage)
+        summary: Any = None
+        if summary_raw is not None:
+            try:
+                summary = _json_of(summary_raw, "summary")
+            except _Damaged:
+                pass  # only a cache of the replay below
+        if not isinstance(summary, dict):
+            summary = self._summary(gid)
+        winners = result.get("winners", []) if isinstance(result, dict) else []
+        return GameInfo(
+            id=gid, created=when, date=date, players=names,
+            moves=summary.get("moves", n_entries), rounds_played=summary.get("rounds_played"),
+            rounds=summary.get("rounds"), finished=bool(finished),
+            over=bool(summary.get("over", False)),
+            winners=tuple(str(w) for w in (winners if isinstance(winners, list) else [])),
+            error=summary.get("error"),
+            abandoned=isinstance(result, dict) and "abandoned" in result)
 
     def _summary(self, game_id: str) -> dict[str, Any]:
         try:
             record = self.load(game_id)
             state = record.replay()
-        except (RulesError, ValueError) as exc:
-            return {"error": str(exc)}
+        except (RulesError, ValueError, TypeError, RecursionError) as exc:
+            return {"error": str(exc) or type(exc).__name__}
         return {"moves": len(record.effective()), "rounds_played": len(state.scores),
                 "rounds": state.config.rounds, "over": state.is_over}
 
@@ -564,6 +684,7 @@ class Journal:
     # -- evidence --------------------------------------------------------------
     def add_evidence(self, game_id: str, ply: int | None, kind: str, jpeg_bytes: bytes) -> str:
         """Keep a photo crop (e.g. of a disputed move); prunes old crops to stay in budget."""
+        self._check_writable()
         data = bytes(jpeg_bytes)
         if len(data) > self.evidence_budget:
             raise JournalError(f"evidence of {len(data)} bytes exceeds the whole budget "
@@ -631,6 +752,7 @@ class Journal:
         """Delete crops until within budget: finished games' oldest first, then the oldest
         of any game. Returns the ids deleted."""
         deleted: list[str] = []
+        self._check_writable()
         with self._lock:
             total = self.evidence_bytes()
             if total <= self.evidence_budget:
@@ -690,20 +812,20 @@ def _readable_games(src: sqlite3.Connection
         total = max(total, len(entries))
         try:
             header = json.loads(row[2])
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, RecursionError):
             continue
         decoded: list[Any] = []  # the entries up to the first that is not JSON
         for _, text, _ in entries:
             try:
                 decoded.append(json.loads(text))
-            except ValueError:
+            except (ValueError, RecursionError):
                 break
 
         def replays(k: int, header: Any = header, decoded: list[Any] = decoded) -> bool:
             try:
                 GameRecord.from_json({"format": RECORD_FORMAT, "header": header,
                                       "entries": decoded[:k]})
-            except (ValueError, TypeError, RulesError):
+            except (ValueError, TypeError, RulesError, RecursionError):
                 return False
             return True
 
@@ -728,6 +850,66 @@ def _dumps(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise JournalError(f"cannot store as JSON: {exc}") from None
+    except RecursionError:
+        raise JournalError("cannot store as JSON: nested too deeply") from None
+
+
+def _json_of(stored: Any, what: str) -> Any:
+    """A stored JSON column, decoded; :class:`_Damaged` says why it does not read."""
+    if isinstance(stored, bytes):
+        try:
+            stored = stored.decode("utf-8")
+        except UnicodeDecodeError:
+            raise _Damaged(f"{what} is not UTF-8 text") from None
+    if not isinstance(stored, str):
+        raise _Damaged(f"{what} is not text")
+    try:
+        return json.loads(stored)
+    except RecursionError:
+        raise _Damaged(f"{what} is nested too deeply") from None
+    except ValueError:
+        raise _Damaged(f"{what} is not JSON") from None
+
+
+def _header_of(stored: Any) -> dict[str, Any]:
+    header = _json_of(stored, "header")
+    if not isinstance(header, dict):
+        raise _Damaged("header is not a JSON object")
+    return header
+
+
+#: What each side file of an SQLite database is, for :func:`journal_part`.
+_SIDE_NAMES = {"-wal": "the journal's write-ahead log", "-shm": "the journal's shared-memory "
+               "index", "-journal": "the journal's rollback journal"}
+
+
+def journal_part(target: str | os.PathLike[str], journal_path: str | os.PathLike[str],
+                 evidence_dir: str | os.PathLike[str] | None = None) -> str | None:
+    """What of the journal's own files ``target`` is ("the journal itself", ...), or None.
+
+    A file written for the user (an export) must never replace the journal, its
+    side files, a set-aside copy or a photo crop: compared after resolving links,
+    and by inode where the target exists (a hard link to the journal).
+    """
+    journal = Path(journal_path)
+    evidence = Path(evidence_dir) if evidence_dir is not None else journal.parent / "evidence"
+    real = Path(os.path.realpath(target))
+    parts = {"": "the journal itself", **_SIDE_NAMES}
+    for suffix, what in parts.items():
+        mine = Path(f"{journal}{suffix}")
+        if real == Path(os.path.realpath(mine)):
+            return what
+        try:
+            if os.path.samefile(target, mine):
+                return what
+        except OSError:  # either is missing
+            pass
+    if (real.parent == Path(os.path.realpath(journal.parent))
+            and real.name.startswith(f"{journal.name}.corrupt-")):
+        return "a journal set aside as damaged"
+    if real.is_relative_to(Path(os.path.realpath(evidence))):
+        return "in the journal's evidence folder"
+    return None
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -802,6 +984,6 @@ def resume_or_start(session: Any, journal: Journal,
 
 __all__ = [
     "APPLICATION_ID", "DATA_FILE", "DEFAULT_EVIDENCE_BUDGET", "SCHEMA_VERSION", "GameInfo",
-    "Journal", "JournalError", "UnknownGameError", "default_data_dir", "open_data_dir",
-    "resume_or_start",
+    "Journal", "JournalError", "UnknownGameError", "default_data_dir", "journal_part",
+    "open_data_dir", "resume_or_start",
 ]

@@ -137,10 +137,11 @@ def test_errors_are_one_line(data_dir: Path, tmp_path: Path, args: list[str],
 
 
 def test_damaged_journal_is_reported(tmp_path: Path) -> None:
+    """Listing only looks: the damaged file is named, and left where and as it was."""
     (tmp_path / "companion.sqlite3").write_bytes(b"not a database at all" * 40)
     r = run("games", "--data-dir", str(tmp_path))
-    assert r.returncode == 0
-    assert r.stdout == f"no games in {tmp_path}\n"
-    [line] = r.stderr.splitlines()
-    assert line.startswith(f"companion games: warning: journal {tmp_path}/companion.sqlite3 "
-                           "was not an SQLite database: moved it to companion.sqlite3.corrupt-")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == (f"companion games: journal {tmp_path}/companion.sqlite3 is not an "
+                        "SQLite database; left as it is\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["companion.sqlite3"]
+    assert (tmp_path / "companion.sqlite3").read_bytes() == b"not a database at all" * 40
