@@ -133,6 +133,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     from companion.rules.record import GameRecord, MoveEntry
     from companion.rules.state import default_players
 
+    if args.record is not None and not args.record:  # said before the game, not after
+        raise CommandError("--record needs a file name")
     kinds = args.bot_kind.split(",") if args.bot_kind else ["greedy"]
     if len(kinds) == 1:
         kinds = kinds * args.bots

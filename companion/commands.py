@@ -238,7 +238,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     from companion.replay import replay
     from companion.rules.record import config_from_file
 
+    if not args.folder:  # Path("") is the current folder: not what an empty name meant
+        raise CommandError("give a folder of photos: companion replay DIR")
     folder = Path(args.folder)
+    if not folder.is_dir():
+        raise CommandError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     config = None
     game_file = folder / "game.json"
     if game_file.exists():
@@ -370,7 +374,7 @@ def _file_suffixes(sets: dict[str, Path | None]) -> dict[str, str]:
 def register_evaluate(sub: Any) -> None:
     p = sub.add_parser("evaluate", help="reading accuracy on a rendered (or given) labelled set")
     p.add_argument("--kind", choices=("mounted", "phone", "both"), default="both")
-    p.add_argument("--n", type=int, default=20, help="images per kind")
+    p.add_argument("--n", type=_positive, default=20, help="images per kind")
     p.add_argument("--seed", type=int, default=100)
     p.add_argument("--folder", action="append", metavar="DIR",
                    help="photos with <name>.json truth files instead of rendering; again for "
@@ -402,6 +406,24 @@ def _dpi(text: str) -> int:
     value = _positive(text)
     if not 72 <= value <= 1200:
         raise argparse.ArgumentTypeError(f"a printer's resolution, 72-1200, got {value}")
+    return value
+
+
+def table_pin(text: str) -> str:
+    """The PIN the players type on their phones' number pads: 4 to 12 digits (a PIN of
+    one character, or of letters no number pad types, was taken)."""
+    if not (text.isascii() and text.isdigit() and 4 <= len(text) <= 12):
+        raise argparse.ArgumentTypeError(f"4 to 12 digits, got {text!r}")
+    return text
+
+
+def _budget(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 <= value <= 20000:  # 20 A: more than any 5 V supply a Pi's strip runs on
+        raise argparse.ArgumentTypeError(f"from 0 to 20000 mA, got {text}")
     return value
 
 
@@ -605,7 +627,8 @@ def register_doctor(sub: Any) -> None:
     p.add_argument("--leds", help="LED backend (spi, ws281x, fake)")
     p.add_argument("--buttons", help="button backend (pi, fake)")
     p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
-    p.add_argument("--frames", type=int, default=15, help="frames sampled for the frame rate")
+    p.add_argument("--frames", type=_positive, default=15,
+                   help="frames sampled for the frame rate")
     p.add_argument("--data-dir", default="/var/lib/companion", metavar="DIR",
                    help="where `companion run` keeps its calibration file")
     p.add_argument("--calibration", metavar="FILE",
@@ -652,8 +675,8 @@ def register_run(sub: Any) -> None:
     p.add_argument("--leds", help="spi, ws281x or fake (default: spi on a Pi)")
     p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
     p.add_argument("--brightness", type=float, default=0.5)
-    p.add_argument("--budget-ma", type=float, default=2000.0,
-                   help="current budget of the 5 V supply for the strip")
+    p.add_argument("--budget-ma", type=_budget, default=2000.0,
+                   help="current budget of the 5 V supply for the strip, 0-20000 mA")
     p.add_argument("--buttons", default="pi", choices=("pi", "fake", "none"))
     p.add_argument("--calibration", help="calibration file (default DATA_DIR/calibration.json)")
     p.add_argument("--game", help="game.json for a new game (players, seats, colours)")
@@ -664,7 +687,8 @@ def register_run(sub: Any) -> None:
                         "the scene is read anyway (default: the vision config's, 5)")
     p.add_argument("--host", default="0.0.0.0")
     p.add_argument("--port", type=port_number, default=8000)
-    p.add_argument("--pin", help="the table PIN (default: six random digits, printed)")
+    p.add_argument("--pin", type=table_pin,
+                   help="the table PIN, 4-12 digits (default: six random digits, printed)")
     p.add_argument("--threads", type=server_threads, default=32,
                    help="web server threads, 16-256 (each open page holds one)")
     p.set_defaults(func=cmd_run)

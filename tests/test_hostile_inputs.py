@@ -155,12 +155,19 @@ def test_calibrate_sheets_names_a_markers_layout_it_cannot_draw(
     (["run", "--threads", "100000000"], "argument --threads: from 16 to 256, got 100000000"),
     (["demo", "--threads", "0"], "argument --threads: from 16 to 256, got 0"),
     (["demo", "--speed", "1e-300"], "argument --speed: from 0.01 to 100, got 1e-300"),
+    (["run", "--pin", "1"], "argument --pin: 4 to 12 digits, got '1'"),
+    (["demo", "--pin", "abcd"], "argument --pin: 4 to 12 digits, got 'abcd'"),
+    (["run", "--budget-ma", "1e308"], "argument --budget-ma: from 0 to 20000 mA, got 1e308"),
+    (["evaluate", "--n", "0"], "argument --n: must be 1 or more, got 0"),
+    (["doctor", "--frames", "0"], "argument --frames: must be 1 or more, got 0"),
 ])
 def test_option_values_out_of_range_are_usage_errors(
         capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
     """A seed of -1 made a record `import` refuses; 0 workers read nothing and said so
     nowhere, a huge number forked until the machine stalled; a hundred million threads
-    could not start; a speed of 1e-300 overflowed the clock on every step."""
+    could not start; a speed of 1e-300 overflowed the clock on every step; a PIN of one
+    character (or of letters a phone's number pad cannot type) was taken; 0 frames made
+    doctor blame the camera."""
     with pytest.raises(SystemExit) as exc:
         main(argv)
     assert exc.value.code == 2
@@ -177,3 +184,14 @@ def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], over
     """`evaluate --config` with sites.max_height 100000 took 20 GB before it was killed."""
     assert main(["evaluate", "--n", "1", "--config", override]) == 1
     assert _err(capsys) == f"companion evaluate: inline config: {message}"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["replay", ""], "companion replay: give a folder of photos: companion replay DIR"),
+    (["play", "--bots", "2", "--record", ""], "companion play: --record needs a file name"),
+])
+def test_empty_names_are_refused(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                 message: str) -> None:
+    """replay "" read the current folder; play --record "" played and wrote nothing."""
+    assert main(argv) == 1
+    assert _err(capsys) == message

@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from companion.cli import port_number
-from companion.commands import server_threads
+from companion.commands import server_threads, table_pin
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -33,7 +33,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--speed", type=_positive, default=1.0,
                    help="move speed: 2 plays twice as fast (default 1: a move per 1.5 s)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--pin", help="the table PIN (default: six random digits, printed here)")
+    p.add_argument("--pin", type=table_pin,
+                   help="the table PIN, 4-12 digits (default: six random digits, printed here)")
     p.add_argument("--players", type=int, default=4, choices=(2, 3, 4))
     p.add_argument("--edition", default="classic")
     p.add_argument("--driver", choices=("table", "bots"), default="table",
