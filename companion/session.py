@@ -375,7 +375,12 @@ class GameSession:
     def see_card(self, seat: Seat, card: Card) -> None:
         """The camera saw a new card on ``seat``'s stack: the page and LEDs show its sites."""
         with self._lock:
-            self._require().card_seen = (seat, card)
+            live = self._require()
+            # a seat nobody sits at (the camera's, or a page's, mistake): refused before
+            # it is kept, or the guidance (and every phone's state) failed until the
+            # next move
+            live.state.config.player_of(seat)
+            live.card_seen = (seat, card)
             self._changed("card", {"seat": seat.value, "card": str(card)})
 
     def set_unseen(self, sites: list[Site]) -> None:

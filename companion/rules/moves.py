@@ -28,6 +28,15 @@ class Commit:
     seat: Seat
     blocks: tuple[Block, ...] | None
 
+    def __post_init__(self) -> None:
+        # a selection is a set of blocks: kept in its notation's order (colours as
+        # first given, each largest first), so "red:1,2" is the commit "red:2,1" is
+        # and a record read back replays to the live game's very state
+        if self.blocks is not None:
+            first = {b.color: n for n, b in reversed(list(enumerate(self.blocks)))}
+            object.__setattr__(self, "blocks", tuple(sorted(
+                self.blocks, key=lambda b: (first[b.color], -b.storeys))))
+
     def __str__(self) -> str:
         if self.blocks is None:
             return f"{self.seat} commit ?"

@@ -62,6 +62,9 @@ class Player:
         return {"name": self.name, "seat": self.seat.value, "colors": list(self.colors)}
 
 
+MAX_NAME = 40  # a player's name: what a phone's score line has room for
+
+
 @dataclass(frozen=True)
 class GameConfig:
     """Everything fixed at set-up. Player order is the first round's turn order."""
@@ -107,6 +110,15 @@ class GameConfig:
                         f" ({', '.join(self.edition.colors)})")
             if not p.name:
                 raise SetupError("every player needs a name")
+            if len(p.name) > MAX_NAME or not p.name.isprintable():
+                # shown on every phone at every event, and one line in `companion games`
+                raise SetupError(f"a player's name is at most {MAX_NAME} printable "
+                                 f"characters: {p.name[:MAX_NAME]!r}...")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not (
+                0 <= self.seed < 2 ** 63):
+            # as the record keeps it: a seed of -1 made a game that could not be resumed
+            raise SetupError(f"the seed must be a whole number from 0 to 2**63-1, not "
+                             f"{str(self.seed)[:30]!r}")
         check_variants(self.variants)
         if sorted(self.slow_growth_order) != list(range(6)):
             raise SetupError("slow_growth_order must list the six cities once each")

@@ -729,6 +729,8 @@ class Journal:
             key = int(evidence_id)
         except (TypeError, ValueError):
             return None
+        if not -2 ** 63 <= key < 2 ** 63:  # no SQLite integer: no such crop (was a 500)
+            return None
         with self._lock:
             row = self._conn.execute("SELECT path, blob FROM evidence WHERE id = ?",
                                      (key,)).fetchone()

@@ -155,7 +155,7 @@ def setup() -> tuple[Response, int]:
                 fail(400, "'variants' must be a list")
             config = make_config(players, edition=str(data.get("edition", "classic")),
                                  variants=[str(v) for v in variants],
-                                 track_cards=bool(data.get("track_cards", False)),
+                                 track_cards=_flag(data, "track_cards"),
                                  seed=_int(data.get("seed", 0), "seed"))
         else:
             config = config_from_json(data)
@@ -170,10 +170,19 @@ def _strip_prefix(message: str) -> str:
 
 
 def _int(value: Any, what: str) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
+    """A whole number sent as one (1.9, true or "7" are not; 1e400 is no 500)."""
+    if isinstance(value, bool) or not isinstance(value, int):
         fail(400, f"{what} must be a whole number")
+    return value
+
+
+def _flag(data: dict[str, Any], key: str) -> bool:
+    """A yes/no sent as JSON true or false: the text "false" meant yes (a truthy
+    string), and deleted a move."""
+    value = data.get(key, False)
+    if not isinstance(value, bool):
+        fail(400, f"'{key}' must be true or false")
+    return value
 
 
 def _parse(text: Any) -> Any:
@@ -194,7 +203,7 @@ def play() -> tuple[Response, int]:
     move = _parse(data.get("move"))
     sess = _require_game()
     try:
-        outcome = sess.play(move, allow_illegal=bool(data.get("allow_illegal", False)))
+        outcome = sess.play(move, allow_illegal=_flag(data, "allow_illegal"))
     except IllegalMoveError as exc:
         fail(409, str(exc), reason=exc.reason)
     except RulesError as exc:
@@ -232,7 +241,7 @@ def correct(ply: int) -> Response:
     data = require_json()
     if "move" not in data:
         fail(400, "give the corrected move, or \"move\": null to delete it")
-    move = None if data["move"] is None or data.get("delete") else _parse(data["move"])
+    move = None if data["move"] is None or _flag(data, "delete") else _parse(data["move"])
     note = data.get("note", "")
     if not isinstance(note, str):
         fail(400, "'note' must be text")
@@ -257,7 +266,10 @@ def keep(ply: int) -> Response:
     n = len(sess.record.effective())
     if ply >= n:
         fail(404, f"no move number {ply} to keep (the game has {n})")
-    sess.keep(ply)
+    try:
+        sess.keep(ply)
+    except RulesError as exc:  # an undo from another phone came first
+        fail(404, str(exc))
     return jsonify({"ply": ply, "kept": True})
 
 
@@ -308,7 +320,10 @@ def resolve(warning_id: int) -> Response:
     sess = _require_game()
     if not any(w["id"] == warning_id for w in sess.snapshot()["warnings"]):
         fail(404, f"no warning {warning_id}")
-    sess.resolve_warning(warning_id)
+    try:
+        sess.resolve_warning(warning_id)
+    except RulesError:  # an undo from another phone took it away first
+        fail(404, f"no warning {warning_id}")
     return jsonify({"id": warning_id, "resolved": True})
 
 

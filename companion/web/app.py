@@ -71,6 +71,9 @@ def generate_pin() -> str:
 
 DEFAULTS: dict[str, Any] = {
     "MAX_CONTENT_LENGTH": 200 * 1024 * 1024,  # a game's worth of phone photos
+    # werkzeug's own limit of 1000 parts made 3000 tiny photos "too large"; the upload
+    # counts the photos itself (uploads.MAX_FILES) and says so
+    "MAX_FORM_PARTS": 2100,
     "SSE_HEARTBEAT": 15.0,
     "SSE_MAX_EVENTS": None,  # tests: end a stream after this many events
     "SSE_TIMEOUT": None,  # tests: end a stream after this many seconds

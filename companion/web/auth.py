@@ -48,13 +48,19 @@ class ApiError(Exception):
         self.extra = extra
 
 
+MAX_ERROR = 300  # characters of an error line
+
+
 def fail(status: int, message: str, **extra: Any) -> NoReturn:
     raise ApiError(status, message, **extra)
 
 
 def error_response(status: int, message: str, **extra: Any) -> Response:
-    """One line, always: the page shows it as is."""
-    line = " ".join(str(message).split()) or "error"
+    """One line, always, and short: the page shows it as is (a 10 MB move text came
+    back whole in its refusal)."""
+    line = " ".join(str(message)[:4 * MAX_ERROR].split()) or "error"
+    if len(line) > MAX_ERROR:
+        line = line[:MAX_ERROR - 3] + "..."
     resp = jsonify({"error": line, **extra})
     resp.status_code = status
     resp.headers["Cache-Control"] = "no-store"
@@ -172,7 +178,10 @@ def require_json() -> dict[str, Any]:
     """API posts are JSON objects: the content type alone stops simple cross-site forms."""
     if not request.is_json:
         fail(415, "send JSON with Content-Type: application/json")
-    data = request.get_json(silent=True)
+    try:
+        data = request.get_json(silent=True)
+    except RecursionError:  # silent covers ValueError only: nested 100000 deep was a 500
+        fail(400, "malformed JSON in the request body (nested too deeply)")
     if data is None:
         if not request.get_data():
             return {}

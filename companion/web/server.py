@@ -28,7 +28,11 @@ class WebServer:
         app.config["SSE_MAX_STREAMS"] = threads - 8 if streams is None else min(
             int(streams), threads - 8)
         # ident: no version in the Server header; channel_timeout > heartbeat
-        self._server = create_server(app, host=host, port=port, threads=threads,
+        # a body past the app's own limit is refused by waitress before it is read (by
+        # default it would buffer up to 1 GB, PIN or not, before the app said 413)
+        limit = app.config.get("MAX_CONTENT_LENGTH")
+        body = {} if not limit else {"max_request_body_size": int(limit) + 64 * 1024}
+        self._server = create_server(app, host=host, port=port, threads=threads, **body,
                                      ident="companion", channel_timeout=60,
                                      asyncore_loop_timeout=0.5, clear_untrusted_proxy_headers=True)
         self.host = str(self._server.effective_host)

@@ -31,7 +31,9 @@ def _wanted(name: str) -> bool:
 
 def collect_files(storages: Iterable[FileStorage]) -> list[UploadedFile]:
     """Every photo (and game.json) from the upload; 400 if there is none."""
-    limit = int(current_app.config.get("MAX_CONTENT_LENGTH") or 200 * 1024 * 1024) * 2
+    # the photos unpacked count against the upload's own limit: twice it (400 MB held
+    # at once) was more than a Pi has to spare
+    limit = int(current_app.config.get("MAX_CONTENT_LENGTH") or 200 * 1024 * 1024)
     out: list[UploadedFile] = []
     total = 0
     for fs in storages:
@@ -88,8 +90,8 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     declares: a 300 KB upload whose member claims 100 bytes made 300 MB (and
     then failed its CRC). Read in chunks, zipfile stops at the declared size,
     which the budget has counted."""
-    buf = bytearray()
+    chunks = []
     with archive.open(info) as member:
         while chunk := member.read(_CHUNK):
-            buf += chunk
-    return bytes(buf)
+            chunks.append(chunk)
+    return b"".join(chunks)

@@ -144,3 +144,17 @@ def test_random_text_either_parses_or_raises_notation_error(text: str) -> None:
     except NotationError:
         return
     assert parse_move(str(move)) == move
+
+
+def test_a_commit_is_its_blocks_in_notation_order() -> None:
+    """A selection is a set of blocks: typed in any order it is one commit, kept as its
+    notation writes it (colours as first given, each largest first), so a record read
+    back replays to the same state as the moves played."""
+    from companion.rules import Commit, parse_move
+
+    typed = parse_move("S commit red:1,1,2 green:1,3 red:4")
+    assert isinstance(typed, Commit)
+    assert str(typed) == "S commit red:4,2,1,1 green:3,1"
+    assert typed == parse_move("S commit red:4,2,1,1 green:3,1") == parse_move(str(typed))
+    assert [(b.color, b.storeys) for b in typed.blocks or ()] == [
+        ("red", 4), ("red", 2), ("red", 1), ("red", 1), ("green", 3), ("green", 1)]

@@ -397,3 +397,30 @@ def test_a_game_file_is_read_or_named_in_its_error(tmp_path: Any) -> None:
             bad.write_bytes(content)
         with pytest.raises(RecordError, match=f"^{re.escape(str(bad))}: {message}$"):
             config_from_file(bad)
+
+
+@pytest.mark.parametrize(("kw", "message"), [
+    ({"seed": -1}, "the seed must be a whole number from 0 to 2**63-1, not '-1'"),
+    ({"seed": 2 ** 63}, "the seed must be a whole number from 0 to 2**63-1, not "
+                        "'9223372036854775808'"),
+    ({"seed": True}, "the seed must be a whole number from 0 to 2**63-1, not 'True'"),
+])
+def test_a_game_is_set_up_only_as_its_record_can_keep_it(kw: dict, message: str) -> None:
+    """A seed of -1 was taken by the page and `play`, and the record then refused."""
+    from companion.rules import SetupError, make_config
+
+    with pytest.raises(SetupError, match=f"^{re.escape(message)}$"):
+        make_config(2, **kw)
+
+
+def test_a_players_name_is_one_short_line() -> None:
+    from companion.rules import Player, Seat, SetupError, get_edition
+    from companion.rules.state import GameConfig
+
+    ed = get_edition("classic")
+    for name in ("x" * 41, "Ann\nBob", "\x1b[31mred"):
+        with pytest.raises(SetupError, match="^a player's name is at most 40 printable"):
+            GameConfig(ed, (Player(name, Seat.S, ("red", "green")),
+                            Player("Bo", Seat.N, ("blue", "black"))))
+    assert GameConfig(ed, (Player("x" * 40, Seat.S, ("red", "green")),
+                           Player("Bo", Seat.N, ("blue", "black")))).players[0].name == "x" * 40
