@@ -50,15 +50,23 @@ def colour_list(text: str) -> list[str]:
     return names
 
 
-def seed_number(text: str) -> int:
-    """A game's seed as its record keeps it: -1 made a record `import` refuses."""
+def whole_number(text: str, low: int, high: int | None = None, shown: str = "") -> int:
+    """An option's whole number from ``low`` (to ``high``, written ``shown``), or the
+    argparse error that says which."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 0 <= value < 2 ** 63:
-        raise argparse.ArgumentTypeError(f"from 0 to 2**63-1, got {text}")
+    if high is None and value < low:
+        raise argparse.ArgumentTypeError(f"must be {low} or more, got {value}")
+    if high is not None and not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"from {low} to {shown or high}, got {text}")
     return value
+
+
+def seed_number(text: str) -> int:
+    """A game's seed as its record keeps it: -1 made a record `import` refuses."""
+    return whole_number(text, 0, 2 ** 63 - 1, "2**63-1")
 
 
 def _read_text(path: str) -> str:

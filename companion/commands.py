@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from companion.cli import CommandError, colour_list, port_number
+from companion.cli import CommandError, colour_list, port_number, whole_number
 
 log = logging.getLogger(__name__)
 
@@ -430,35 +430,20 @@ def _budget(text: str) -> float:
 def server_threads(text: str) -> int:
     """The web server's threads: 16 at least (each open page holds one), 256 at most
     (more could not start: "can't start new thread")."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not 16 <= value <= 256:
-        raise argparse.ArgumentTypeError(f"from 16 to 256, got {value}")
-    return value
+    return whole_number(text, 16, 256)
 
 
 def _workers(text: str) -> int:
     """1-64 processes: 0 read nothing in silence, a huge number forked until the Pi
     stalled."""
-    value = _positive(text)
-    if value > MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"at most {MAX_WORKERS}, got {value}")
-    return value
+    return whole_number(text, 1, MAX_WORKERS)
 
 
 MAX_WORKERS = 64
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
+    return whole_number(text, 1)
 
 
 def _jitter(text: str) -> tuple[float, float]:

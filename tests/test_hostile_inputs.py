@@ -149,9 +149,9 @@ def test_calibrate_sheets_names_a_markers_layout_it_cannot_draw(
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["play", "--bots", "2", "--seed", "-1"], "argument --seed: from 0 to 2**63-1, got -1"),
-    (["replay", ".", "--workers", "0"], "argument --workers: must be 1 or more, got 0"),
+    (["replay", ".", "--workers", "0"], "argument --workers: from 1 to 64, got 0"),
     (["replay", ".", "--workers", "99999999999999999999"],
-     "argument --workers: at most 64, got 99999999999999999999"),
+     "argument --workers: from 1 to 64, got 99999999999999999999"),
     (["run", "--threads", "100000000"], "argument --threads: from 16 to 256, got 100000000"),
     (["demo", "--threads", "0"], "argument --threads: from 16 to 256, got 0"),
     (["demo", "--speed", "1e-300"], "argument --speed: from 0.01 to 100, got 1e-300"),

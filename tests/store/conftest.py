@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +88,26 @@ def fake_clock() -> type[FakeClock]:
 @pytest.fixture
 def ids() -> Callable[..., Callable[[float], str]]:
     return counting_ids
+
+
+def _two_games(folder: Path, finished: GameRecord, *, crop: bool = False) -> Path:
+    """A journal in ``folder``: g1 a finished 4-player game (imported; with a photo
+    crop if ``crop``), g2 Ann and Bob, 9 moves in."""
+    folder.mkdir()
+    with Journal(folder / "companion.sqlite3", clock=FakeClock(1_700_000_000.0),
+                 new_id=counting_ids()) as journal:
+        journal.import_record(replace(finished, date="2024-05-01").to_json())
+        if crop:
+            journal.add_evidence("g1", 3, "crop", b"\xff\xd8\xff\xd9")
+        cfg = make_config([("Ann", "S", ["red", "blue"]), ("Bob", "N", ["green", "black"])],
+                          seed=2, track_cards=True)
+        session = GameSession(journal=journal)
+        session.new_game(cfg, date="2024-05-02")
+        play_bots(session, moves=9, seed=2)
+    return folder
+
+
+@pytest.fixture
+def two_games(tmp_path: Path, finished_record: GameRecord) -> Callable[..., Path]:
+    """``two_games(crop=False)``: the data folder ``tmp_path/data`` holding g1 and g2."""
+    return lambda crop=False: _two_games(tmp_path / "data", finished_record, crop=crop)

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from companion.rules import GameRecord, make_config
-from companion.session import GameSession
+from companion.rules import GameRecord
 from companion.store.journal import Journal
 
 ENV = {**os.environ, "TZ": "UTC", "COMPANION_DATA_DIR": "/nonexistent-default"}
@@ -24,18 +24,9 @@ def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]
 
 
 @pytest.fixture
-def data_dir(tmp_path: Path, finished_record: GameRecord, fake_clock, ids, play) -> Path:
+def data_dir(two_games: Any) -> Path:
     """g1: a finished 4-player game (imported); g2: Ann and Bob, 9 moves in."""
-    folder = tmp_path / "data"
-    folder.mkdir()
-    with Journal(folder / "companion.sqlite3", clock=fake_clock(1_700_000_000.0),
-                 new_id=ids()) as journal:
-        journal.import_record(replace(finished_record, date="2024-05-01").to_json())
-        cfg = make_config([("Ann", "S", ["red", "blue"]), ("Bob", "N", ["green", "black"])],
-                          seed=2, track_cards=True)
-        session = GameSession(journal=journal)
-        session.new_game(cfg, date="2024-05-02")
-        play(session, moves=9, seed=2)
+    folder: Path = two_games()
     return folder
 
 

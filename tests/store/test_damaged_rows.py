@@ -13,7 +13,6 @@ import sqlite3
 import stat
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,18 +40,9 @@ def snapshot(folder: Path) -> dict[str, bytes | None]:
 
 
 @pytest.fixture
-def data(tmp_path: Path, finished_record: GameRecord, fake_clock, ids, play) -> Path:
+def data(two_games: Any) -> Path:
     """g1: a finished 4-player game (imported) with a photo crop; g2: Ann and Bob, 9 moves."""
-    folder = tmp_path / "data"
-    folder.mkdir()
-    with Journal(folder / DATA_FILE, clock=fake_clock(1_700_000_000.0), new_id=ids()) as j:
-        j.import_record(replace(finished_record, date="2024-05-01").to_json())
-        j.add_evidence("g1", 3, "crop", b"\xff\xd8\xff\xd9")
-        cfg = make_config([("Ann", "S", ["red", "blue"]), ("Bob", "N", ["green", "black"])],
-                          seed=2, track_cards=True)
-        session = GameSession(journal=j)
-        session.new_game(cfg, date="2024-05-02")
-        play(session, moves=9, seed=2)
+    folder: Path = two_games(crop=True)
     return folder
 
 

@@ -140,3 +140,17 @@ def new_driver() -> Callable[..., Driver]:
 @pytest.fixture
 def new_config() -> Callable[..., GameConfig]:
     return config
+
+
+@pytest.fixture
+def upload_client(make_app: Callable[..., Flask], session: GameSession
+                  ) -> tuple[FlaskClient, list[list[str]]]:
+    """A page's client whose replay service records the names of the files it is
+    given (one list per upload), and answers no moves."""
+    seen: list[list[str]] = []
+
+    def replay(files: Any) -> dict[str, Any]:
+        seen.append([f.name for f in files])
+        return {"moves": 0, "warnings": []}
+
+    return make_app(session, services={"replay": replay}).test_client(), seen

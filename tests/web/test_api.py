@@ -425,14 +425,8 @@ def test_upload_without_replay_service(client: Any, pin: str) -> None:
                                         "companion has no replay service"}
 
 
-def test_upload_photos_and_zip(make_app: Any, session: GameSession, pin: str) -> None:
-    seen: list[list[str]] = []
-
-    def replay(files: Any) -> dict[str, Any]:
-        seen.append([f.name for f in files])
-        return {"moves": 0, "warnings": []}
-
-    client = make_app(session, services={"replay": replay}).test_client()
+def test_upload_photos_and_zip(upload_client: Any, pin: str) -> None:
+    client, seen = upload_client
     resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
                        content_type="multipart/form-data",
                        data={"photos": [(io.BytesIO(_jpeg()), "IMG_2.jpg"),

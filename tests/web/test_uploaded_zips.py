@@ -10,8 +10,6 @@ import tracemalloc
 import zipfile
 from typing import Any
 
-from companion.session import GameSession
-
 
 def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytearray:
     buf = io.BytesIO()
@@ -29,14 +27,9 @@ def _declare_size(data: bytearray, size: int) -> bytearray:
     return data
 
 
-def _post(make_app: Any, session: GameSession, pin: str, data: bytes) -> Any:
-    seen: list[list[str]] = []
-
-    def replay(files: Any) -> dict[str, Any]:
-        seen.append([f.name for f in files])
-        return {"moves": 0, "warnings": []}
-
-    client = make_app(session, services={"replay": replay}).test_client()
+def _post(upload: tuple[Any, list[list[str]]], pin: str, data: bytes) -> Any:
+    """The zip posted as the page does; ``resp.seen``: the uploads the replay got."""
+    client, seen = upload
     resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
                        content_type="multipart/form-data",
                        data={"photos": (io.BytesIO(bytes(data)), "game.zip")})
@@ -45,7 +38,7 @@ def _post(make_app: Any, session: GameSession, pin: str, data: bytes) -> Any:
 
 
 def test_a_member_that_lies_about_its_size_is_refused_without_inflating_it(
-        make_app: Any, session: GameSession, pin: str) -> None:
+        upload_client: Any, pin: str) -> None:
     """ZipFile.read inflates a member in one call: this 50 KB zip, whose member claims
     100 bytes, made 50 MB before its CRC failed (300 KB made 300 MB). Read a chunk at a
     time, zipfile stops at the declared size."""
@@ -53,7 +46,7 @@ def test_a_member_that_lies_about_its_size_is_refused_without_inflating_it(
     assert len(bomb) < 100_000
     tracemalloc.start()
     try:
-        resp = _post(make_app, session, pin, bomb)
+        resp = _post(upload_client, pin, bomb)
         _now, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -64,29 +57,29 @@ def test_a_member_that_lies_about_its_size_is_refused_without_inflating_it(
     assert resp.seen == []
 
 
-def test_an_encrypted_member_is_named(make_app: Any, session: GameSession, pin: str) -> None:
+def test_an_encrypted_member_is_named(upload_client: Any, pin: str) -> None:
     data = _zip({"IMG_1.jpg": b"\xff\xd8\xff" + bytes(300)})
     data[6] |= 1  # the general purpose flag's "encrypted" bit, local and central
     data[data.find(b"PK\x01\x02") + 8] |= 1
-    resp = _post(make_app, session, pin, data)
+    resp = _post(upload_client, pin, data)
     assert resp.status_code == 400
     assert resp.get_json() == {"error": "game.zip: IMG_1.jpg is encrypted "
                                         "(send a zip without a password)"}
 
 
-def test_inflating_damage_is_a_one_line_refusal(make_app: Any, session: GameSession,
+def test_inflating_damage_is_a_one_line_refusal(upload_client: Any,
                                                 pin: str) -> None:
     """zlib's own error escaped zipfile's, and became the page's 500."""
     data = _zip({"IMG_1.jpg": bytes(range(256)) * 200})
     start = 30 + len("IMG_1.jpg")  # the member's compressed bytes
     data[start:start + 8] = b"\xff" * 8
-    resp = _post(make_app, session, pin, data)
+    resp = _post(upload_client, pin, data)
     assert resp.status_code == 400
     error = resp.get_json()["error"]
     assert error.startswith("game.zip: cannot read IMG_1.jpg (") and "\n" not in error
 
 
-def test_no_damaged_zip_is_the_companions_fault(make_app: Any, session: GameSession,
+def test_no_damaged_zip_is_the_companions_fault(upload_client: Any,
                                                 pin: str) -> None:
     """Seeded damage to a good zip (one to four bytes): a 200 or a 4xx with a one-line
     message, never a 500. Before, about a quarter of these (a bad offset's negative
@@ -98,7 +91,7 @@ def test_no_damaged_zip_is_the_companions_fault(make_app: Any, session: GameSess
         data = bytearray(good)
         for _k in range(rng.randint(1, 4)):
             data[rng.randrange(len(data))] = rng.randrange(256)
-        resp = _post(make_app, session, pin, data)
+        resp = _post(upload_client, pin, data)
         statuses[resp.status_code] = statuses.get(resp.status_code, 0) + 1
         if resp.status_code != 200:
             error = resp.get_json()["error"]
