@@ -74,7 +74,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         with tempfile.TemporaryDirectory(prefix="companion-upload-") as tmp:
             folder = Path(tmp)
             for f, name in zip(photos, written, strict=True):
-                (folder / name).write_bytes(f.data)
+                f.save(folder / name)  # from the upload's spool: no photo held in memory
 
             def progress(done: int, total: int, name: str) -> None:
                 session.announce("replay-progress", {"done": done, "total": total,

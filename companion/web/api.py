@@ -7,7 +7,9 @@ Reading is open to everyone at the table. Every change goes through the
 from __future__ import annotations
 
 import re
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from flask import Blueprint, Response, jsonify, request
@@ -339,9 +341,11 @@ def upload() -> Response:
     if replay is None:
         fail(501, "replaying photos is not available here: this companion has no replay "
                   "service")
-    files = collect_files(request.files.getlist("photos") or list(request.files.values()))
-    try:
-        result = replay(files)
-    except ValueError as exc:
-        fail(400, str(exc))
+    with tempfile.TemporaryDirectory(prefix="companion-spool-") as spool:
+        files = collect_files(request.files.getlist("photos") or list(request.files.values()),
+                              Path(spool))
+        try:
+            result = replay(files)
+        except ValueError as exc:
+            fail(400, str(exc))
     return jsonify({"files": len(files), **dict(result)})

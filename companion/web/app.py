@@ -10,21 +10,46 @@ the table PIN; every error is a JSON ``{"error": "one line"}``.
 from __future__ import annotations
 
 import secrets
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, NamedTuple
+from pathlib import Path
+from typing import Any
 
 from flask import Flask
 
 from companion.session import GameSession
 
 
-class UploadedFile(NamedTuple):
-    """One file handed to the replay service (zips are unpacked first)."""
+class UploadedFile:
+    """One file handed to the replay service (zips are unpacked first): its bytes, or
+    where the upload spooled them (read only when wanted: an upload of 200 MB is not
+    held in the Pi's memory)."""
 
-    name: str
-    data: bytes
+    __slots__ = ("name", "_data", "path")
+
+    def __init__(self, name: str, data: bytes | None = None, *,
+                 path: Path | None = None) -> None:
+        if (data is None) == (path is None):
+            raise ValueError("an uploaded file has its bytes or a path, not both")
+        self.name = name
+        self._data = data
+        self.path = path
+
+    @property
+    def data(self) -> bytes:
+        return self._data if self._data is not None else Path(str(self.path)).read_bytes()
+
+    def save(self, dest: Path) -> None:
+        """Write the file to ``dest`` (copied from its spool, a chunk at a time)."""
+        if self.path is not None:
+            shutil.copyfile(self.path, dest)
+        else:
+            dest.write_bytes(self.data)
+
+    def __repr__(self) -> str:
+        return f"UploadedFile({self.name!r})"
 
 
 #: Returns the latest camera JPEG with the detected board drawn on it, or None.

@@ -99,3 +99,30 @@ def test_no_damaged_zip_is_the_companions_fault(upload_client: Any,
                 "no photos in the upload")), error  # a damaged name is no photo
     assert set(statuses) <= {200, 400, 413}
     assert statuses.get(400, 0) > 200  # the damage mostly shows
+
+
+def test_an_upload_is_spooled_to_disk_not_held_in_memory(upload_client: Any, pin: str,
+                                                         tmp_path: Any,
+                                                         monkeypatch: Any) -> None:
+    """The photos were read whole into memory, and a zip's members beside them (400 MB
+    of a 200 MB upload at once on a Pi): each is now copied to a spool folder a chunk
+    at a time, and the folder goes when the replay is done."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    client, seen = upload_client
+    photo = b"\xff\xd8\xff" + bytes(30 * 1024 * 1024)
+    archive = bytes(_zip({"IMG_2.jpg": photo}, zipfile.ZIP_STORED))
+    tracemalloc.start()
+    try:
+        resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                           content_type="multipart/form-data",
+                           data={"photos": [(io.BytesIO(photo), "IMG_1.jpg"),
+                                            (io.BytesIO(archive), "more.zip")]})
+        _now, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert resp.status_code == 200, resp.get_json()
+    assert seen == [["IMG_1.jpg", "IMG_2.jpg"]]
+    assert peak < 8 * 1024 * 1024  # two 30 MB photos: 60 MB and more when read whole
+    assert not list(tmp_path.glob("companion-spool-*"))
