@@ -367,16 +367,20 @@ def config_from_json(header: dict[str, Any]) -> GameConfig:
         kw: dict[str, Any] = {}
         if "monster_start" in header:
             kw["monster_start"] = Site.parse(str(header["monster_start"]))
-        if "monster_wrap" in header:
-            kw["monster_wrap"] = bool(header["monster_wrap"])
-        if "reshuffle_at_round_end" in header:
-            kw["reshuffle_at_round_end"] = bool(header["reshuffle_at_round_end"])
+        # yes/no as JSON true or false: the text "false" is truthy, and would have
+        # turned the house rule on
+        if header.get("monster_wrap") is not None:
+            kw["monster_wrap"] = _flag(header["monster_wrap"], "monster_wrap")
+        if header.get("reshuffle_at_round_end") is not None:
+            kw["reshuffle_at_round_end"] = _flag(header["reshuffle_at_round_end"],
+                                                 "reshuffle_at_round_end")
         if "slow_growth_order" in header:
             kw["slow_growth_order"] = tuple(int(x) for x in header["slow_growth_order"])
         return GameConfig(
             edition, tuple(players), frozenset(Variant.parse(str(v)) for v in variants),
             no_build=NoBuildPolicy(str(header.get("no_build", "pass"))),
-            track_cards=bool(header.get("track_cards", False)),
+            track_cards=(header.get("track_cards") is not None
+                         and _flag(header["track_cards"], "track_cards")),
             seed=_seed(header.get("seed", 0)), **kw)
     except RecordError:
         raise

@@ -424,3 +424,17 @@ def test_a_players_name_is_one_short_line() -> None:
                             Player("Bo", Seat.N, ("blue", "black"))))
     assert GameConfig(ed, (Player("x" * 40, Seat.S, ("red", "green")),
                            Player("Bo", Seat.N, ("blue", "black")))).players[0].name == "x" * 40
+
+
+@pytest.mark.parametrize(("key", "value"), [
+    ("track_cards", "false"), ("monster_wrap", "yes"), ("reshuffle_at_round_end", 1)])
+def test_a_set_ups_yes_or_no_is_true_or_false(key: str, value: Any) -> None:
+    """The text "false" is truthy: a game.json or record saying so turned the rule on."""
+    from companion.rules.record import config_from_json
+
+    header = {"players": [{"name": "A", "seat": "S", "colors": ["red", "green"]},
+                          {"name": "B", "seat": "N", "colors": ["blue", "black"]}],
+              key: value}
+    with pytest.raises(RecordError, match=f"^'{key}' must be true or false$"):
+        config_from_json(header)
+    assert config_from_json({**header, key: None}).track_cards is False  # null: the default
