@@ -187,7 +187,7 @@ class GameRecord:
             try:
                 if item.get("type") == "move":
                     entries.append(MoveEntry(parse_move(str(item["move"])),
-                                             bool(item.get("forced", False)),
+                                             _flag(item.get("forced", False), "forced"),
                                              _text_or_none(item.get("warning")),
                                              _flag(item.get("doubtful", False), "doubtful"),
                                              _flag(item.get("agreed", False), "agreed")))
@@ -196,7 +196,8 @@ class GameRecord:
                         raise RecordError("an insertion needs a move")
                     entries.append(Correction(int(item["inserts"]), parse_move(str(item["move"])),
                                               str(item.get("note", "")),
-                                              bool(item.get("forced", False)), insert=True,
+                                              _flag(item.get("forced", False), "forced"),
+                                              insert=True,
                                               doubtful=_flag(item.get("doubtful", False),
                                                              "doubtful")))
                 elif item.get("type") == "correction":
@@ -204,7 +205,7 @@ class GameRecord:
                     entries.append(Correction(int(item["replaces"]),
                                               None if mv is None else parse_move(str(mv)),
                                               str(item.get("note", "")),
-                                              bool(item.get("forced", False)),
+                                              _flag(item.get("forced", False), "forced"),
                                               agreed=_flag(item.get("agreed", False), "agreed"),
                                               doubtful=_flag(item.get("doubtful", False),
                                                              "doubtful")))
@@ -221,7 +222,11 @@ class GameRecord:
         meta = header.get("meta", {}) or {}
         if not isinstance(meta, dict):
             raise RecordError("'meta' in the header must be an object")
-        rec = cls(config, tuple(entries), str(header.get("date", "")), dict(meta))
+        date = header.get("date", "")
+        if not isinstance(date, str) or len(date) > 40:
+            # shown in `companion games` and the page as it is: [1, 2] was stored as text
+            raise RecordError("'date' in the header must be text (e.g. 2026-11-28)")
+        rec = cls(config, tuple(entries), date, dict(meta))
         rec._check_corrections()
         final = rec.replay()
         recorded = data.get("rounds")

@@ -438,3 +438,20 @@ def test_a_set_ups_yes_or_no_is_true_or_false(key: str, value: Any) -> None:
     with pytest.raises(RecordError, match=f"^'{key}' must be true or false$"):
         config_from_json(header)
     assert config_from_json({**header, key: None}).track_cards is False  # null: the default
+
+
+def test_a_records_date_is_text_and_its_flags_are_true_or_false() -> None:
+    """A date of [1, 2] was stored as the text "[1, 2]"; a correction "forced": "false"
+    was taken as forced (replayed without its legality checked)."""
+    from companion.rules import GameRecord, make_config
+
+    record = GameRecord(make_config(2)).to_json()
+    for date in ([1, 2], 123, "x" * 41):
+        bad = copy.deepcopy(record)
+        bad["header"]["date"] = date
+        with pytest.raises(RecordError, match=r"^'date' in the header must be text"):
+            GameRecord.from_json(bad)
+    bad = copy.deepcopy(record)
+    bad["entries"] = [{"type": "move", "move": "S commit ?", "forced": "false"}]
+    with pytest.raises(RecordError, match="^entries\\[0\\]: 'forced' must be true or false$"):
+        GameRecord.from_json(bad)
