@@ -232,7 +232,6 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
     from hardware.errors import EndOfStream
     from hardware.sdnotify import Notifier
 
-
     def first_config() -> Any:
         return game_config if game_config is not None else make_config(4)
 
