@@ -189,9 +189,12 @@ def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], over
 @pytest.mark.parametrize(("argv", "message"), [
     (["replay", ""], "companion replay: give a folder of photos: companion replay DIR"),
     (["play", "--bots", "2", "--record", ""], "companion play: --record needs a file name"),
+    (["games", "--data-dir", ""], "companion games: --data-dir needs a folder"),
+    (["export", "g1", "-o", ""], "companion export: -o needs a file name (or - for stdout)"),
 ])
 def test_empty_names_are_refused(capsys: pytest.CaptureFixture[str], argv: list[str],
                                  message: str) -> None:
-    """replay "" read the current folder; play --record "" played and wrote nothing."""
+    """replay "" read the current folder; play --record "" played and wrote nothing;
+    --data-dir "" used the default folder; export -o "" wrote to stdout."""
     assert main(argv) == 1
     assert _err(capsys) == message

@@ -31,6 +31,8 @@ _DATA_DIR_HELP = "data folder (default: $COMPANION_DATA_DIR or ~/.local/share/ma
 def _data_dir(args: argparse.Namespace) -> Path:
     from companion.store.journal import default_data_dir
 
+    if args.data_dir == "":  # not the default folder: an empty name, said so
+        raise CommandError("--data-dir needs a folder")
     return Path(args.data_dir) if args.data_dir else default_data_dir()
 
 
@@ -124,6 +126,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     from companion.store.journal import DATA_FILE, UnknownGameError, journal_part
 
     folder = _data_dir(args)
+    if args.output == "":  # was ignored: the record went to stdout instead
+        raise CommandError("-o needs a file name (or - for stdout)")
     out = Path(args.output) if args.output and args.output != "-" else None
     if out is not None:  # before anything is read: nothing is written over the journal
         part = journal_part(out, folder / DATA_FILE)
