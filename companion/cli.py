@@ -70,21 +70,12 @@ def seed_number(text: str) -> int:
 
 
 def _read_text(path: str) -> str:
-    try:
-        return _checked_text(Path(path), path)
-    except OSError as exc:  # a name too long, say: this file's fault, not the others'
-        raise CommandError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    from companion.inputfiles import input_size
 
-
-def _checked_text(p: Path, path: str) -> str:
-    if not p.exists():
-        raise CommandError(f"{path}: no such file")
-    if p.is_dir():
-        raise CommandError(f"{path}: is a folder, not a file")
-    if not p.is_file():  # a pipe would wait for a writer, /dev/zero never ends
-        raise CommandError(f"{path}: not a regular file (a device or a pipe)")
-    if p.stat().st_size > MAX_JSON_BYTES:
-        raise CommandError(f"{path}: too large for a board ({p.stat().st_size} bytes; at "
+    p = Path(path)
+    size = input_size(p, "a file", CommandError)
+    if size > MAX_JSON_BYTES:
+        raise CommandError(f"{path}: too large for a board ({size} bytes; at "
                            f"most {MAX_JSON_BYTES})")
     try:
         return p.read_text(encoding="utf-8")

@@ -289,11 +289,9 @@ class Controller:
         self.stats.frames += 1
         if self.watchdog is not None:
             self.watchdog()
-        cards = dict(self._cards)
         try:
             result = self._process(image, timestamp)
         except JournalFailure as exc:
-            self._cards = cards  # the cards seen stay new for the try again
             self._not_saved(exc, timestamp)
             return "not-saved"
         if self._unsaved is not None and result in ("read", "read-before-motion"):
@@ -384,6 +382,7 @@ class Controller:
             return
         cards = {seat: _as_card(c) for seat, c in reading.cards.items()}
         new_cards = {s: c for s, c in cards.items() if self._cards.get(s) != c}
+        seen = dict(self._cards)
         self._cards.update(cards)
         if not self.session.has_game:
             return
@@ -394,7 +393,11 @@ class Controller:
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site)
         decision = self._explain(look)
-        self._record(decision, look, timestamp, t0)
+        try:
+            self._record(decision, look, timestamp, t0)
+        except JournalFailure:
+            self._cards = seen  # the cards seen stay new for the try again
+            raise
 
     def _take_reading(self, image: np.ndarray, t0: float) -> ReadingLike | None:
         """The still frame read (each site held to what the record allows), the pose

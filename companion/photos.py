@@ -104,13 +104,14 @@ def ordered_photos(folder: Path) -> tuple[list[Path], str]:
     # interleave by name, so the photos' own times order them when every one has one
     one_camera = len({re.sub(r"\d+", "#", p.stem.lower()) for p in photos}) == 1
     if names_order and one_camera:
-        rolled = _rolled_over(photos)
-        if rolled is None:
+        wrapped = _rolled_over(photos)
+        if wrapped is None:
             return photos, "file names"
         stamps = [t for t in (exif_datetime(p) for p in photos) if t is not None]
         if len(stamps) == len(photos) and stamps == sorted(stamps):
             return photos, "file names"  # the clock says the names run straight on
-        return rolled, f"file names (the camera's counter went past {_counter_top(photos)})"
+        rolled, width = wrapped
+        return rolled, f"file names (the camera's counter went past {'9' * width})"
     times = {p: exif_datetime(p) for p in photos}
     if names_order and not all(times.values()):
         return photos, "file names"
@@ -139,14 +140,10 @@ def _counters(photos: list[Path]) -> tuple[list[int], int] | None:
     return [int(r[0]) for r in runs], width
 
 
-def _counter_top(photos: list[Path]) -> str:
-    found = _counters(photos)
-    return "9" * (found[1] if found else 4)
-
-
-def _rolled_over(photos: list[Path]) -> list[Path] | None:
+def _rolled_over(photos: list[Path]) -> tuple[list[Path], int] | None:
     """One camera's photos in taking order when its counter wrapped during the game
-    (IMG_9998, IMG_9999, IMG_0001: by name the last photos would come first), else None.
+    (IMG_9998, IMG_9999, IMG_0001: by name the last photos would come first), and the
+    counter's width; else None.
 
     The photos of a game are a short run of the counter: when the widest gap between
     neighbouring numbers is past half the counter's range and the wrap (from the
@@ -161,4 +158,4 @@ def _rolled_over(photos: list[Path]) -> list[Path] | None:
     wrap = numbers[0] + top - numbers[-1]
     if gaps[widest] <= top // 2 or wrap > _WRAP_GAP:
         return None
-    return photos[widest + 1:] + photos[:widest + 1]
+    return photos[widest + 1:] + photos[:widest + 1], width

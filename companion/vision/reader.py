@@ -28,6 +28,7 @@ from companion.imagefiles import (
     jpeg_size,
     opencv_silent,
 )
+from companion.inputfiles import input_size
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
@@ -867,17 +868,7 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
     decoding it whole costs more than reading it, and four times the memory.
     """
     p = Path(path)
-    try:
-        exists, folder, regular = p.exists(), p.is_dir(), p.is_file()
-        size = p.stat().st_size if regular else 0
-    except OSError as exc:  # a name too long, say
-        raise ImageReadError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if not exists:
-        raise ImageReadError(f"{path}: no such file")
-    if folder:
-        raise ImageReadError(f"{path}: is a folder, not a photo")
-    if not regular:  # a pipe would wait for a writer, /dev/zero never ends
-        raise ImageReadError(f"{path}: not a regular file (a device or a pipe)")
+    size = input_size(p, "a photo", ImageReadError)
     if size > MAX_PHOTO_BYTES:
         raise ImageReadError(f"{path}: too large for a photo ({size} bytes; at most "
                              f"{MAX_PHOTO_BYTES})")

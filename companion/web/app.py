@@ -9,6 +9,7 @@ the table PIN; every error is a JSON ``{"error": "one line"}``.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 from collections.abc import Callable, Mapping, Sequence
@@ -42,11 +43,15 @@ class UploadedFile:
         return self._data if self._data is not None else Path(str(self.path)).read_bytes()
 
     def save(self, dest: Path) -> None:
-        """Write the file to ``dest`` (copied from its spool, a chunk at a time)."""
-        if self.path is not None:
-            shutil.copyfile(self.path, dest)
-        else:
+        """Put the file at ``dest``: a second name for its spooled copy where the file
+        system allows (no photo written twice to the Pi's card), else copied."""
+        if self.path is None:
             dest.write_bytes(self.data)
+            return
+        try:
+            os.link(self.path, dest)
+        except OSError:  # another file system, or one without hard links
+            shutil.copyfile(self.path, dest)
 
     def __repr__(self) -> str:
         return f"UploadedFile({self.name!r})"

@@ -56,13 +56,12 @@ class EventHub:
         tabs, or someone on the table's Wi-Fi opening many) the stream says
         ``busy`` and ends, asking the browser to come back in ``BUSY_RETRY_MS``.
         """
-        q = self.session.subscribe()
-        with self._lock:
+        with self._lock:  # a page turned away is never subscribed
             busy = max_streams is not None and len(self._queues) >= max_streams
             if not busy:
+                q = self.session.subscribe()
                 self._queues.append(q)
         if busy:
-            self.session.unsubscribe(q)
             yield f"retry: {BUSY_RETRY_MS}\n\n"
             yield format_event({"type": "busy", "streams": max_streams})
             return
