@@ -118,7 +118,7 @@ class GameConfig:
                 0 <= self.seed < 2 ** 63):
             # as the record keeps it: a seed of -1 made a game that could not be resumed
             raise SetupError(f"the seed must be a whole number from 0 to 2**63-1, not "
-                             f"{str(self.seed)[:30]!r}")
+                             f"{str(self.seed)[:40]!r}")
         check_variants(self.variants)
         if sorted(self.slow_growth_order) != list(range(6)):
             raise SetupError("slow_growth_order must list the six cities once each")
