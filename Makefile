@@ -12,10 +12,10 @@ TEST_WORKERS ?= 2
 
 .PHONY: demo test lint typecheck unit bench install-pi clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet --constraint constraints.txt -e '.[test]'
 	touch $(STAMP)
 
 demo: $(STAMP)
