@@ -188,6 +188,24 @@ INTENSITY_SIGMA = 0.5  # log intensity of a lit top face
 FACE_INTENSITY_SIGMA = 1.2  # any face, shaded sides included
 NEUTRAL_SAT = 0.12  # black plastic: chroma below this
 NEUTRAL_INTENSITY_SIGMA = 0.45
+#: a nominal colour with less chroma than this is grey (black plastic): a neutral class
+NEUTRAL_NOMINAL_SAT = 0.15
+#: the least saturation a chromatic colour's class keeps under a curve and a cast
+MIN_TONED_SAT = 0.05
+
+
+def is_grey(rgb: Sequence[float]) -> bool:
+    """Whether a nominal sRGB colour is grey plastic (black), whose class is neutral."""
+    m = srgb_to_feature(rgb)
+    return bool(np.hypot(m[0], m[1]) < NEUTRAL_NOMINAL_SAT)
+
+
+def _hue(rgb: Sequence[float]) -> FloatArray:
+    """A colour's direction in the chroma plane (a cast that cancels a colour's chroma
+    altogether leaves it its own hue)."""
+    m = srgb_to_feature(rgb)
+    s = float(np.hypot(m[0], m[1]))
+    return np.asarray(m[:2] / s if s > 1e-9 else np.array([1.0, 0.0]), np.float64)
 
 
 @dataclass
@@ -286,17 +304,27 @@ class ColourModel:
         return [c.name for c in self.classes]
 
     @classmethod
-    def from_rgb(cls, colours: Mapping[str, Sequence[float]]) -> ColourModel:
-        """Seed a model from nominal sRGB values (the profile's colours)."""
+    def from_rgb(cls, colours: Mapping[str, Sequence[float]],
+                 nominal: Mapping[str, Sequence[float]] | None = None) -> ColourModel:
+        """Seed a model from sRGB values (the profile's colours, or as a tone curve and
+        a cast show them: then ``nominal``, the profile's own, says which are grey).
+
+        Whether a colour is grey is the plastic's, not the curve's: a flat curve
+        and a cast can leave a green top with a black block's little chroma, and a
+        green class made grey then takes every washed top of the photo
+        (docs/vision-errors.md, fifty-third session).
+        """
         out = []
         for name, rgb in colours.items():
             m = srgb_to_feature(rgb)
             sat = float(np.hypot(m[0], m[1]))
-            if sat < 0.15:
+            grey = sat < NEUTRAL_NOMINAL_SAT if nominal is None else is_grey(nominal[name])
+            if grey:
                 out.append(BlockColour(name, np.zeros(2), 0.0, float(m[2]),
                                        lum_sigma=NEUTRAL_INTENSITY_SIGMA))
             else:
-                out.append(BlockColour(name, m[:2] / sat, sat, float(m[2])))
+                hue = m[:2] / sat if sat > 1e-9 else _hue(nominal[name] if nominal else rgb)
+                out.append(BlockColour(name, hue, max(sat, MIN_TONED_SAT), float(m[2])))
         return cls(out)
 
     @classmethod
@@ -512,9 +540,15 @@ def gains_costs(samples: Sequence[FloatArray], colours: Mapping[str, Sequence[fl
     m = features(np.maximum(bgr - REFERENCE_BLACK, 0) / (REFERENCE_WHITE - REFERENCE_BLACK)
                  ).astype(np.float64).reshape(P, K, 1, 3)
     sat = np.hypot(m[..., 0], m[..., 1])  # (P, K, 1)
-    neutral = sat < 0.15
-    safe = np.where(neutral, 1.0, sat)
-    h0, h1 = m[..., 0] / safe, m[..., 1] / safe
+    # grey or not as the plastic is (ColourModel.from_rgb), whatever the cast
+    neutral = np.broadcast_to(np.array([is_grey(c) for c in colours.values()])[None, :, None],
+                              sat.shape)
+    lost = ~neutral & (sat <= 1e-9)  # a cast that cancels a colour keeps its own hue
+    safe = np.where(neutral | lost, 1.0, sat)
+    own = np.array([_hue(c) for c in colours.values()])  # (K, 2)
+    h0 = np.where(lost, own[None, :, None, 0], m[..., 0] / safe)
+    h1 = np.where(lost, own[None, :, None, 1], m[..., 1] / safe)
+    sat = np.where(neutral, sat, np.maximum(sat, MIN_TONED_SAT))
     c0, c1 = X[None, None, :, 0], X[None, None, :, 1]
     r = c0 * h0 + c1 * h1
     t = c0 * h1 - c1 * h0
@@ -527,8 +561,8 @@ def gains_costs(samples: Sequence[FloatArray], colours: Mapping[str, Sequence[fl
                       (t / TANGENT_SIGMA) ** 2 + over ** 2)
     dlum = X[None, None, :, 2] - m[..., 2]
     d2 = chroma + (dlum / np.where(neutral, NEUTRAL_INTENSITY_SIGMA, INTENSITY_SIGMA)) ** 2
-    mean0 = np.where(neutral, 0.0, m[..., 0])
-    mean1 = np.where(neutral, 0.0, m[..., 1])
+    mean0 = np.where(neutral, 0.0, h0 * sat)
+    mean1 = np.where(neutral, 0.0, h1 * sat)
     e2 = (((c0 - mean0) / spread[0]) ** 2 + ((c1 - mean1) / spread[1]) ** 2
           + (dlum / spread[2]) ** 2)
     each = np.minimum(d2, cap) + pull * np.minimum(e2, pull_cap)  # (P, K, N)
@@ -555,7 +589,7 @@ def _toned_classes(colours: tuple[tuple[str, tuple[float, ...]], ...], exponent:
                    ) -> tuple[BlockColour, ...]:
     """The colour classes at one curve (the same few for every photo of a game)."""
     return tuple(ColourModel.from_rgb({n: toned_rgb(c, exponent, lift, gains)
-                                       for n, c in colours}).classes)
+                                       for n, c in colours}, dict(colours)).classes)
 
 
 def resolve_colour(geometry: BoardGeometry, names: Sequence[str], name: str) -> str:

@@ -1,0 +1,120 @@
+"""A colour is grey or not as its plastic is, whatever the tone curve and cast.
+
+The reader fits a tone curve and a cast (red and blue gains) to the photo's
+surest tops and reads the sites again under the toned colours. A flat curve
+and a warm cast leave the 1994 green with about a black block's chroma; its
+class was then made grey (neutral) and, brighter than black, took every
+washed top of the photo: raycast mounted 118 (a 4,063 K lamp) read a red, two
+blue and a black tower as green, and twenty-four sites went unseen.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from companion.rules.board import Site
+from companion.vision.colours import (
+    MIN_TONED_SAT,
+    ColourModel,
+    _colours_key,
+    _toned_classes,
+    features,
+    gains_costs,
+    is_grey,
+    toned_model,
+    toned_rgb,
+)
+from companion.vision.geometry import board_geometry
+from companion.vision.reductions import min_last, sum_last
+
+CONFIG = json.loads((Path(__file__).parents[2] / "companion" / "vision" / "config.json")
+                    .read_text(encoding="utf-8"))["tone"]
+
+
+def _colours(*names: str) -> dict[str, tuple[int, int, int]]:
+    g = board_geometry()
+    return {n: g.colours[n] for n in names}
+
+
+def _toned_sat(rgb: tuple[int, int, int], exponent: float, gains: tuple[float, float]) -> float:
+    r, g, b = toned_rgb(rgb, exponent, 0.0, gains)
+    f = features(np.array([[b, g, r]]) / 245.0)[0]
+    return float(np.hypot(f[0], f[1]))
+
+
+def test_only_black_is_grey_plastic() -> None:
+    g = board_geometry()
+    assert sorted(n for n, rgb in g.colours.items() if is_grey(rgb)) == ["black"]
+
+
+def test_a_flat_curve_and_a_warm_cast_leave_green_green() -> None:
+    colours = _colours("red", "blue", "green", "black")
+    # the case: green's toned chroma under the grey line, black's not far from it
+    assert _toned_sat(colours["green"], 0.5, (1.3, 1.1)) == pytest.approx(0.143, abs=1e-3)
+    model = toned_model(colours, 0.5, gains=(1.3, 1.1))
+    by = {c.name: c for c in model.classes}
+    assert not by["green"].neutral and by["black"].neutral
+    nominal = ColourModel.from_rgb(colours)
+    green0 = {c.name: c for c in nominal.classes}["green"]
+    assert float(by["green"].hue @ green0.hue) > 0.95  # still the green hue
+    assert by["green"].sat == pytest.approx(0.143, abs=1e-3)
+    # a washed red top of that photo (3N: lamp glare): grey green took it, now red does
+    washed_red = np.array([[0.132, 0.015, -0.199]])
+    assert model.names[int(np.argmin(model.distance2(washed_red)[0]))] == "red"
+
+
+def test_a_cast_that_tints_black_leaves_it_grey() -> None:
+    colours = _colours("red", "blue", "green", "black")
+    assert _toned_sat(colours["black"], 1.0, (1.6, 1.6)) > 0.15
+    by = {c.name: c for c in toned_model(colours, 1.0, gains=(1.6, 1.6)).classes}
+    assert by["black"].neutral
+
+
+def test_a_colour_a_cast_almost_cancels_keeps_a_least_saturation() -> None:
+    colours = _colours("red", "blue", "green", "black")
+    assert _toned_sat(colours["green"], 0.4, (1.5, 1.3)) < MIN_TONED_SAT
+    by = {c.name: c for c in toned_model(colours, 0.4, gains=(1.5, 1.3)).classes}
+    assert not by["green"].neutral and by["green"].sat == MIN_TONED_SAT
+
+
+def test_the_cast_grid_makes_the_same_classes() -> None:
+    # gains_costs builds the classes of every cast at once: grey or not, and the least
+    # saturation, as ColourModel.from_rgb makes them (casts crossing the grey line)
+    colours = _colours("red", "blue", "green", "black")
+    rng = np.random.default_rng(7)
+    tops = list(rng.normal(size=(40, 3)) * [0.2, 0.2, 0.5] + [0.05, 0.02, -0.5])
+    gr = np.array([1.0, 1.3, 1.4, 1.6, 0.8])
+    gb = np.array([1.0, 1.1, 1.4, 1.6, 1.2])
+    got = gains_costs(tops, colours, 0.5, 0.0, gr, gb, CONFIG)
+    X = np.array(tops)
+    spread = np.array([CONFIG["centre_sigma"][0]] * 2 + [CONFIG["centre_sigma"][1]])
+    want = []
+    for a, b in zip(gr, gb, strict=True):
+        classes = _toned_classes(_colours_key(colours), 0.5, 0.0, (float(a), float(b)))
+        each = np.stack([np.minimum(c.distance2(X), CONFIG["cap_d2"]) + CONFIG["centre_weight"]
+                         * np.minimum(sum_last(((X - c.mean) / spread) ** 2),
+                                      CONFIG["centre_cap"]) for c in classes])
+        want.append(float(min_last(each.T).sum()))
+    assert got == pytest.approx(want, rel=1e-6)
+
+
+def test_the_warm_lamp_photo_reads_its_towers_colours() -> None:
+    from companion.vision.evaluate import compare
+    from companion.vision.reader import read_image
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(118, "mounted")
+    reading = read_image(image, None, truth["expected"]["colors"])
+    assert (reading.tone, reading.gains) == (0.5, (1.3, 1.0))
+    assert not {c.name: c for c in reading.model.classes}["green"].neutral
+    got = {s: (v.height, v.owner) for s, v in reading.sites.items()}
+    # read green before: 4 green, 7 green, 6 green, 4 green
+    assert [got.get(Site(c, r, k)) for c, r, k in ((3, 0, 1), (3, 2, 1), (4, 2, 1), (5, 1, 0))
+            ] == [(4, "red"), (7, "blue"), (6, "blue"), (4, "black")]
+    res = compare(reading.to_json(), truth)
+    # (6, 24) before, and two hidden sites read
+    assert (res["wrong"], res["unseen_visible"], res["hidden_read"]) == (1, 10, 0)
