@@ -10,7 +10,7 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,46 @@ def _progress(done: int, total: int, name: str) -> None:
     sys.stderr.flush()
 
 
+def colour_mismatch(folder: Path, names: Sequence[str], camera: str | None,
+                    colors: Sequence[str] | None, photos: int = 3) -> str | None:
+    """A one-line warning when the photos show another colour set than the one named.
+
+    The reader reads each top as the nearest of the colours it is told: the 2017
+    colours named for a photographed 1994 game read its towers as short blue and
+    purple ones, and the replay explains them as moves without a word. The last
+    photos of ``names`` (they show the most towers) are read again with the colour
+    set recognised from each photo; when every one of them that shows three towers
+    or more recognises the same set, and it does not hold the colours named, that
+    is said. Colours from no one set (a table's own) are not judged.
+    """
+    if not colors:
+        return None
+    from companion.vision.geometry import board_geometry
+    from companion.vision.reader import load_camera, load_image, read_image
+
+    sets = board_geometry().colour_sets
+    named = set(colors)
+    if not any(named <= set(m) for m in sets.values()):
+        return None
+    seen: list[str | None] = []
+    intrinsics = load_camera(camera)
+    for name in reversed(names):
+        if len(seen) == photos:
+            break
+        try:
+            reading = read_image(load_image(folder / name), intrinsics, None, source=name)
+        except Exception:  # read once already: a second look that fails tells nothing
+            continue
+        if len(reading.sites) < 3:
+            continue
+        seen.append(next((k for k, m in sets.items() if set(reading.colors) <= set(m)), None))
+    if not seen or len(set(seen)) != 1 or seen[0] is None or named <= set(sets[seen[0]]):
+        return None
+    shown = seen[0]
+    return (f"the photos show the {shown} colours ({', '.join(sets[shown])}), not the "
+            f"colours named ({', '.join(colors)}): the moves read with those may be wrong")
+
+
 def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
                 workers: int = 2, fixed_camera: bool = True,
                 stills_config: Mapping[str, Any] | None = None,
@@ -254,7 +294,10 @@ def cmd_replay(args: argparse.Namespace) -> int:
                            f"({'; '.join(f'{n}: {w}' for n, w in skipped[:3])})")
     result = replay(observations, config, skipped=[
         (name, f"{why}; the builds it would show are recovered from the next photo")
-        for name, why in skipped])
+        for name, why in skipped], colors=colors)
+    mismatch = colour_mismatch(folder, [o.name for o in observations], args.camera, colors)
+    if mismatch:
+        result.warnings.insert(0, {"photo": None, "reason": "colours", "message": mismatch})
     out = result.to_json()
     out["order"] = how
     if args.html:

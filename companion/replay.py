@@ -169,13 +169,15 @@ def infer_players(observations: Sequence[Observation], colors: Sequence[str] | N
         notes.append(f"no card stacks seen: assumed {n_seats} players at "
                      f"{', '.join(s.value for s in seats_seen)}")
     per_player = 2 if n_seats == 2 else 1
+    # the colours named, when they are, say the edition and who may play what
+    named = list(colors or ())
     edition = "classic"
     for ed in EDITIONS.values():
-        if set(seen_colors) <= set(ed.colors):
+        if set(named or seen_colors) <= set(ed.colors):
             edition = ed.name
             break
     all_colors = list(get_edition(edition).colors)
-    pool = [c for c in seen_colors] + [c for c in all_colors if c not in seen_colors]
+    pool = list(dict.fromkeys([*seen_colors, *named, *all_colors]))
     assignment: dict[Seat, list[str]] = {s: [] for s in seats_seen}
     for color in sorted(pool, key=lambda c: -sum(votes.get(c, Counter()).values())):
         ranked = [s for s, _ in votes.get(color, Counter()).most_common() if s in assignment]
@@ -198,14 +200,18 @@ def infer_players(observations: Sequence[Observation], colors: Sequence[str] | N
 
 
 def replay(observations: Sequence[Observation], config: GameConfig | None = None,
-           *, skipped: Sequence[tuple[str, str]] = ()) -> ReplayResult:
-    """Explain a photographed game move by move (or, across gaps, as sets of builds)."""
+           *, skipped: Sequence[tuple[str, str]] = (),
+           colors: Sequence[str] | None = None) -> ReplayResult:
+    """Explain a photographed game move by move (or, across gaps, as sets of builds).
+
+    ``colors``: the colours named in play when no ``config`` says who plays
+    them (the players are inferred from the photos among those colours)."""
     warnings: list[dict[str, Any]] = [
         {"photo": name, "reason": "bad-photo", "message": f"{name}: {why}; skipped"}
         for name, why in skipped]
     inferred = config is None
     if config is None:
-        config, notes = infer_players(observations)
+        config, notes = infer_players(observations, colors)
         warnings.extend({"photo": None, "reason": "inferred-players", "message": n}
                         for n in notes)
     if _mostly_gaps(observations):

@@ -41,7 +41,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             session.announce("replay-finished", {})
 
     def _replay_upload(files: Sequence[Any]) -> Mapping[str, Any]:
-        from companion.commands import read_folder
+        from companion.commands import colour_mismatch, read_folder
         from companion.replay import replay
         from companion.rules.record import config_from_json
 
@@ -80,9 +80,10 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
                 session.announce("replay-progress", {"done": done, "total": total,
                                                      "photo": own(name)})
 
-            observations, skipped, _how = read_folder(
-                folder, None, list(config.colors) if config else None, workers,
-                progress=progress)
+            colors = list(config.colors) if config else None
+            observations, skipped, _how = read_folder(folder, None, colors, workers,
+                                                      progress=progress)
+            mismatch = colour_mismatch(folder, [o.name for o in observations], None, colors)
         # the photos' own names (in the page's warnings too), without an order prefix
         skipped = [(own(n), w) for n, w in skipped]
         observations = [replace(o, name=own(o.name)) for o in observations]
@@ -90,6 +91,8 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             raise ReplayUploadError("no photo showed the board: "
                                     + "; ".join(f"{n}: {w}" for n, w in skipped[:3]))
         result = replay(observations, config, skipped=skipped)
+        if mismatch:
+            result.warnings.insert(0, {"photo": None, "reason": "colours", "message": mismatch})
         out = result.to_json()
         game_id = None
         if journal is not None and result.record.entries:
