@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from hardware.errors import HardwareError
 
@@ -207,9 +207,17 @@ def _no_build(value: str) -> Any:
 
 # -- parser ----------------------------------------------------------------
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, with a usage error said in one line (the usage it would print
+    first is what ``--help`` shows; a script reading stderr gets the reason alone)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     epilog = "".join(f"unavailable: {k} ({v})\n" for k, v in BROKEN_COMMANDS.items()) or None
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="companion", description="The Manhattan table companion.", epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

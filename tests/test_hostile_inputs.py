@@ -198,3 +198,20 @@ def test_empty_names_are_refused(capsys: pytest.CaptureFixture[str], argv: list[
     --data-dir "" used the default folder; export -o "" wrote to stdout."""
     assert main(argv) == 1
     assert _err(capsys) == message
+
+
+@pytest.mark.parametrize(("argv", "line"), [
+    (["read"], "companion read: error: the following arguments are required: PHOTO"),
+    (["read", "x.jpg", "--workers", "2"], "companion: error: unrecognized arguments: --workers 2"),
+    (["replay", "DIR", "--workers", "x"],
+     "companion replay: error: argument --workers: expected a whole number, got 'x'"),
+    (["score", "b.json", "--nope"], "companion: error: unrecognized arguments: --nope"),
+])
+def test_a_usage_error_is_one_line(capsys: pytest.CaptureFixture[str], argv: list[str],
+                                   line: str) -> None:
+    """argparse printed its usage (two or three lines) before the reason: a script
+    reading stderr, or a player, got the reason last, after what --help shows."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert capsys.readouterr().err == line + "\n"
