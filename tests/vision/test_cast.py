@@ -90,20 +90,28 @@ def test_each_top_counts_at_the_colour_it_fits_best() -> None:
         pytest.approx(0.7), 1.0)
 
 
-def test_the_grid_costs_are_the_colour_classes_distances() -> None:
+@pytest.mark.parametrize(("names", "exponent", "gr", "gb"), [
+    (("orange", "yellow", "purple", "blue2017", "black"), 0.9,
+     [1.0, 0.8, 1.2, 0.6, 1.6], [1.0, 1.1, 0.75, 1.3, 0.9]),
+    # casts that take green's chroma under the grey line, or nearly all of it, and
+    # give black more than that (tests/vision/test_toned_grey.py): grey or not, and the
+    # least saturation, as ColourModel.from_rgb makes them
+    (("red", "blue", "green", "black"), 0.5, [1.0, 1.3, 1.4, 1.6, 0.8],
+     [1.0, 1.1, 1.4, 1.6, 1.2]),
+])
+def test_the_grid_costs_are_the_colour_classes_distances(
+        names: tuple[str, ...], exponent: float, gr: list[float], gb: list[float]) -> None:
     # gains_costs builds every gains' classes at once; each must cost what the
     # classes ColourModel.from_rgb makes of the toned colours say
-    colours = _colours("orange", "yellow", "purple", "blue2017", "black")
+    colours = _colours(*names)
     rng = np.random.default_rng(5)
     tops = list(rng.normal(size=(30, 3)) * [0.25, 0.25, 0.5] + [0.1, 0.0, -0.7])
-    gr = np.array([1.0, 0.8, 1.2, 0.6, 1.6])
-    gb = np.array([1.0, 1.1, 0.75, 1.3, 0.9])
-    got = gains_costs(tops, colours, 0.9, 0.0, gr, gb, CONFIG)
+    got = gains_costs(tops, colours, exponent, 0.0, np.array(gr), np.array(gb), CONFIG)
     X = np.array(tops)
     spread = np.array([CONFIG["centre_sigma"][0]] * 2 + [CONFIG["centre_sigma"][1]])
     want = []
     for a, b in zip(gr, gb, strict=True):
-        classes = _toned_classes(_colours_key(colours), 0.9, 0.0, (float(a), float(b)))
+        classes = _toned_classes(_colours_key(colours), exponent, 0.0, (float(a), float(b)))
         each = np.stack([np.minimum(c.distance2(X), CONFIG["cap_d2"]) + CONFIG["centre_weight"]
                          * np.minimum(sum_last(((X - c.mean) / spread) ** 2),
                                       CONFIG["centre_cap"]) for c in classes])

@@ -10,9 +10,6 @@ blue and a black tower as green, and twenty-four sites went unseen.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -20,19 +17,12 @@ from companion.rules.board import Site
 from companion.vision.colours import (
     MIN_TONED_SAT,
     ColourModel,
-    _colours_key,
-    _toned_classes,
     features,
-    gains_costs,
     is_grey,
     toned_model,
     toned_rgb,
 )
 from companion.vision.geometry import board_geometry
-from companion.vision.reductions import min_last, sum_last
-
-CONFIG = json.loads((Path(__file__).parents[2] / "companion" / "vision" / "config.json")
-                    .read_text(encoding="utf-8"))["tone"]
 
 
 def _colours(*names: str) -> dict[str, tuple[int, int, int]]:
@@ -79,27 +69,6 @@ def test_a_colour_a_cast_almost_cancels_keeps_a_least_saturation() -> None:
     assert _toned_sat(colours["green"], 0.4, (1.5, 1.3)) < MIN_TONED_SAT
     by = {c.name: c for c in toned_model(colours, 0.4, gains=(1.5, 1.3)).classes}
     assert not by["green"].neutral and by["green"].sat == MIN_TONED_SAT
-
-
-def test_the_cast_grid_makes_the_same_classes() -> None:
-    # gains_costs builds the classes of every cast at once: grey or not, and the least
-    # saturation, as ColourModel.from_rgb makes them (casts crossing the grey line)
-    colours = _colours("red", "blue", "green", "black")
-    rng = np.random.default_rng(7)
-    tops = list(rng.normal(size=(40, 3)) * [0.2, 0.2, 0.5] + [0.05, 0.02, -0.5])
-    gr = np.array([1.0, 1.3, 1.4, 1.6, 0.8])
-    gb = np.array([1.0, 1.1, 1.4, 1.6, 1.2])
-    got = gains_costs(tops, colours, 0.5, 0.0, gr, gb, CONFIG)
-    X = np.array(tops)
-    spread = np.array([CONFIG["centre_sigma"][0]] * 2 + [CONFIG["centre_sigma"][1]])
-    want = []
-    for a, b in zip(gr, gb, strict=True):
-        classes = _toned_classes(_colours_key(colours), 0.5, 0.0, (float(a), float(b)))
-        each = np.stack([np.minimum(c.distance2(X), CONFIG["cap_d2"]) + CONFIG["centre_weight"]
-                         * np.minimum(sum_last(((X - c.mean) / spread) ** 2),
-                                      CONFIG["centre_cap"]) for c in classes])
-        want.append(float(min_last(each.T).sum()))
-    assert got == pytest.approx(want, rel=1e-6)
 
 
 def test_the_warm_lamp_photo_reads_its_towers_colours() -> None:
