@@ -1,0 +1,52 @@
+"""The suite's header names the numpy and OpenCV it runs on, and says when they are not
+the versions ``constraints.txt`` pins: the vision tests pin exact readings, and another
+OpenCV moves some of them (docs/vision-errors.md, fifty-third session). A failure
+there under other versions is the versions' before it is the reader's."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+CONSTRAINTS = Path(__file__).resolve().parents[1] / "constraints.txt"
+
+
+def pinned_versions(text: str) -> dict[str, str]:
+    """``name==version`` lines of a constraints file (comments and ranges left out)."""
+    out = {}
+    for line in text.splitlines():
+        m = re.fullmatch(r"\s*([A-Za-z0-9_.\-]+)\s*==\s*([^\s#;]+)\s*(;[^#]*)?(#.*)?", line)
+        if m:
+            out[m.group(1).lower()] = m.group(2)
+    return out
+
+
+def version_notes(pinned: dict[str, str]) -> list[str]:
+    """One line of the versions in use, and one per pinned package that differs."""
+    lines, have = [], {}
+    for name in sorted(pinned):
+        try:
+            have[name] = version(name)
+        except PackageNotFoundError:
+            have[name] = "not installed"
+    lines.append("pinned packages: " + ", ".join(f"{n} {v}" for n, v in have.items()))
+    lines += [f"note: {n} is {have[n]}, not {v} as constraints.txt pins: exact readings "
+              "may differ (make test installs the pinned versions)"
+              for n, v in pinned.items() if have[n] != v]
+    return lines
+
+
+def pytest_report_header() -> list[str]:
+    if not CONSTRAINTS.exists():
+        return []
+    return version_notes(pinned_versions(CONSTRAINTS.read_text(encoding="utf-8")))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    # at the end too, where a quiet run (the suite's -q) shows it beside the failures
+    if CONSTRAINTS.exists():
+        for line in version_notes(pinned_versions(CONSTRAINTS.read_text(encoding="utf-8"))):
+            if line.startswith("note:"):
+                terminalreporter.write_line(line)
