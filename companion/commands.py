@@ -171,7 +171,8 @@ def colour_mismatch(folder: Path, names: Sequence[str], camera: str | None,
     photos of ``names`` (they show the most towers) are read again with the colour
     set recognised from each photo; when every one of them that shows three towers
     or more recognises the same set, and it does not hold the colours named, that
-    is said. Colours from no one set (a table's own) are not judged.
+    is said. Colours from no one set (a table's own) are not judged. At most twice
+    ``photos`` photos are read again (a game's first photos show few towers).
     """
     if not colors:
         return None
@@ -184,7 +185,7 @@ def colour_mismatch(folder: Path, names: Sequence[str], camera: str | None,
         return None
     seen: list[str | None] = []
     intrinsics = load_camera(camera)
-    for name in reversed(names):
+    for name in list(reversed(names))[:2 * photos]:
         if len(seen) == photos:
             break
         try:

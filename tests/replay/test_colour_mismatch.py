@@ -77,3 +77,6 @@ def test_what_cannot_be_judged_is_not(classic_game) -> None:
     assert colour_mismatch(folder, names, None, ["red", "orange"]) is None
     # the first photos show fewer than three towers: no set is recognised from them
     assert colour_mismatch(folder, names[:2], None, wrong) is None
+    # no more than six photos are read again: a late photo past six early ones is not
+    assert colour_mismatch(folder, [names[-1]] + [names[0]] * 5, None, wrong) == WARNING
+    assert colour_mismatch(folder, [names[-1]] + [names[0]] * 6, None, wrong) is None
