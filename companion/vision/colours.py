@@ -200,14 +200,6 @@ def is_grey(rgb: Sequence[float]) -> bool:
     return bool(np.hypot(m[0], m[1]) < NEUTRAL_NOMINAL_SAT)
 
 
-def _hue(rgb: Sequence[float]) -> FloatArray:
-    """A colour's direction in the chroma plane (a cast that cancels a colour's chroma
-    altogether leaves it its own hue)."""
-    m = srgb_to_feature(rgb)
-    s = float(np.hypot(m[0], m[1]))
-    return np.asarray(m[:2] / s if s > 1e-9 else np.array([1.0, 0.0]), np.float64)
-
-
 @dataclass
 class BlockColour:
     """One block colour: a hue ray in the chroma plane (or grey, for black).
@@ -323,8 +315,10 @@ class ColourModel:
                 out.append(BlockColour(name, np.zeros(2), 0.0, float(m[2]),
                                        lum_sigma=NEUTRAL_INTENSITY_SIGMA))
             else:
-                hue = m[:2] / sat if sat > 1e-9 else _hue(nominal[name] if nominal else rgb)
-                out.append(BlockColour(name, hue, max(sat, MIN_TONED_SAT), float(m[2])))
+                # (a cast leaves a chromatic colour some chroma: none at all would take
+                # r = g = b to the last bit)
+                out.append(BlockColour(name, m[:2] / max(sat, 1e-12), max(sat, MIN_TONED_SAT),
+                                       float(m[2])))
         return cls(out)
 
     @classmethod
@@ -543,11 +537,8 @@ def gains_costs(samples: Sequence[FloatArray], colours: Mapping[str, Sequence[fl
     # grey or not as the plastic is (ColourModel.from_rgb), whatever the cast
     neutral = np.broadcast_to(np.array([is_grey(c) for c in colours.values()])[None, :, None],
                               sat.shape)
-    lost = ~neutral & (sat <= 1e-9)  # a cast that cancels a colour keeps its own hue
-    safe = np.where(neutral | lost, 1.0, sat)
-    own = np.array([_hue(c) for c in colours.values()])  # (K, 2)
-    h0 = np.where(lost, own[None, :, None, 0], m[..., 0] / safe)
-    h1 = np.where(lost, own[None, :, None, 1], m[..., 1] / safe)
+    safe = np.where(neutral, 1.0, np.maximum(sat, 1e-12))
+    h0, h1 = m[..., 0] / safe, m[..., 1] / safe
     sat = np.where(neutral, sat, np.maximum(sat, MIN_TONED_SAT))
     c0, c1 = X[None, None, :, 0], X[None, None, :, 1]
     r = c0 * h0 + c1 * h1
