@@ -6,9 +6,12 @@ there under other versions is the versions' before it is the reader's."""
 from __future__ import annotations
 
 import re
+from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 CONSTRAINTS = Path(__file__).resolve().parents[1] / "constraints.txt"
 
@@ -38,15 +41,33 @@ def version_notes(pinned: dict[str, str]) -> list[str]:
     return lines
 
 
-def pytest_report_header() -> list[str]:
+@cache
+def _notes() -> tuple[str, ...]:
+    """The header's lines, made once for the header and the summary."""
     if not CONSTRAINTS.exists():
-        return []
-    return version_notes(pinned_versions(CONSTRAINTS.read_text(encoding="utf-8")))
+        return ()
+    return tuple(version_notes(pinned_versions(CONSTRAINTS.read_text(encoding="utf-8"))))
+
+
+def pytest_report_header() -> list[str]:
+    return list(_notes())
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     # at the end too, where a quiet run (the suite's -q) shows it beside the failures
-    if CONSTRAINTS.exists():
-        for line in version_notes(pinned_versions(CONSTRAINTS.read_text(encoding="utf-8"))):
-            if line.startswith("note:"):
-                terminalreporter.write_line(line)
+    for line in _notes():
+        if line.startswith("note:"):
+            terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def classic_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """A 1994 two-player bot game, six builds photographed (no game.json): the replay's
+    and the page upload's colour check (tests/replay/test_colour_mismatch.py)."""
+    from tests.replay.photogame import play, shoot
+
+    game = play(2, 5, turns=6)
+    folder = tmp_path_factory.mktemp("classic")
+    names = shoot(game, folder, range(len(game.states)), seed=5, game_json=False)
+    assert game.config.edition.name == "classic"
+    return folder, names

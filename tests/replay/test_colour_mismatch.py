@@ -18,20 +18,9 @@ import pytest
 
 from companion.cli import main
 from companion.commands import colour_mismatch
-from tests.replay.photogame import play, shoot
 
 WARNING = ("the photos show the classic colours (red, blue, green, black), not the colours "
            "named (orange, yellow, purple, blue): the moves read with those may be wrong")
-
-
-@pytest.fixture(scope="module")
-def classic_game(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    """A 1994 two-player bot game, six builds photographed (no game.json)."""
-    game = play(2, 5, turns=6)
-    folder = tmp_path_factory.mktemp("classic")
-    names = shoot(game, folder, range(len(game.states)), seed=5, game_json=False)
-    assert game.config.edition.name == "classic"
-    return folder, names
 
 
 def _replay(folder: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> dict[str, Any]:

@@ -8,10 +8,10 @@ import json
 
 from companion.replay_service import make_replay_service
 from companion.session import GameSession
-from tests.replay.test_colour_mismatch import WARNING, classic_game  # noqa: F401 (fixture)
+from tests.replay.test_colour_mismatch import WARNING
 
 
-def test_the_page_upload_says_it_too(classic_game, make_app, pin) -> None:  # noqa: F811
+def test_the_page_upload_says_it_too(classic_game, make_app, pin) -> None:
     folder, names = classic_game
     session = GameSession()
     client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
