@@ -211,7 +211,7 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
     from companion.vision.reader import read_image
 
     geometry = board_geometry()
-    ratios, reads, bases, blind, lives = [], [], [], [], []
+    ratios, reads, bases, blind, lives, checked = [], [], [], [], [], []
     stages: dict[str, list[float]] = {}
     for k in range(n):
         rendered = sample_photo(seed + k, "mounted")
@@ -249,6 +249,12 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
         reads.append(f)
         ratios.append(f / b)
         blind.append(min(_timeit(lambda: full(colors=None), 3)))
+
+        def check(data: bytes = data, colors: list[str] = colors) -> None:
+            # as `companion read --colors` reads: the colours named checked against the photo
+            read_image(_decode(data), None, colors, check_colours=True)
+
+        checked.append(min(_timeit(check, 3)))
     # a 12-megapixel phone photo (enlarged from a 1600x1200 render): read at the
     # reader's working size, so it should cost little more than the photo's decoding
     phone = sample_photo(seed, "phone")
@@ -280,6 +286,8 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
     # full_read_unknown_colours: a photo alone (the colour set is settled by a second pass)
     return {"decode_and_markers": _ms(bases), "full_read": _ms(reads),
             "full_read_unknown_colours": _ms(blind),
+            # full_read_colour_check: the colours named, and checked against the tops
+            "full_read_colour_check": _ms(checked),
             "phone_12mp_decode_and_read_ms": round(big_ms * 1000, 1),
             "phone_48mp_decode_and_read_ms": round(huge_ms * 1000, 1),
             "ratio_median": round(statistics.median(ratios), 2),

@@ -133,21 +133,23 @@ def register_calibrate(sub: Any) -> None:
 
 # -- replay --------------------------------------------------------------------
 
-def _read_one(job: tuple[str, str | None, tuple[str, ...] | None]) -> dict[str, Any]:
+def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict[str, Any]:
     """Read one photo (in a worker process): plain values, so they pickle."""
-    path, camera, colors = job
+    path, camera, colors, check = job
     from companion.vision.reader import load_camera, load_image, read_image
 
     try:
         reading = read_image(load_image(path), load_camera(camera),
-                             list(colors) if colors else None, source=path)
+                             list(colors) if colors else None, source=path,
+                             check_colours=check)
     except ValueError as exc:
         return {"path": path, "error": str(exc)}
     except Exception as exc:  # one corrupt photo must not stop a whole replay
         return {"path": path, "error": f"unreadable ({type(exc).__name__}: {exc})"}
     return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
             "wb": reading.wb, "hypotheses": reading.hypotheses(),
-            "tops": reading.covered_tops(), "guesses": reading.covered_guesses}
+            "tops": reading.covered_tops(), "guesses": reading.covered_guesses,
+            "shown": reading.colours_shown}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -161,45 +163,27 @@ def _progress(done: int, total: int, name: str) -> None:
     sys.stderr.flush()
 
 
-def colour_mismatch(folder: Path, names: Sequence[str], camera: str | None,
-                    colors: Sequence[str] | None, photos: int = 3) -> str | None:
+#: how many of a game's last photos that tell are checked against the colours named
+#: (twice as many are asked: a game's first photos show few towers)
+COLOUR_CHECK_PHOTOS = 3
+
+
+def colour_mismatch(observations: Sequence[Any], colors: Sequence[str] | None,
+                    photos: int = COLOUR_CHECK_PHOTOS) -> str | None:
     """A one-line warning when the photos show another colour set than the one named.
 
     The reader reads each top as the nearest of the colours it is told: the 2017
     colours named for a photographed 1994 game read its towers as short blue and
-    purple ones, and the replay explains them as moves without a word. The last
-    photos of ``names`` (they show the most towers) are read again with the colour
-    set recognised from each photo; when every one of them that shows three towers
-    or more recognises the same set, and it does not hold the colours named, that
-    is said. Colours from no one set (a table's own) are not judged. At most twice
-    ``photos`` photos are read again (a game's first photos show few towers).
+    purple ones, and the replay explains them as moves without a word.
+    :func:`read_folder` has the last photos' tops read with every colour as well
+    (``Observation.colours_shown``); when the last ``photos`` of them that tell
+    all show the same set, and it does not hold the colours named, that is said.
+    Colours from no one set (a table's own) are not judged.
     """
-    if not colors:
-        return None
-    from companion.vision.geometry import board_geometry
-    from companion.vision.reader import load_camera, load_image, read_image
+    from companion.vision.reader import colour_set_warning
 
-    sets = board_geometry().colour_sets
-    named = set(colors)
-    if not any(named <= set(m) for m in sets.values()):
-        return None
-    seen: list[str | None] = []
-    intrinsics = load_camera(camera)
-    for name in list(reversed(names))[:2 * photos]:
-        if len(seen) == photos:
-            break
-        try:
-            reading = read_image(load_image(folder / name), intrinsics, None, source=name)
-        except Exception:  # read once already: a second look that fails tells nothing
-            continue
-        if len(reading.sites) < 3:
-            continue
-        seen.append(next((k for k, m in sets.items() if set(reading.colors) <= set(m)), None))
-    if not seen or len(set(seen)) != 1 or seen[0] is None or named <= set(sets[seen[0]]):
-        return None
-    shown = seen[0]
-    return (f"the photos show the {shown} colours ({', '.join(sets[shown])}), not the "
-            f"colours named ({', '.join(colors)}): the moves read with those may be wrong")
+    told = [o.colours_shown for o in reversed(observations) if o.colours_shown is not None]
+    return colour_set_warning(told[:photos], colors, photos=True)
 
 
 def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
@@ -224,7 +208,10 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     photos, how = ordered_photos(folder)
     if not photos:
         raise CommandError(f"{folder}: no photos (jpg, png, heic, ...) in this folder")
-    jobs = [(str(p), camera, tuple(colors) if colors else None) for p in photos]
+    # the last photos (the most towers) are checked against the colours named
+    check = len(photos) - 2 * COLOUR_CHECK_PHOTOS
+    jobs = [(str(p), camera, tuple(colors) if colors else None, bool(colors) and n >= check)
+            for n, p in enumerate(photos)]
     results: list[dict[str, Any]] = []
     if workers > 1 and len(jobs) > 2:
         import multiprocessing as mp
@@ -261,7 +248,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         doubtful = doubtful | frozenset(guesses)
         tops = {site: colour for site, colour in res.get("tops", {}).items() if site in unseen}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful,
-                                        tops=tops))
+                                        tops=tops, colours_shown=res.get("shown")))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb"),
                                res.get("hypotheses")))
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),
@@ -296,7 +283,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     result = replay(observations, config, skipped=[
         (name, f"{why}; the builds it would show are recovered from the next photo")
         for name, why in skipped], colors=colors)
-    mismatch = colour_mismatch(folder, [o.name for o in observations], args.camera, colors)
+    mismatch = colour_mismatch(observations, colors)
     if mismatch:
         result.warnings.insert(0, {"photo": None, "reason": "colours", "message": mismatch})
     out = result.to_json()

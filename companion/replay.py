@@ -70,6 +70,10 @@ class Observation:
     #: unseen sites whose top colour the photo shows (a tower the reader could not
     #: give a height, its best towers all of one colour: ``Reading.covered_tops``)
     tops: Mapping[Site, str] = field(default_factory=dict, compare=False)
+    #: the colour set the photo's tops show, read with every colour (asked of a
+    #: game's last photos only: ``Reading.colours_shown``); None when not asked or
+    #: when too few towers told
+    colours_shown: str | None = field(default=None, compare=False)
 
     @classmethod
     def from_board(cls, name: str, board: Board, cards: Mapping[Seat, Card] | None = None,

@@ -83,7 +83,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             colors = list(config.colors) if config else None
             observations, skipped, _how = read_folder(folder, None, colors, workers,
                                                       progress=progress)
-            mismatch = colour_mismatch(folder, [o.name for o in observations], None, colors)
+            mismatch = colour_mismatch(observations, colors)
         # the photos' own names (in the page's warnings too), without an order prefix
         skipped = [(own(n), w) for n, w in skipped]
         observations = [replace(o, name=own(o.name)) for o in observations]

@@ -33,6 +33,8 @@ def cmd_read(args: Any) -> int:
                               for s in out["sites"])
             print(f"{path}: {len(out['sites'])} towers [{sites}]; unseen {len(out['unseen'])};"
                   f" cards {out['cards']}")
+            for w in out["warnings"]:
+                print(f"{path}: warning: {w['message']}")
     return status
 
 

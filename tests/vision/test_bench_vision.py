@@ -8,7 +8,8 @@ from companion.bench import bench_vision
 def test_vision_bench_reports_the_read_against_decoding_and_markers() -> None:
     out = bench_vision(n=1)
     assert out["goal_ratio"] == 3.0
-    for key in ("decode_and_markers", "full_read", "full_read_unknown_colours", "live_read"):
+    for key in ("decode_and_markers", "full_read", "full_read_unknown_colours",
+                "full_read_colour_check", "live_read"):
         assert out[key]["n"] == 1 and out[key]["median_ms"] > 0
     ratio = out["full_read"]["median_ms"] / out["decode_and_markers"]["median_ms"]
     assert abs(out["ratio_median"] - ratio) <= 0.011  # one photo: its own ratio
