@@ -259,8 +259,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     limits = {site.index: (int(lo), int(hi)) for site, (lo, hi) in (height_range or {}).items()}
     sites = _read_sites(g, cfg, view, colors, limits)
     shown = (colour_set_shown(g, cfg, view.work, view.wpose, view.wb, sites.strips, limits)
-             if check_colours and colors is not None and not isinstance(colors, ColourModel)
-             else None)
+             if check_colours and _checkable(g, colors) else None)
     timings["sites"] = time.perf_counter() - t
     t = time.perf_counter()
     covered = (sites.reader.tower_mask(view.wpose, sites.strips, sites.results,
@@ -880,6 +879,16 @@ def _voted_set(g: BoardGeometry, results: Sequence[SiteResult], telling_only: bo
         if best > 0 or telling_only:
             return best_set if best > 0 else None
     return best_set
+
+
+def _checkable(g: BoardGeometry, colors: Sequence[str] | ColourModel | None) -> bool:
+    """Whether the photo's colour set could tell against the colours named: they are
+    all of one set, and not of every set (blue alone fits either)."""
+    if colors is None or isinstance(colors, ColourModel):
+        return False
+    named = set(colors)
+    fits = [named <= set(m) for m in g.colour_sets.values()]
+    return any(fits) and not all(fits)
 
 
 def colour_set_shown(g: BoardGeometry, cfg: Mapping[str, Any], image: np.ndarray, pose: Pose,

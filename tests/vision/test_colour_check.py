@@ -41,6 +41,9 @@ def test_the_right_colours_or_none_named_say_nothing(classic_game, capsys) -> No
     last = str(folder / names[-1])
     assert _read(capsys, last, "--colors", "red,blue,green,black")["warnings"] == []
     assert _read(capsys, last)["warnings"] == []
+    # colours of no one set, or of every set: nothing to check them against
+    for colors in ("red,orange", "blue"):
+        assert _read(capsys, last, "--colors", colors)["warnings"] == []
     # a photo of two towers tells too little to judge
     assert _read(capsys, str(folder / names[-2]), "--colors", WRONG)["warnings"] == []
 
@@ -87,3 +90,14 @@ def test_a_colour_both_sets_have_does_not_pick_the_set() -> None:
     # margins weigh the votes; a margin at or under 0 still counts a little
     assert _voted_set(g, _tops(("red", 0.5), ("purple", 2.0))) == "2017"
     assert _voted_set(g, _tops(("red", -1.0), ("green", -1.0), ("purple", 0.15))) == "classic"
+
+
+def test_only_colours_a_photo_could_tell_against_are_checked(classic_game) -> None:
+    from companion.vision.reader import load_image, read_image
+
+    folder, names = classic_game
+    image = load_image(folder / names[-1])
+    assert read_image(image, None, ["red", "orange"], check_colours=True).colours_shown is None
+    assert read_image(image, None, ["blue"], check_colours=True).colours_shown is None
+    assert read_image(image, None, ["blue", "green"], check_colours=True).colours_shown == (
+        "classic")
