@@ -103,8 +103,9 @@ class Reading:
     covered_guesses: dict[Site, SiteView] = field(default_factory=dict)
     #: the colour set (a board profile ``colour_sets`` name) the photo's tops vote for
     #: when read with every colour of every set, checked against the colours named
-    #: (``read_image``'s ``check_colours``); None when not asked, when no colours were
-    #: named, or when fewer towers than ``colour_check.min_towers`` voted
+    #: (``read_image``'s ``check_colours``); None when not asked, when the colours
+    #: named cannot tell (none, of no one set, or of every set), or when fewer towers
+    #: than ``colour_check.min_towers`` voted
     colours_shown: str | None = None
 
     def _rename(self) -> dict[str, str]:
@@ -258,9 +259,12 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     t = time.perf_counter()
     limits = {site.index: (int(lo), int(hi)) for site, (lo, hi) in (height_range or {}).items()}
     sites = _read_sites(g, cfg, view, colors, limits)
-    shown = (colour_set_shown(g, cfg, view.work, view.wpose, view.wb, sites.strips, limits)
-             if check_colours and _checkable(g, colors) else None)
     timings["sites"] = time.perf_counter() - t
+    shown = None
+    if check_colours and _checkable(g, colors):
+        t = time.perf_counter()
+        shown = colour_set_shown(g, cfg, view.work, view.wpose, view.wb, sites.strips, limits)
+        timings["colour_check"] = time.perf_counter() - t
     t = time.perf_counter()
     covered = (sites.reader.tower_mask(view.wpose, sites.strips, sites.results,
                                        sites.image.shape[:2])

@@ -58,6 +58,7 @@ def test_the_check_leaves_the_reading_as_it_was(classic_game) -> None:
         checked = read_image(image, None, colors, check_colours=True)
         assert plain.colours_shown is None and checked.colours_shown == "classic"
         assert checked.to_json() == plain.to_json()
+        assert "colour_check" in checked.timings and "colour_check" not in plain.timings
         assert [d.score for d in checked.details] == [d.score for d in plain.details]
 
 
