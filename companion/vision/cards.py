@@ -219,8 +219,34 @@ def read_card(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat, wb: W
     threshold is lowered with it.
     """
     cfg = {**section("cards"), **(config or {})}
-    return _read_seat(image, pose, g, seat, cfg, _colour_lut(wb, tone),
-                      _covered_u8(covered, image.shape[:2]), saturation, debug)
+    return _read_seat_muted(image, pose, g, seat, cfg, _colour_lut(wb, tone),
+                            _covered_u8(covered, image.shape[:2]), saturation, debug)
+
+
+def _read_seat_muted(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
+                     cfg: dict[str, Any], lut: tuple[np.ndarray, ...],
+                     covered: np.ndarray | None, saturation: float,
+                     debug: dict[str, Any] | None = None) -> CardRead | None:
+    """:func:`_read_seat`, and for a photo taken for a muted one (its tops less
+    saturated than ``saturation_keep``) whose card was refused as a red pattern
+    (``max_red_share``), again at the red threshold of a camera that is not
+    (``muted_retry``).
+
+    A lamp or the tone fit can leave the tops less saturated than the red cells
+    are: the lowered threshold then takes a red checked cloth's lighter squares
+    too, and the card among them is refused as cloth (raycast mounted 15012: a
+    card in plain view on a gingham cloth, the tops at 0.8 of their saturation,
+    its grids a third red). A card refused for anything else is not looked at
+    again: a stack seen in part would only get another chance to pass.
+    """
+    seen: dict[str, Any] = {} if debug is None else debug
+    res = _read_seat(image, pose, g, seat, cfg, lut, covered, saturation, seen)
+    most = cfg.get("max_red_share")
+    if (res is None and cfg.get("muted_retry", False) and most is not None
+            and saturation < float(cfg["saturation_keep"])
+            and float(seen.get("red_share", 0.0)) > float(most)):
+        res = _read_seat(image, pose, g, seat, cfg, lut, covered, 1.0, debug)
+    return res
 
 
 def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
@@ -858,7 +884,7 @@ def read_cards(image: np.ndarray, pose: Pose, g: BoardGeometry, wb: WhiteBalance
     lut = _colour_lut(wb, tone)
     cov = _covered_u8(covered, image.shape[:2])
     for seat in (Seat.S, Seat.W, Seat.N, Seat.E):
-        res = _read_seat(image, pose, g, seat, cfg, lut, cov, saturation)
+        res = _read_seat_muted(image, pose, g, seat, cfg, lut, cov, saturation)
         if res is not None:
             out[seat] = res.cell
     return out
