@@ -74,10 +74,10 @@ def test_a_colour_both_sets_have_does_not_pick_the_set() -> None:
     from companion.vision.reader import _voted_set
 
     g = board_geometry()
-    # raycast phone 9507: a 2017 game whose blue tops the every-colour read took for
-    # the 1994 blue (six of them), beside two plainly yellow ones
+    # raycast phone 9507: a 2017 game whose seven blue tops the every-colour read took
+    # for the 1994 blue, beside two plainly yellow ones (their margins as read)
     tops = _tops(("yellow", 6.0), ("blue", 5.1), ("blue", 4.0), ("blue", 6.8), ("blue", 3.6),
-                 ("yellow", 8.8), ("blue", 3.2), ("blue", 6.3))
+                 ("yellow", 8.8), ("blue", 3.2), ("blue", 1.7), ("blue", 6.3))
     assert _voted_set(g, tops) == "2017"
     assert _voted_set(g, tops, telling_only=True) == "2017"
     # only blue read: the shades decide a photo read without colours named, and the
