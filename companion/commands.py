@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -263,14 +264,43 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    if not args.folder:  # Path("") is the current folder: not what an empty name meant
+        raise CommandError("give a folder of photos: companion replay DIR")
+    source = Path(args.folder)
+    if source.is_file() and zipfile.is_zipfile(source):
+        return _replay_zip(source, args)
+    if not source.is_dir():
+        raise CommandError(f"{source}: " + ("not a folder or a zip of photos" if source.exists()
+                                             else "no such folder"))
+    return _replay_folder(source, source, args)
+
+
+def _replay_zip(source: Path, args: argparse.Namespace) -> int:
+    """A zip of a game's photos (as a phone shares an album), replayed as its folder
+    would be: unpacked into a temporary folder, by base name, through
+    :func:`companion.store.safety.safe_extract_zip` (names that climb out,
+    links, encryption, two photos of one name, more than it may unpack: refused
+    whole, in one line)."""
+    import tempfile
+
+    from companion.store.safety import safe_extract_zip
+
+    with tempfile.TemporaryDirectory(prefix="companion-replay-") as tmp:
+        try:
+            photos = safe_extract_zip(source, tmp, flatten=True)
+        except ValueError as exc:
+            raise CommandError(f"{source}: {exc}") from None
+        if not photos:
+            raise CommandError(f"{source}: no photos (jpg, png, heic, ...) in this zip")
+        return _replay_folder(Path(tmp), source, args)
+
+
+def _replay_folder(folder: Path, source: Path, args: argparse.Namespace) -> int:
+    """``companion replay`` of the photos in ``folder`` (``source``: the folder or zip
+    named on the command line, for messages and the report's title)."""
     from companion.replay import replay
     from companion.rules.record import config_from_file
 
-    if not args.folder:  # Path("") is the current folder: not what an empty name meant
-        raise CommandError("give a folder of photos: companion replay DIR")
-    folder = Path(args.folder)
-    if not folder.is_dir():
-        raise CommandError(f"{folder}: {'not a folder' if folder.exists() else 'no such folder'}")
     config = None
     game_file = folder / "game.json"
     if game_file.exists():
@@ -278,7 +308,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     colors = list(config.colors) if config else args.colors
     observations, skipped, how = read_folder(folder, args.camera, colors, args.workers)
     if not observations:
-        raise CommandError(f"{folder}: no photo could be read "
+        raise CommandError(f"{source}: no photo could be read "
                            f"({'; '.join(f'{n}: {w}' for n, w in skipped[:3])})")
     result = replay(observations, config, skipped=[
         (name, f"{why}; the builds it would show are recovered from the next photo")
@@ -292,7 +322,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         from companion.report import replay_html
 
         boards = [r.get("board", {}) for r in out["rounds"]]
-        Path(args.html).write_text(replay_html(out, boards, title=f"Replay of {folder.name}"),
+        Path(args.html).write_text(replay_html(out, boards, title=f"Replay of {source.name}"),
                                    encoding="utf-8")
     if args.json:
         print(json.dumps(out))
@@ -310,8 +340,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def register_replay(sub: Any) -> None:
-    p = sub.add_parser("replay", help="replay a game from a folder of photos")
-    p.add_argument("folder", metavar="DIR")
+    p = sub.add_parser("replay", help="replay a game from a folder (or a zip) of photos")
+    p.add_argument("folder", metavar="DIR", help="a folder of photos, or a zip of them")
     p.add_argument("--json", action="store_true")
     p.add_argument("--html", metavar="OUT", help="write a self-contained HTML report")
     p.add_argument("--camera", metavar="CAMERA.json", help="intrinsics (default: estimated)")
