@@ -10,7 +10,6 @@ import argparse
 import json
 import logging
 import sys
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -264,6 +263,8 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    import zipfile  # here, not at start-up: every other command would pay for it
+
     if not args.folder:  # Path("") is the current folder: not what an empty name meant
         raise CommandError("give a folder of photos: companion replay DIR")
     source = Path(args.folder)
