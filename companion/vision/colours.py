@@ -310,8 +310,7 @@ class ColourModel:
         for name, rgb in colours.items():
             m = srgb_to_feature(rgb)
             sat = float(np.hypot(m[0], m[1]))
-            grey = sat < NEUTRAL_NOMINAL_SAT if nominal is None else is_grey(nominal[name])
-            if grey:
+            if is_grey(rgb if nominal is None else nominal[name]):
                 out.append(BlockColour(name, np.zeros(2), 0.0, float(m[2]),
                                        lum_sigma=NEUTRAL_INTENSITY_SIGMA))
             else:
