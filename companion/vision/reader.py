@@ -918,20 +918,18 @@ def colour_set_warning(shown: Sequence[str | None], colors: Sequence[str] | None
 
     ``shown``: :attr:`Reading.colours_shown` of the photos checked. Said only when
     every photo that tells (not None) shows the same set and the colours named
-    are not all in it. Colours from no one set (a table's own blocks) are not
-    judged: nothing to compare them with.
+    are not all in it. Colours the photo could not tell (:func:`_checkable`: of
+    no one set, a table's own blocks, or of every set) are not judged.
     """
-    if not colors:
+    g = geometry or board_geometry()
+    if colors is None or not _checkable(g, colors):
         return None
-    sets = (geometry or board_geometry()).colour_sets
-    named = set(colors)
-    if not any(named <= set(m) for m in sets.values()):
-        return None
+    sets = g.colour_sets
     told = {s for s in shown if s is not None}
     if len(told) != 1:
         return None
     [seen] = told
-    if seen not in sets or named <= set(sets[seen]):
+    if seen not in sets or set(colors) <= set(sets[seen]):
         return None
     what, read = ("photos show", "moves") if photos else ("photo shows", "towers")
     return (f"the {what} the {seen} colours ({', '.join(sets[seen])}), not the colours "
