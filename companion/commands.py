@@ -12,9 +12,12 @@ import logging
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from companion.cli import CommandError, colour_list, port_number, whole_number
+
+if TYPE_CHECKING:
+    from companion.replay import Observation
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +171,7 @@ def _progress(done: int, total: int, name: str) -> None:
 COLOUR_CHECK_PHOTOS = 3
 
 
-def colour_mismatch(observations: Sequence[Any], colors: Sequence[str] | None,
+def colour_mismatch(observations: Sequence[Observation], colors: Sequence[str] | None,
                     photos: int = COLOUR_CHECK_PHOTOS) -> str | None:
     """A one-line warning when the photos show another colour set than the one named.
 
