@@ -263,7 +263,8 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     shown = None
     if check_colours and _checkable(g, colors):
         t = time.perf_counter()
-        shown = colour_set_shown(g, cfg, view.work, view.wpose, view.wb, sites.strips, limits)
+        shown = colour_set_shown(g, cfg, view.work, view.wpose, view.wb, sites.strips, limits,
+                                 sites.reader)
         timings["colour_check"] = time.perf_counter() - t
     t = time.perf_counter()
     covered = (sites.reader.tower_mask(view.wpose, sites.strips, sites.results,
@@ -897,14 +898,17 @@ def _checkable(g: BoardGeometry, colors: Sequence[str] | ColourModel | None) -> 
 
 def colour_set_shown(g: BoardGeometry, cfg: Mapping[str, Any], image: np.ndarray, pose: Pose,
                      wb: WhiteBalance, strips: Any,
-                     limits: Mapping[int, tuple[int, int]] | None = None) -> str | None:
+                     limits: Mapping[int, tuple[int, int]] | None = None,
+                     like: SiteReader | None = None) -> str | None:
     """The colour set a photo's tops show: its sites scored with every colour of every
     set (as a photo read without colours named is, before its set is settled). None
     when fewer than ``colour_check.min_towers`` towers are read that way (a game's
     first photos: two tops tell little), or when only colours of both sets were."""
     model, _keys = _colour_model(g, None)
     # a reader of its own: the one that read the photo keeps its print model and range
-    results, _, _ = SiteReader(g, cfg.get("sites")).read(image, pose, wb, model, strips, limits)
+    # (``like``, the photo's reader: its board model and evidence, where they match)
+    reader = like.sharing_photo() if like is not None else SiteReader(g, cfg.get("sites"))
+    results, _, _ = reader.read(image, pose, wb, model, strips, limits)
     if sum(1 for r in results if r.height and r.color) < int(
             cfg.get("colour_check", {}).get("min_towers", 3)):
         return None

@@ -860,6 +860,16 @@ class SiteReader:
         self.scorer = Scorer.from_config(self.cfg.get("scorer") or self.cfg.get("weights"))
         limit_blas_threads(int(self.cfg["blas_threads"]))
 
+    def sharing_photo(self) -> SiteReader:
+        """A reader of the same settings that starts from this one's photo caches (the
+        board model, strip samples and hypothesis evidence: each taken only when it
+        matches the photo read), its own state otherwise: another scoring of the same
+        photo, with other colours, costs what the colours change and no more."""
+        other = SiteReader(self.g, self.cfg)
+        other._photo = self._photo
+        other._evidence_made = list(self._evidence_made)
+        return other
+
     def strips(self, pose: Pose) -> Strips:
         """The strip sampling of a pose (cached: a fixed camera keeps its pose).
 

@@ -102,3 +102,45 @@ def test_only_colours_a_photo_could_tell_against_are_checked(classic_game) -> No
     assert read_image(image, None, ["blue"], check_colours=True).colours_shown is None
     assert read_image(image, None, ["blue", "green"], check_colours=True).colours_shown == (
         "classic")
+
+
+def test_the_check_scores_from_the_photos_own_evidence(classic_game, monkeypatch) -> None:
+    """The check's reader starts from the photo's board model and hypothesis evidence
+    (the colour-free part of a scoring): the same scores as a reader of its own, with
+    the first round's evidence not gathered again."""
+    import cv2
+
+    from companion.vision import reader as rd
+    from companion.vision.geometry import board_geometry
+    from companion.vision.reader import load_image
+    from companion.vision.settings import merged_config
+    from companion.vision.sites import SiteReader
+
+    folder, names = classic_game
+    image = load_image(folder / names[-1])
+    g, cfg = board_geometry(), merged_config(None)
+    gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    view = rd._locate(image, gray, rd.detect_markers(gray, g), None, g, cfg, None, "photo")
+    sites = rd._read_sites(g, cfg, view, WRONG.split(","), {})
+    before = list(sites.reader._evidence_made)
+    model, _ = rd._colour_model(g, None)
+    args = (view.work, view.wpose, view.wb, model, sites.strips)
+    gathered: list[int] = []
+    real = SiteReader._evidence
+
+    def counted(self: SiteReader, idx, *rest):  # type: ignore[no-untyped-def]
+        gathered.append(len(idx))
+        return real(self, idx, *rest)
+
+    monkeypatch.setattr(SiteReader, "_evidence", counted)
+    own, _, _ = SiteReader(g, cfg.get("sites")).read(*args)
+    alone, gathered[:] = list(gathered), []
+    sharing = sites.reader.sharing_photo()
+    shared, _, _ = sharing.read(*args)
+    assert alone[0] == 54 and gathered == alone[1:]  # all 54 sites' first round reused
+    assert sharing._photo is sites.reader._photo  # nor the board model made again
+    assert [(r.height, r.color, r.score, r.margin, r.reason) for r in shared] == [
+        (r.height, r.color, r.score, r.margin, r.reason) for r in own]
+    assert sites.reader._evidence_made == before  # the photo's own reader left as it was
+    assert rd.colour_set_shown(g, cfg, view.work, view.wpose, view.wb, sites.strips, None,
+                               sites.reader) == "classic"
