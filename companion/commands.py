@@ -141,8 +141,9 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict
     path, camera, colors, check = job
     from companion.vision.reader import load_camera, load_image, read_image
 
+    damage: list[str] = []
     try:
-        reading = read_image(load_image(path), load_camera(camera),
+        reading = read_image(load_image(path, damage=damage), load_camera(camera),
                              list(colors) if colors else None, source=path,
                              check_colours=check)
     except ValueError as exc:
@@ -152,7 +153,7 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict
     return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
             "wb": reading.wb, "hypotheses": reading.hypotheses(),
             "tops": reading.covered_tops(), "guesses": reading.covered_guesses,
-            "shown": reading.colours_shown}
+            "shown": reading.colours_shown, "damage": damage[0] if damage else None}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -251,7 +252,8 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         doubtful = doubtful | frozenset(guesses)
         tops = {site: colour for site, colour in res.get("tops", {}).items() if site in unseen}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful,
-                                        tops=tops, colours_shown=res.get("shown")))
+                                        tops=tops, colours_shown=res.get("shown"),
+                                        damage=res.get("damage")))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb"),
                                res.get("hypotheses")))
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),

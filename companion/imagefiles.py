@@ -53,6 +53,62 @@ def opencv_silent() -> Iterator[None]:
         logging.setLogLevel(level)
 
 
+@contextmanager
+def decoder_messages() -> Iterator[list[str]]:
+    """What an image decoder prints on stderr while it runs, as lines: libjpeg writes
+    "Corrupt JPEG data: ..." there for a damaged file and decodes it anyway, with
+    no file name and nothing the caller can see. Captured at the file descriptor
+    (the decoder is C), so only in a process with one thread: in a server the
+    other threads' output would be caught too (then the list stays empty and the
+    decoder prints as before)."""
+    import os
+    import sys
+    import tempfile
+    import threading
+
+    lines: list[str] = []
+    if threading.active_count() > 1:
+        yield lines
+        return
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield lines
+        return
+    with tempfile.TemporaryFile() as caught:
+        os.dup2(caught.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            caught.seek(0)
+            lines.extend(line.strip() for line in caught.read().decode(
+                "utf-8", "replace").splitlines() if line.strip())
+
+
+#: what libjpeg says of a damaged file it decodes anyway (the rest: grey, or shifted)
+_DAMAGE = ("Corrupt JPEG data", "Premature end of JPEG file")
+#: ... and what it says of bytes between two segments, which leave the picture whole
+_HARMLESS = ("extraneous bytes before marker",)
+
+
+def damage_of(messages: list[str]) -> tuple[str | None, list[str]]:
+    """The decoder's words for a damaged picture (None: none), and its other lines
+    (not the harmless ones: said without a file's name, they only puzzle)."""
+    harmless = [m for m in messages if any(h in m for h in _HARMLESS)]
+    bad = [m for m in messages if m.startswith(_DAMAGE) and m not in harmless]
+    rest = [m for m in messages if m not in bad and m not in harmless]
+    return ("; ".join(dict.fromkeys(bad))[:200] if bad else None), rest
+
+
+def damage_warning(words: str) -> str:
+    """The warning for a photo decoded from damaged data (the decoder's ``words``)."""
+    return (f"the photo's data is damaged ({words}): the sites and cards it shows past "
+            "the damage may be read wrong or unseen")
+
+
 def error_text(exc: BaseException) -> str:
     """An exception's first line, short enough for a one-line refusal."""
     text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

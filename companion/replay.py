@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from companion.imagefiles import damage_warning
 from companion.rules import (
     CLOCKWISE,
     Block,
@@ -74,6 +75,8 @@ class Observation:
     #: game's last photos only: ``Reading.colours_shown``); None when not asked or
     #: when too few towers told
     colours_shown: str | None = field(default=None, compare=False)
+    #: the decoder's words when the photo's file was damaged and decoded anyway
+    damage: str | None = field(default=None, compare=False)
 
     @classmethod
     def from_board(cls, name: str, board: Board, cards: Mapping[Seat, Card] | None = None,
@@ -213,6 +216,9 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     warnings: list[dict[str, Any]] = [
         {"photo": name, "reason": "bad-photo", "message": f"{name}: {why}; skipped"}
         for name, why in skipped]
+    warnings.extend({"photo": o.name, "reason": "damaged",
+                     "message": f"{o.name}: {damage_warning(o.damage)}"}
+                    for o in observations if o.damage)
     inferred = config is None
     if config is None:
         config, notes = infer_players(observations, colors)

@@ -9,8 +9,10 @@ entry: every bad input ends in a one-line ``ValueError`` subclass.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,9 @@ from companion.imagefiles import (
     BadImageError,
     TruncatedImageError,
     check_complete,
+    damage_of,
+    damage_warning,
+    decoder_messages,
     image_kind,
     image_size,
     jpeg_size,
@@ -232,7 +237,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     ``check_colours``: with colours named, also find which colour set the tops
     show (:attr:`Reading.colours_shown`): the colours named are the only ones a
     top is compared with, so a wrong set reads quietly (one more scoring of the
-    sites, about two fifths of a read; the live table knows its colours).
+    sites, about a quarter of a read; the live table knows its colours).
     """
     cfg = merged_config(config)
     g = geometry or board_geometry()
@@ -954,8 +959,10 @@ def decode_reduction(size: tuple[int, int] | None, min_side: int | None) -> int:
     return max([f for f in _REDUCED if longest // f >= min_side], default=1)
 
 
-def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.ndarray:
-    """Decode a photo file, with one-line errors for missing, non-image and truncated files.
+def load_image(path: str | Path, config: Mapping[str, Any] | None = None,
+               damage: list[str] | None = None) -> np.ndarray:
+    """Decode a photo file, with one-line errors for missing, non-image and truncated files
+    (``damage``: :func:`decode_photo`'s).
 
     A JPEG far larger than the reader needs (a 48-megapixel phone photo) is
     decoded smaller by the JPEG decoder itself (``image.decode_min_side``):
@@ -983,7 +990,7 @@ def load_image(path: str | Path, config: Mapping[str, Any] | None = None) -> np.
         pass  # damaged otherwise: the decoder judges
     refuse_huge(path, data, config)
     try:
-        img = decode_photo(data, config)
+        img = decode_photo(data, config, damage)
     except HeifError as exc:
         raise ImageReadError(f"{path}: {exc}") from None
     if img is None:
@@ -1018,9 +1025,14 @@ def refuse_huge(path: str | Path, data: bytes, config: Mapping[str, Any] | None)
                              f"{limit} once decoded)")
 
 
-def decode_photo(data: bytes, config: Mapping[str, Any] | None = None) -> np.ndarray | None:
+def decode_photo(data: bytes, config: Mapping[str, Any] | None = None,
+                 damage: list[str] | None = None) -> np.ndarray | None:
     """A photo file's bytes decoded (None if OpenCV cannot), a large JPEG at the size
     ``image.decode_min_side`` allows (:func:`load_image`).
+
+    ``damage``: given, gets the decoder's words for a damaged file it decoded
+    anyway (libjpeg's "Corrupt JPEG data: ..."; a process of one thread only:
+    :func:`companion.imagefiles.decoder_messages`).
 
     A HEIC photo (an iPhone's) is decoded by libheif (:mod:`companion.heif`,
     which raises its one-line :class:`HeifError`), then shrunk by the factor a
@@ -1041,8 +1053,14 @@ def decode_photo(data: bytes, config: Mapping[str, Any] | None = None) -> np.nda
     if data[:3] == b"\xff\xd8\xff":
         factor = decode_reduction(jpeg_size(data), min_side)
         flag = _REDUCED.get(factor, flag)
-    with opencv_silent():  # a file OpenCV cannot decode is ours to name
+    # a file OpenCV cannot decode is ours to name
+    with opencv_silent(), (decoder_messages() if damage is not None else nullcontext([])) as said:
         img: np.ndarray | None = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
+    words, rest = damage_of(said)
+    if rest:  # not ours to judge: said as the decoder said it
+        print("\n".join(rest), file=sys.stderr)
+    if words and damage is not None and img is not None:
+        damage.append(words)
     return img
 
 
@@ -1052,15 +1070,20 @@ def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = Non
     """The ``companion read`` objects of several photos, in order (raises on the first bad one).
 
     Each has ``warnings``: ``{"reason": "colours", "message": ...}`` when the
-    photo's tops show another colour set than the colours named."""
+    photo's tops show another colour set than the colours named; ``{"reason":
+    "damaged", ...}`` when its JPEG data is damaged (decoded anyway: the part
+    after the damage grey or shifted)."""
     camera = load_camera(camera_path)
     out = []
     for path in paths:
-        reading = read_image(load_image(path, config), camera, colors, config,
+        damage: list[str] = []
+        reading = read_image(load_image(path, config, damage), camera, colors, config,
                              source=str(path), check_colours=True)
+        warnings = [{"reason": "damaged", "message": damage_warning(words)} for words in damage]
         message = colour_set_warning([reading.colours_shown], colors)
-        out.append({**reading.to_json(), "warnings": [] if message is None else [
-            {"reason": "colours", "message": message}]})
+        if message is not None:
+            warnings.append({"reason": "colours", "message": message})
+        out.append({**reading.to_json(), "warnings": warnings})
     return out
 
 

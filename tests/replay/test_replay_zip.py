@@ -90,3 +90,25 @@ def test_a_file_that_is_no_zip_is_said(tmp_path, capsys) -> None:
     assert main(["replay", str(photo)]) == 1
     assert capsys.readouterr().err == (
         f"companion replay: {photo}: not a folder or a zip of photos\n")
+
+
+def test_a_damaged_photo_is_replayed_and_said(classic_game, tmp_path, capsys) -> None:
+    # the photos are read in worker processes: libjpeg's words are caught there
+    folder, names = classic_game
+    copy = tmp_path / "game"
+    copy.mkdir()
+    for n in names:
+        (copy / n).write_bytes((folder / n).read_bytes())
+    data = (copy / names[2]).read_bytes()
+    k = int(len(data) * 0.9)  # an end-of-image marker over the photo's last tenth
+    (copy / names[2]).write_bytes(data[:k] + b"\xff\xd9" + data[k + 2:])
+    assert main(["replay", str(copy), "--json", "--workers", "2", *COLORS]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [w for w in out["warnings"] if w["reason"] == "damaged"] == [
+        {"photo": names[2], "reason": "damaged",
+         "message": f"{names[2]}: the photo's data is damaged (Corrupt JPEG data: premature "
+                    "end of data segment): the sites and cards it shows past the damage may "
+                    "be read wrong or unseen"}]
+    assert [m["notation"] for m in out["moves"]] == [
+        "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
+        "S c21 red3@1S", "N c11 green1@3C"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -130,3 +131,67 @@ def test_a_png_whose_chunk_runs_past_the_end_is_refused_at_once(tmp_path):
         load_image(path)
     path.write_bytes(_png_declaring(40, 30))
     assert load_image(path).shape == (30, 40, 3)
+
+
+def _damaged(jpeg: bytes, at: float = 0.8) -> bytes:
+    """The JPEG with an end-of-image marker written over its image data at ``at``: the
+    decoder stops there, says so on stderr and fills the rest grey."""
+    k = int(len(jpeg) * at)
+    return jpeg[:k] + b"\xff\xd9" + jpeg[k + 2:]
+
+
+DAMAGED = ("the photo's data is damaged (Corrupt JPEG data: premature end of data "
+           "segment): the sites and cards it shows past the damage may be read wrong or unseen")
+
+
+def test_a_damaged_jpeg_is_read_and_said(tmp_path, jpeg):
+    # libjpeg decodes a damaged file anyway and said so on stderr, with no file's name
+    good, bad = tmp_path / "good.jpg", tmp_path / "bad.jpg"
+    good.write_bytes(jpeg)
+    bad.write_bytes(_damaged(jpeg))
+    proc = subprocess.run([sys.executable, "-m", "companion", "read", str(good), str(bad),
+                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""
+    first, second = (json.loads(line) for line in proc.stdout.splitlines())
+    assert first["warnings"] == []
+    assert second["warnings"] == [{"reason": "damaged", "message": DAMAGED}]
+    proc = subprocess.run([sys.executable, "-m", "companion", "read", str(bad)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.stdout.splitlines()[1] == f"{bad}: warning: {DAMAGED}"
+
+
+def test_the_decoders_words_are_sorted():
+    from companion.imagefiles import damage_of
+
+    # bytes between two segments leave the picture whole: not said at all
+    assert damage_of(["Corrupt JPEG data: 3 extraneous bytes before marker 0xdb"]) == (None, [])
+    assert damage_of(["Premature end of JPEG file",
+                      "Corrupt JPEG data: premature end of data segment",
+                      "Premature end of JPEG file"]) == (
+        "Premature end of JPEG file; Corrupt JPEG data: premature end of data segment", [])
+    # what is not the decoder's word for damage is passed on as it was said
+    assert damage_of(["libpng warning: iCCP: known incorrect sRGB profile"]) == (
+        None, ["libpng warning: iCCP: known incorrect sRGB profile"])
+
+
+def test_the_decoders_words_are_caught_only_in_a_process_of_one_thread(jpeg):
+    import threading
+
+    from companion.vision.reader import decode_photo
+
+    bad = _damaged(jpeg)
+    if threading.active_count() == 1:  # a test before may have left a thread running
+        damage: list[str] = []
+        assert decode_photo(bad, None, damage) is not None
+        assert damage == ["Corrupt JPEG data: premature end of data segment"]
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        damage = []
+        # another thread's output would be caught with the decoder's: nothing is
+        assert decode_photo(bad, None, damage) is not None and damage == []
+    finally:
+        stop.set()
+        other.join()
