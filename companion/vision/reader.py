@@ -12,7 +12,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -1054,7 +1054,9 @@ def decode_photo(data: bytes, config: Mapping[str, Any] | None = None,
         factor = decode_reduction(jpeg_size(data), min_side)
         flag = _REDUCED.get(factor, flag)
     # a file OpenCV cannot decode is ours to name
-    with opencv_silent(), (decoder_messages() if damage is not None else nullcontext([])) as said:
+    caught: AbstractContextManager[list[str]] = (
+        decoder_messages() if damage is not None else nullcontext([]))
+    with opencv_silent(), caught as said:
         img: np.ndarray | None = cv2.imdecode(np.frombuffer(data, np.uint8), flag)
     words, rest = damage_of(said)
     if rest:  # not ours to judge: said as the decoder said it
