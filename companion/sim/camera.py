@@ -21,6 +21,16 @@ from companion.rules.topology import Seat
 SEAT_AZIMUTH: dict[Seat, float] = {Seat.S: 0.0, Seat.E: 90.0, Seat.N: 180.0, Seat.W: 270.0}
 
 
+def undistort_points(pts: np.ndarray, K: np.ndarray, dist: np.ndarray,
+                     criteria: tuple[int, int, float]) -> np.ndarray:
+    """``cv2.undistortPoints`` iterated to ``criteria``, back in pixels (``P=K``).
+    OpenCV 4 takes the criteria only in ``undistortPointsIter`` (what a Raspberry
+    Pi with numpy 1 installs), OpenCV 5 only as ``undistortPoints``' keyword."""
+    if hasattr(cv2, "undistortPointsIter"):
+        return np.asarray(cv2.undistortPointsIter(pts, K, dist, np.eye(3), K, criteria))
+    return np.asarray(cv2.undistortPoints(pts, K, dist, P=K, criteria=criteria))
+
+
 def _ro(a: Any, shape: tuple[int, ...]) -> np.ndarray:
     out = np.array(a, dtype=np.float64).reshape(shape)
     out.setflags(write=False)

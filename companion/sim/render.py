@@ -25,7 +25,7 @@ import numpy as np
 
 from companion.rules.board import Site
 from companion.rules.topology import Seat
-from companion.sim.camera import CameraModel
+from companion.sim.camera import CameraModel, undistort_points
 from companion.sim.layout import Layout, default_layout
 from companion.sim.raster import (
     Canvas,
@@ -490,7 +490,7 @@ def _lens_maps(key: bytes, w: int, h: int) -> tuple[np.ndarray, np.ndarray, int,
         np.stack([np.full(n, w - 0.5), np.linspace(-0.5, h - 0.5, n)], 1),
         np.stack([np.linspace(w - 0.5, -0.5, n), np.full(n, h - 0.5)], 1),
         np.stack([np.full(n, -0.5), np.linspace(h - 0.5, -0.5, n)], 1)])
-    und = cv2.undistortPoints(border.reshape(-1, 1, 2), K, dist, P=K, criteria=crit)
+    und = undistort_points(border.reshape(-1, 1, 2), K, dist, crit)
     und = np.asarray(und, np.float64).reshape(-1, 2)
     ml = int(math.ceil(max(0.0, -und[:, 0].min()))) + 4
     mt = int(math.ceil(max(0.0, -und[:, 1].min()))) + 4
@@ -502,7 +502,7 @@ def _lens_maps(key: bytes, w: int, h: int) -> tuple[np.ndarray, np.ndarray, int,
     gy = step * (np.arange(gh + 2) - 1) + (step - 1) / 2
     X, Y = np.meshgrid(gx, gy)
     pts = np.stack([X.ravel(), Y.ravel()], 1).reshape(-1, 1, 2)
-    u = np.asarray(cv2.undistortPoints(pts, K, dist, P=K, criteria=crit), np.float64)
+    u = np.asarray(undistort_points(pts, K, dist, crit), np.float64)
     u = u.reshape(gh + 2, gw + 2, 2)
     full = cv2.resize(u.astype(np.float32), (step * (gw + 2), step * (gh + 2)),
                       interpolation=cv2.INTER_LINEAR)

@@ -133,6 +133,29 @@ def test_install_script_dry_run() -> None:
     assert "ws281x.conf" not in out or "rm -f" in out
 
 
+@pytest.mark.parametrize(("numpy", "arch", "pins"), [
+    # Bookworm: apt's numpy 1 stays, and with it the last OpenCV built for numpy 1
+    ("1.24.2", "aarch64", "numpy<2; opencv-python-headless==4.11.0.86"),
+    # numpy 2 on the system: the versions the tests' readings were measured with
+    ("2.2.4", "aarch64", "numpy==2.4.6; opencv-python-headless==5.0.0.93"),
+    # 32-bit Raspberry Pi OS: piwheels' builds, whatever versions it has
+    ("1.24.2", "armv7l", "numpy<2"),
+    ("2.2.4", "armv7l", ""),
+])
+def test_install_script_pins_what_the_pi_can_install(numpy: str, arch: str, pins: str) -> None:
+    result = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run", "--no-start", "--source", str(ROOT)],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "SYSTEM_NUMPY": numpy, "ARCH": arch},
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"+ {pins} > /opt/companion/constraints.txt" in result.stdout.splitlines()
+    pinned = {line for line in (ROOT / "constraints.txt").read_text().splitlines()
+              if line and not line.startswith("#")}
+    if numpy.startswith("2") and arch == "aarch64":
+        assert set(pins.split("; ")) == pinned  # constraints.txt, whatever it pins
+
+
 def test_install_script_rejects_unknown_options() -> None:
     result = subprocess.run(
         ["bash", str(INSTALL), "--frobnicate"], capture_output=True, text=True, timeout=30

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from companion.rules.topology import Seat, default_topology
+from companion.sim.camera import undistort_points
 from companion.vision.geometry import (
     SEAT_FORWARD,
     Pose,
@@ -31,9 +32,8 @@ def camera(seat: Seat, elevation: float, distortion: bool = True) -> Pose:
 def image_to_board(pose: Pose, pix: np.ndarray) -> np.ndarray:
     """Back-project distorted pixels onto the board plane z = 0 (board mm)."""
     K, dist = pose.intrinsics.K, pose.intrinsics.dist
-    und = cv2.undistortPoints(pix.reshape(-1, 1, 2).astype(np.float64), K, dist, P=K,
-                              criteria=(cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 100,
-                                        1e-12))
+    und = undistort_points(pix.reshape(-1, 1, 2).astype(np.float64), K, dist,
+                           (cv2.TERM_CRITERIA_COUNT | cv2.TERM_CRITERIA_EPS, 100, 1e-12))
     H = pose.plane_homography(0.0)
     xy = cv2.perspectiveTransform(und, np.linalg.inv(H))
     return xy.reshape(-1, 2)
