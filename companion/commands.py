@@ -444,8 +444,10 @@ def register_evaluate(sub: Any) -> None:
     p.add_argument("--n", type=_positive, default=20, help="images per kind")
     p.add_argument("--seed", type=int, default=100)
     p.add_argument("--folder", action="append", metavar="DIR",
-                   help="photos with <name>.json truth files instead of rendering; again for "
-                        "more sets, each reported on its own and all together (\"all\")")
+                   help="photos with <name>.json truth files instead of rendering (the "
+                        "simulator's, or manhattan-board/1 files: the board as built, its "
+                        "unseen the sites the camera cannot see); again for more sets, each "
+                        "reported on its own and all together (\"all\")")
     p.add_argument("--csv", help="write one row per image here")
     p.add_argument("--with-camera", action="store_true",
                    help="give the reader the true intrinsics (default: estimate them)")

@@ -24,7 +24,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from companion.rules.board import Site
+from companion.rules.board import BOARD_FORMAT, Site
 from companion.vision.errors import VisionError
 from companion.vision.reader import read_image
 
@@ -467,10 +467,30 @@ def folder_samples(folder: str | Path) -> Iterable[tuple[str, np.ndarray, Mappin
             reason = (exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
                       if isinstance(exc, RecursionError) else str(exc))
             raise ValueError(f"{tj}: not a truth file ({reason})") from None
+        if isinstance(truth, dict) and truth.get("format") == BOARD_FORMAT:
+            truth = truth_from_board(truth)
         problem = truth_problem(truth)
         if problem:
             raise ValueError(f"{tj}: not a truth file ({problem})")
         yield p.name, load_image(p), truth
+
+
+def truth_from_board(board: Mapping[str, Any]) -> dict[str, Any]:
+    """A ``manhattan-board/1`` file (formats.md) as a photo's truth, so photos labelled
+    by another tool can be judged: its ``sites`` the board as built, its ``unseen``
+    the sites the camera cannot see (a reading there costs only when it is wrong:
+    ``hidden_read``), its ``cards`` and ``colors`` those of the photo (the
+    colours named to the reader; without them it recognises the set), ``camera``
+    (formats.md intrinsics, optional) for ``--with-camera``."""
+    sites, unseen = board.get("sites"), board.get("unseen", [])
+    truth: dict[str, Any] = {"kind": board.get("kind", ""), "board": {"sites": sites},
+                             "expected": {"sites": sites, "unseen": unseen,
+                                          "cards": board.get("cards", {})}}
+    if board.get("colors") is not None:
+        truth["expected"]["colors"] = board["colors"]
+    if board.get("camera") is not None:
+        truth["camera"] = board["camera"]
+    return truth
 
 
 def truth_problem(truth: Any) -> str | None:

@@ -126,6 +126,36 @@ def test_a_folder_of_labelled_photos(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert [(r["name"], r["kind"]) for r in rows] == [("mounted-11-0000.png", "mounted")]
 
 
+def test_photos_labelled_with_board_files_are_judged_alike(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # photos labelled by another tool, in the board format of formats.md: the board
+    # as built, the sites the camera cannot see as its "unseen", the cards beside
+    sim, boards = tmp_path / "sim", tmp_path / "boards"
+    assert sim_main([str(sim), "--n", "2", "--seed", "12"]) == 0
+    capsys.readouterr()
+    boards.mkdir()
+    for photo in sorted(sim.glob("*.png")):
+        truth = json.loads(photo.with_suffix(".json").read_text(encoding="utf-8"))
+        board = {"format": "manhattan-board/1", "colors": truth["expected"]["colors"],
+                 "sites": truth["board"]["sites"], "unseen": truth["expected"]["unseen"],
+                 "cards": truth["expected"]["cards"]}
+        (boards / photo.name).write_bytes(photo.read_bytes())
+        (boards / photo.with_suffix(".json").name).write_text(json.dumps(board))
+    out = _run(capsys, "--folder", str(sim), "--folder", str(boards))
+    same = ("photos", "visible_sites", "wrong", "unseen_visible", "hidden", "hidden_read",
+            "cards", "cards_wrong", "cards_missed", "cards_extra", "unresolved")
+    assert out[str(sim)]["photos"] == 2 and out[str(sim)]["hidden"] > 0
+    assert {k: out[str(boards)][k] for k in same} == {k: out[str(sim)][k] for k in same}
+    # a board file that is not one: said as a truth file's problem
+    (boards / photo.with_suffix(".json").name).write_text(json.dumps(
+        {"format": "manhattan-board/1", "sites": [{"city": 9, "row": 0, "col": 0,
+                                                  "height": 1, "owner": "red"}]}))
+    assert main(["evaluate", "--folder", str(boards)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"companion evaluate: {boards / photo.with_suffix('.json').name}: "
+                          "not a truth file (")
+
+
 @pytest.mark.parametrize("name,message", [("missing", "no such folder"),
                                           ("empty", "no photos with a NAME.json truth")])
 def test_a_folder_without_labelled_photos_is_an_error(
