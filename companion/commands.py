@@ -335,8 +335,9 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace) -> int:
     else:
         for m in out["moves"]:
             text = m.get("notation") or f"{m['seat']} {m['color']}{m['storeys']}@{m['site']}"
-            print(f"{text}  ? check {m['site']}: read by a narrow margin" if m.get("doubtful")
-                  else text)
+            why = ("no photo shows it as built" if m.get("never_shown")
+                   else "read by a narrow margin")
+            print(f"{text}  ? check {m['site']}: {why}" if m.get("doubtful") else text)
         for w in out["warnings"]:
             print(f"warning: {w['message']}")
         for r in out["rounds"]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from companion.imagefiles import damage_warning
@@ -761,6 +761,8 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
     boards: list[dict[str, Any]] = []
     turn = 0
     prev: Observation | None = None
+    # builds no photo has shown as built yet, by site: (index in moves, in the record)
+    unshown: dict[Site, list[tuple[int, int]]] = {}
     for k, obs in enumerate(observations):
         step = by_photo.get(k)
         if state.is_over and step is None and k and obs != prev:
@@ -774,7 +776,12 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                                             "last photo as well"})
             turn += 1
             state, record, info = _apply(state, record, move, obs, turn, warnings)
+            if info and isinstance(move, Build):
+                unshown.setdefault(move.site, []).append((len(moves), len(record.entries) - 1))
             moves.extend(info)
+        views = state.board.views()
+        for site in [s for s in unshown if _shows(views.get(s), obs.sites.get(s))]:
+            del unshown[site]  # the photo shows the site as the moves built it, or near
         if len(state.scores) > len(boards):
             boards.append(state.board.to_json(state.config.colors))
         for ch in diff(state.board, obs):
@@ -784,8 +791,37 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                        else "no move explains it")
                 misreads.append(_misread(obs, ch, why))
         prev = obs
+    record = _never_shown(unshown, moves, record, warnings)
     return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards,
                         misreads=misreads)
+
+
+def _shows(built: SiteView | None, seen: SiteView | None) -> bool:
+    """Whether a photo's reading of a site tells about the tower built there: the same
+    colour on top, a storey or two off at most (:func:`_site_cost` under its cap)."""
+    return seen is not None and _site_cost(built, seen) < SITE_CAP
+
+
+def _never_shown(unshown: Mapping[Site, list[tuple[int, int]]], moves: list[dict[str, Any]],
+                 record: GameRecord, warnings: list[dict[str, Any]]) -> GameRecord:
+    """Builds that no photo showed (the site unseen, or read far otherwise, in every
+    photo until the next build there): a reading past :data:`SITE_CAP` costs every
+    storey count alike, so the rules and the beam chose their storeys among equals.
+    They are marked for the players to check, and said."""
+    flagged = sorted(i for built in unshown.values() for i in built)
+    if not flagged:
+        return record
+    entries = list(record.entries)
+    for m, e in flagged:
+        info = moves[m]
+        info["doubtful"] = info["never_shown"] = True
+        entries[e] = replace(entries[e], doubtful=True)
+        warnings.append({"photo": info["photo"], "turn": info["turn"], "reason": "never-shown",
+                         "message": f"{info['photo']}: {info['notation']}: no photo shows "
+                                    f"{info['site']} near as built ({info['color']} "
+                                    f"{info['storeys']}): unseen there, or read far otherwise; "
+                                    "its storeys are a guess: check it"})
+    return replace(record, entries=tuple(entries))
 
 
 def _grows(ch: Change) -> bool:

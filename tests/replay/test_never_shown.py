@@ -1,0 +1,72 @@
+"""A build no photo shows is marked and said, not recorded as sure.
+
+A ray-traced game (tests/replay/raygame.py, seed 56, four players, phone
+photos) built a red 3 on Sydney SW in front of a red 8 on Sydney S. No photo
+after showed it: the low tower's top lay in the tall one's shadow, so the
+reader left the site unseen or took the two towers for one of 11 or 12
+storeys. A reading more than two storeys off costs every storey count alike,
+so the replay chose among equals (a red 1) and said nothing. Such a build is
+now marked doubtful, and a warning names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from test_infer import _bot_game
+
+from companion.replay import Observation, replay
+from companion.rules import Build, SiteView, make_config
+
+
+def _hide(photos: list[Observation], site, start: int, view: SiteView | None = None
+          ) -> list[Observation]:
+    """The photos from ``start`` on with ``site`` unseen (or read as ``view``)."""
+    out = list(photos[:start])
+    for p in photos[start:]:
+        sites = {s: v for s, v in p.sites.items() if s != site}
+        if view is None:
+            out.append(replace(p, sites=sites, unseen=p.unseen | {site}))
+        else:
+            out.append(replace(p, sites={**sites, site: view}))
+    return out
+
+
+def test_a_build_no_photo_shows_is_marked_and_said():
+    cfg, moves, photos, final = _bot_game(4, 5)
+    k = 52  # North's green 1 on Kingston E: the only build there
+    build = moves[k]
+    assert isinstance(build, Build) and str(build) == "N c10 green1@4E"
+    assert [m.site for m in moves if isinstance(m, Build)].count(build.site) == 1
+    config = make_config(list(cfg.players), edition=cfg.edition)
+    # photo k + 1 is the one taken after the move
+    result = replay(_hide(photos, build.site, k + 1), config)
+    [shown] = [m for m in result.moves if m.get("never_shown")]
+    assert shown["site"] == build.site.name and shown["doubtful"] is True
+    assert [w for w in result.warnings if w["reason"] == "never-shown"] == [
+        {"photo": "p053", "turn": shown["turn"], "reason": "never-shown",
+         "message": f"p053: {shown['notation']}: no photo shows {build.site.name} near as "
+                    f"built (green {shown['storeys']}): unseen there, or read far otherwise; "
+                    "its storeys are a guess: check it"}]
+    # the game record keeps the mark (the page lists the move among those to check)
+    marked = [str(e.move) for e in result.record.effective() if e.doubtful]
+    assert marked == [shown["notation"]]
+    # every other move is as played and unmarked
+    assert [m["notation"] for m in result.moves if not m.get("never_shown")] == [
+        str(m) for n, m in enumerate(moves) if n != k]
+    # read far otherwise (a taller tower behind taken for its top): the same
+    far = replay(_hide(photos, build.site, k + 1, SiteView(9, "green")), config)
+    assert [m["notation"] for m in far.moves if m.get("never_shown")] == [shown["notation"]]
+
+
+def test_a_build_read_a_storey_off_is_not_said():
+    cfg, moves, photos, final = _bot_game(4, 5)
+    k = 52
+    build = moves[k]
+    config = make_config(list(cfg.players), edition=cfg.edition)
+    # a storey too tall in every photo after: evidence for the build all the same
+    result = replay(_hide(photos, build.site, k + 1, SiteView(2, "green")), config)
+    assert not [w for w in result.warnings if w["reason"] == "never-shown"]
+    assert not any(m.get("never_shown") for m in result.moves)
+    # and the exact photos say nothing either
+    assert replay(photos, config).warnings == []
