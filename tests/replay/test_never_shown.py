@@ -34,7 +34,7 @@ def _hide(photos: list[Observation], site, start: int, view: SiteView | None = N
 
 def test_a_build_no_photo_shows_is_marked_and_said():
     cfg, moves, photos, final = _bot_game(4, 5)
-    k = 52  # North's green 1 on Kingston E: the only build there
+    k = 52  # North's green 1 on Sao Paulo E: the only build there
     build = moves[k]
     assert isinstance(build, Build) and str(build) == "N c10 green1@4E"
     assert [m.site for m in moves if isinstance(m, Build)].count(build.site) == 1
