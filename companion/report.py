@@ -110,8 +110,9 @@ def replay_html(result: Mapping[str, Any], boards: Sequence[Mapping[str, Any]],
                 if m.get("color") else f"{m.get('seat')}: pass")
         order = "" if m.get("order_known", True) else " <i>(order unknown)</i>"
         legal = "" if m.get("legal", True) else " <b class='warn'>illegal</b>"
-        doubt = (" <b class='doubt'>? check this site: the photo read it by a narrow "
-                 "margin</b>" if m.get("doubtful") else "")
+        why = ("no photo shows it as built" if m.get("never_shown")
+               else "the photo read it by a narrow margin")
+        doubt = f" <b class='doubt'>? check this site: {why}</b>" if m.get("doubtful") else ""
         out.append(f"<li>{img}<code>{html.escape(m.get('notation', ''))}</code> "
                    f"{html.escape(text)}{order}{legal}{doubt}</li>")
     out.append("</ol>")

@@ -16,6 +16,7 @@ from dataclasses import replace
 from test_infer import _bot_game
 
 from companion.replay import Observation, replay
+from companion.report import replay_html
 from companion.rules import Build, SiteView, make_config
 
 
@@ -54,6 +55,11 @@ def test_a_build_no_photo_shows_is_marked_and_said():
     # every other move is as played and unmarked
     assert [m["notation"] for m in result.moves if not m.get("never_shown")] == [
         str(m) for n, m in enumerate(moves) if n != k]
+    # the --html report says why it is to be checked
+    page = replay_html(result.to_json(), [])
+    items = page.split("<ol class='moves'>")[1].split("</ol>")[0].split("<li>")[1:]
+    assert [li.split("? check this site: ")[1].split("<")[0] for li in items
+            if "check this site" in li] == ["no photo shows it as built"]
     # read far otherwise (a taller tower behind taken for its top): the same
     far = replay(_hide(photos, build.site, k + 1, SiteView(9, "green")), config)
     assert [m["notation"] for m in far.moves if m.get("never_shown")] == [shown["notation"]]
