@@ -779,9 +779,10 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
             if info and isinstance(move, Build):
                 unshown.setdefault(move.site, []).append((len(moves), len(record.entries) - 1))
             moves.extend(info)
-        views = state.board.views()
-        for site in [s for s in unshown if _shows(views.get(s), obs.sites.get(s))]:
-            del unshown[site]  # the photo shows the site as the moves built it, or near
+        if unshown:
+            views = state.board.views()
+            for site in [s for s in unshown if _shows(views.get(s), obs.sites.get(s))]:
+                del unshown[site]  # the photo shows the site as the moves built it, or near
         if len(state.scores) > len(boards):
             boards.append(state.board.to_json(state.config.colors))
         for ch in diff(state.board, obs):
