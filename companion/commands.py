@@ -139,7 +139,7 @@ def register_calibrate(sub: Any) -> None:
 def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict[str, Any]:
     """Read one photo (in a worker process): plain values, so they pickle."""
     path, camera, colors, check = job
-    from companion.vision.reader import load_camera, load_image, read_image
+    from companion.vision.reader import load_camera, load_image, read_image, small_warning
 
     damage: list[str] = []
     try:
@@ -153,7 +153,8 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict
     return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
             "wb": reading.wb, "hypotheses": reading.hypotheses(),
             "tops": reading.covered_tops(), "guesses": reading.covered_guesses,
-            "shown": reading.colours_shown, "damage": damage[0] if damage else None}
+            "shown": reading.colours_shown, "damage": damage[0] if damage else None,
+            "small": small_warning(reading.site_px)}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -253,7 +254,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         tops = {site: colour for site, colour in res.get("tops", {}).items() if site in unseen}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful,
                                         tops=tops, colours_shown=res.get("shown"),
-                                        damage=res.get("damage")))
+                                        damage=res.get("damage"), small=res.get("small")))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb"),
                                res.get("hypotheses")))
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),

@@ -9,9 +9,10 @@ from companion.vision.errors import (
     BoardNotFoundError,
     CameraFileError,
     ImageReadError,
+    TooSmallError,
     VisionError,
 )
 from companion.vision.reader import Reading, read_image, read_paths
 
-__all__ = ["BoardNotFoundError", "CameraFileError", "ImageReadError", "Reading", "VisionError",
-           "read_image", "read_paths"]
+__all__ = ["BoardNotFoundError", "CameraFileError", "ImageReadError", "Reading", "TooSmallError",
+           "VisionError", "read_image", "read_paths"]

@@ -15,5 +15,9 @@ class ImageReadError(VisionError):
     """Missing, unreadable, truncated or non-image file."""
 
 
+class TooSmallError(ImageReadError):
+    """A board shown too small for its sites to be read (a thumbnail, a far shot)."""
+
+
 class CameraFileError(VisionError):
     """A camera intrinsics file that cannot be used."""

@@ -228,6 +228,26 @@ def test_a_camera_file_that_does_not_fit_the_frames_is_told_once():
         "at this size)")]
 
 
+def test_a_camera_that_shows_the_board_too_small_is_told_once():
+    from companion.vision.errors import TooSmallError
+
+    calls: list[int] = []
+    why = ("image: the board shows too small to be read (a site is 4.2 pixels across, 6 or "
+           "more are needed): take it closer or at a higher resolution")
+
+    def reader(image, previous_pose=None):
+        calls.append(int(image[0, 0, 0]))
+        raise TooSmallError(why)
+
+    session = GameSession(make_config(4))
+    ctl = Controller(session, reader, still_seconds=0.4)
+    _film(ctl, 3)
+    assert calls == [0, 1, 2]
+    assert ctl.stats.readings == 0 and ctl.stats.moves == 0
+    assert [(w["reason"], w["message"]) for w in session.snapshot()["warnings"]] == [
+        ("camera", f"The camera's frames cannot be read: {why}")]
+
+
 def test_frames_of_another_size_are_a_change_not_a_crash():
     """A folder camera of two phones' photos (1600 x 1200, then 4032 x 3024 scaled), or a
     camera switching mode: the motion gate compared thumbnails of two shapes and

@@ -14,6 +14,8 @@
     unexplained: "a change on the board that no move explains",
     revised: "a move the camera revised",
     "not-saved": "the game is not being saved",
+    damaged: "a damaged photo file",
+    small: "a photo that shows the board small",
   };
 
   const ui = {
