@@ -139,7 +139,7 @@ def register_calibrate(sub: Any) -> None:
 def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict[str, Any]:
     """Read one photo (in a worker process): plain values, so they pickle."""
     path, camera, colors, check = job
-    from companion.vision.reader import load_camera, load_image, read_image, small_warning
+    from companion.vision.reader import load_camera, load_image, photo_warnings, read_image
 
     damage: list[str] = []
     try:
@@ -150,11 +150,14 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict
         return {"path": path, "error": str(exc)}
     except Exception as exc:  # one corrupt photo must not stop a whole replay
         return {"path": path, "error": f"unreadable ({type(exc).__name__}: {exc})"}
-    return {"path": path, "reading": reading.to_json(), "pose": reading.pose,
+    # a mirrored photo's pose is the flipped picture's: the fixed camera's comparison of
+    # the photos as filed leaves it out
+    return {"path": path, "reading": reading.to_json(),
+            "pose": None if reading.mirrored else reading.pose,
             "wb": reading.wb, "hypotheses": reading.hypotheses(),
             "tops": reading.covered_tops(), "guesses": reading.covered_guesses,
             "shown": reading.colours_shown, "damage": damage[0] if damage else None,
-            "small": small_warning(reading.site_px)}
+            "notes": [(w["reason"], w["message"]) for w in photo_warnings(reading)]}
 
 
 def _progress(done: int, total: int, name: str) -> None:
@@ -254,7 +257,8 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         tops = {site: colour for site, colour in res.get("tops", {}).items() if site in unseen}
         observations.append(Observation(name, views, frozenset(unseen), cards, doubtful,
                                         tops=tops, colours_shown=res.get("shown"),
-                                        damage=res.get("damage"), small=res.get("small")))
+                                        damage=res.get("damage"),
+                                        notes=tuple(res.get("notes", ()))))
         poses.append(PhotoPose(res["path"], res.get("pose"), res.get("wb"),
                                res.get("hypotheses")))
     in_play = colors or next((r["reading"].get("colors") for r in results if "reading" in r),

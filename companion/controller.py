@@ -40,7 +40,7 @@ from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession, JournalFailure
 from companion.tracking import Decision, best_build, committed, decide, stacked_pair
 from companion.vision.change import ArmWatch, DiffMotionGate
-from companion.vision.errors import CameraFileError, TooSmallError
+from companion.vision.errors import CameraFileError, MirroredError, TooSmallError
 
 __all__ = ["ArmWatch", "Controller", "ControllerStats", "DiffMotionGate", "pose_shift_px"]
 
@@ -407,10 +407,10 @@ class Controller:
                 reading = self._ranged(image, self._pose, height_range=self._height_range())
             else:
                 reading = self.reader(image, self._pose)
-        except (CameraFileError, TooSmallError) as exc:
+        except (CameraFileError, TooSmallError, MirroredError) as exc:
             # the calibration does not fit the camera's pictures, or the camera shows
-            # the board too small: every frame fails alike, so the players are told
-            # once (not a line per frame in a log)
+            # the board too small or mirrored: every frame fails alike, so the players
+            # are told once (not a line per frame in a log)
             if not self._camera_refused:
                 self._camera_refused = True
                 log.error("frames cannot be read: %s", exc)

@@ -50,8 +50,10 @@ class VisionReader:
         """``height_range``: site -> (lowest, highest) height the game record allows."""
         from companion.vision.reader import read_image
 
+        # mirrored=False: the motion gate and the new block's fit compare the frames as
+        # the camera gives them, so a mirrored camera is told, not read flipped
         r = read_image(image, camera=self.camera, colors=self.colors, config=self.config,
-                       previous_pose=previous_pose, height_range=height_range)
+                       previous_pose=previous_pose, height_range=height_range, mirrored=False)
         # the live table knows a block went where the scene changed: a height this view
         # cannot tell for sure is still the best evidence of its storeys (and a narrow
         # one stays doubtful, as before the reader told it apart)

@@ -77,9 +77,9 @@ class Observation:
     colours_shown: str | None = field(default=None, compare=False)
     #: the decoder's words when the photo's file was damaged and decoded anyway
     damage: str | None = field(default=None, compare=False)
-    #: the reader's warning when the photo shows the board small (a site a few pixels
-    #: across: its readings are worth less than a larger photo's)
-    small: str | None = field(default=None, compare=False)
+    #: the reader's warnings of how the photo was read, (reason, message): a board
+    #: shown small, a mirrored photo read flipped back (``photo_warnings``)
+    notes: tuple[tuple[str, str], ...] = field(default=(), compare=False)
 
     @classmethod
     def from_board(cls, name: str, board: Board, cards: Mapping[Seat, Card] | None = None,
@@ -222,8 +222,8 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     warnings.extend({"photo": o.name, "reason": "damaged",
                      "message": f"{o.name}: {damage_warning(o.damage)}"}
                     for o in observations if o.damage)
-    warnings.extend({"photo": o.name, "reason": "small", "message": f"{o.name}: {o.small}"}
-                    for o in observations if o.small)
+    warnings.extend({"photo": o.name, "reason": reason, "message": f"{o.name}: {message}"}
+                    for o in observations for reason, message in o.notes)
     inferred = config is None
     if config is None:
         config, notes = infer_players(observations, colors)

@@ -9,10 +9,11 @@ from companion.vision.errors import (
     BoardNotFoundError,
     CameraFileError,
     ImageReadError,
+    MirroredError,
     TooSmallError,
     VisionError,
 )
 from companion.vision.reader import Reading, read_image, read_paths
 
-__all__ = ["BoardNotFoundError", "CameraFileError", "ImageReadError", "Reading", "TooSmallError",
-           "VisionError", "read_image", "read_paths"]
+__all__ = ["BoardNotFoundError", "CameraFileError", "ImageReadError", "MirroredError", "Reading",
+           "TooSmallError", "VisionError", "read_image", "read_paths"]

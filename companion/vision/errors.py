@@ -19,5 +19,9 @@ class TooSmallError(ImageReadError):
     """A board shown too small for its sites to be read (a thumbnail, a far shot)."""
 
 
+class MirroredError(ImageReadError):
+    """A camera's pictures mirrored (its markers decode only when flipped back)."""
+
+
 class CameraFileError(VisionError):
     """A camera intrinsics file that cannot be used."""

@@ -51,6 +51,7 @@ from companion.vision.errors import (
     BoardNotFoundError,
     CameraFileError,
     ImageReadError,
+    MirroredError,
     TooSmallError,
 )
 from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose, board_geometry
@@ -120,6 +121,9 @@ class Reading:
     #: how many pixels across a site's footprint shows (the median over the 54 sites;
     #: :func:`site_pixels`): under ``image.small_site_px`` a reading is worth a warning
     site_px: float | None = None
+    #: the photo was mirrored (a front camera's, saved as previewed) and was read
+    #: flipped back: the sites and cards are the board's as it stands
+    mirrored: bool = False
 
     def _rename(self) -> dict[str, str]:
         """The model's class names -> the colour names reported (a set may rename)."""
@@ -232,7 +236,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
                config: Mapping[str, Any] | None = None, previous_pose: Pose | None = None,
                geometry: BoardGeometry | None = None, source: str = "image",
                height_range: Mapping[Site, tuple[int, int]] | None = None,
-               check_colours: bool = False) -> Reading:
+               check_colours: bool = False, mirrored: bool = True) -> Reading:
     """Read one BGR photo.
 
     ``camera``: intrinsics (object, formats.md JSON dict, or file); without
@@ -246,6 +250,12 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     show (:attr:`Reading.colours_shown`): the colours named are the only ones a
     top is compared with, so a wrong set reads quietly (one more scoring of the
     sites, about a quarter of a read; the live table knows its colours).
+    ``mirrored``: a photo whose markers decode only when it is flipped left to
+    right (a front camera's, saved as previewed) is read flipped back
+    (:attr:`Reading.mirrored`); False: refused (:class:`MirroredError`): a live
+    camera's frames are also compared unflipped by the motion gate and the new
+    block's fit, so its mirror is set right at the camera instead. A camera file
+    is the camera's own, as calibrated on pictures the right way round.
     """
     cfg = merged_config(config)
     g = geometry or board_geometry()
@@ -259,6 +269,19 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
                              f"{image_bgr.shape[0]} pixels)")
     gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     markers = detect_markers(gray, g, cfg.get("pose"), previous_pose)
+    flipped = False
+    if len(markers) < 2:
+        # a mirrored picture's markers do not decode (no board marker mirrored is
+        # within a bit of any code of the dictionary, so a flipped look finds none
+        # in a picture the right way round)
+        gray_flipped = np.ascontiguousarray(gray[:, ::-1])
+        found = detect_markers(gray_flipped, g, cfg.get("pose"))
+        if len(found) >= 2 and len(found) > len(markers):
+            if not mirrored:
+                raise MirroredError(f"{source}: the picture is mirrored (the board's markers "
+                                    "read only flipped back): turn the camera's mirror off")
+            image_bgr = np.ascontiguousarray(image_bgr[:, ::-1])
+            gray, markers, flipped = gray_flipped, found, True
     timings["markers"] = time.perf_counter() - t0
     t = time.perf_counter()
     if not markers:
@@ -298,6 +321,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     reading.timings = timings
     reading.colours_shown = shown
     reading.site_px = site_px
+    reading.mirrored = flipped
     return reading
 
 
@@ -321,6 +345,22 @@ def site_pixels(pose: Pose, g: BoardGeometry) -> float:
     x, y = p[..., 0], p[..., 1]
     area = 0.5 * np.abs(np.sum(x * np.roll(y, -1, axis=1) - np.roll(x, -1, axis=1) * y, axis=1))
     return float(np.median(np.sqrt(area)))
+
+
+def photo_warnings(reading: Reading, config: Mapping[str, Any] | None = None
+                   ) -> list[dict[str, str]]:
+    """What a player should know of how a photo was read (``companion read``'s and the
+    replay's warnings, beside the colours and a damaged file): a board shown small,
+    a mirrored photo read flipped back."""
+    out = []
+    small = small_warning(reading.site_px, config)
+    if small is not None:
+        out.append({"reason": "small", "message": small})
+    if reading.mirrored:
+        out.append({"reason": "mirrored", "message": (
+            "the photo is mirrored (a front camera's, saved as previewed): it was read "
+            "flipped back")})
+    return out
 
 
 def small_warning(site_px: float | None, config: Mapping[str, Any] | None = None) -> str | None:
@@ -1121,7 +1161,8 @@ def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = Non
     photo's tops show another colour set than the colours named; ``{"reason":
     "damaged", ...}`` when its JPEG data is damaged (decoded anyway: the part
     after the damage grey or shifted); ``{"reason": "small", ...}`` when its board
-    is shown small (:func:`small_warning`)."""
+    is shown small, ``{"reason": "mirrored", ...}`` when it was read flipped back
+    (:func:`photo_warnings`)."""
     camera = load_camera(camera_path)
     out = []
     for path in paths:
@@ -1129,9 +1170,7 @@ def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = Non
         reading = read_image(load_image(path, config, damage), camera, colors, config,
                              source=str(path), check_colours=True)
         warnings = [{"reason": "damaged", "message": damage_warning(words)} for words in damage]
-        small = small_warning(reading.site_px, config)
-        if small is not None:
-            warnings.append({"reason": "small", "message": small})
+        warnings.extend(photo_warnings(reading, config))
         message = colour_set_warning([reading.colours_shown], colors)
         if message is not None:
             warnings.append({"reason": "colours", "message": message})

@@ -228,16 +228,20 @@ def test_a_camera_file_that_does_not_fit_the_frames_is_told_once():
         "at this size)")]
 
 
-def test_a_camera_that_shows_the_board_too_small_is_told_once():
-    from companion.vision.errors import TooSmallError
+@pytest.mark.parametrize("error,why", [
+    ("TooSmallError", "image: the board shows too small to be read (a site is 4.2 pixels "
+                      "across, 6 or more are needed): take it closer or at a higher resolution"),
+    ("MirroredError", "image: the picture is mirrored (the board's markers read only flipped "
+                      "back): turn the camera's mirror off"),
+])
+def test_a_camera_that_shows_the_board_unreadably_is_told_once(error, why):
+    from companion.vision import errors
 
     calls: list[int] = []
-    why = ("image: the board shows too small to be read (a site is 4.2 pixels across, 6 or "
-           "more are needed): take it closer or at a higher resolution")
 
     def reader(image, previous_pose=None):
         calls.append(int(image[0, 0, 0]))
-        raise TooSmallError(why)
+        raise getattr(errors, error)(why)
 
     session = GameSession(make_config(4))
     ctl = Controller(session, reader, still_seconds=0.4)

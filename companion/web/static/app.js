@@ -16,6 +16,7 @@
     "not-saved": "the game is not being saved",
     damaged: "a damaged photo file",
     small: "a photo that shows the board small",
+    mirrored: "a mirrored photo",
   };
 
   const ui = {

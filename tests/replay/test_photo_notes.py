@@ -1,5 +1,5 @@
-"""A game's photo that shows the board small is replayed with a warning naming it; a
-thumbnail among the photos is skipped with the reader's one-line reason."""
+"""A game's photo that shows the board small, or mirrored, is replayed with a warning
+naming it; a thumbnail among the photos is skipped with the reader's one-line reason."""
 
 from __future__ import annotations
 
@@ -38,11 +38,33 @@ def test_small_and_thumbnail_photos_are_said(classic_game, tmp_path, capsys) -> 
         "10): more sites may be read wrong or unseen than in a larger one")
 
 
-def test_the_replay_names_each_small_photo() -> None:
+def test_mirrored_photos_replay_as_the_photos_themselves(classic_game, tmp_path,
+                                                         capsys) -> None:
+    folder, names = classic_game
+    copy = tmp_path / "game"
+    copy.mkdir()
+    for n in names:
+        (copy / n).write_bytes((folder / n).read_bytes())
+    for name in names[2::3]:
+        image = cv2.imread(str(folder / name))
+        assert cv2.imwrite(str(copy / name), image[:, ::-1], [cv2.IMWRITE_JPEG_QUALITY, 95])
+    assert main(["replay", str(copy), "--json", "--workers", "2", *COLORS]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [w for w in out["warnings"] if w["reason"] == "mirrored"] == [
+        {"photo": name, "reason": "mirrored", "message": f"{name}: the photo is mirrored (a "
+         "front camera's, saved as previewed): it was read flipped back"}
+        for name in names[2::3]]
+    assert [m["notation"] for m in out["moves"]] == [
+        "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
+        "S c21 red3@1S", "N c11 green1@3C"]
+
+
+def test_the_replay_names_each_photo_of_note() -> None:
     site = Site(0, 1, 1)
     photos = [Observation("a.jpg", {}, frozenset(), {}),
               Observation("b.jpg", {site: SiteView(1, "red")}, frozenset(), {},
-                          small="the board is small")]
+                          notes=(("small", "the board is small"), ("mirrored", "mirrored")))]
     result = replay(photos, colors=["red", "blue"])
-    assert [w for w in result.warnings if w["reason"] == "small"] == [
-        {"photo": "b.jpg", "reason": "small", "message": "b.jpg: the board is small"}]
+    assert [w for w in result.warnings if w["reason"] in ("small", "mirrored")] == [
+        {"photo": "b.jpg", "reason": "small", "message": "b.jpg: the board is small"},
+        {"photo": "b.jpg", "reason": "mirrored", "message": "b.jpg: mirrored"}]
