@@ -267,6 +267,7 @@ class Controller:
         self._retry_at = -np.inf
         self._unsaved: int | None = None  # the players' warning while the journal refuses
         self._camera_refused = False  # told the players their camera file does not fit
+        self._small_told = False  # told the players their camera shows the board small
         self._pose: Any = None
         self._cards: dict[Seat, Any] = {}
         self._prev_still: np.ndarray | None = None
@@ -425,6 +426,14 @@ class Controller:
         self.stats.readings += 1
         self.stats.read_seconds.append(time.perf_counter() - t0)
         self.last_reading = reading
+        small = getattr(reading, "small", None)
+        if small and not self._small_told and self.session.has_game:
+            # read all the same, less surely: a cheap webcam's 640 x 480 mode, a camera
+            # mounted far; the players can fix it, so they are told once
+            self._small_told = True
+            log.warning("%s", small)
+            self.session.report("camera", f"{small[:1].upper()}{small[1:]}; move the camera "
+                                          "closer or raise its resolution")
         if pose_shift_px(self._pose, reading.pose) > self.bump_px:
             # the earlier still frame no longer lines up: trust the whole reading once
             log.warning("the camera or the board moved: pose re-estimated")

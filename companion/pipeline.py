@@ -31,6 +31,9 @@ class Reading:
     #: per site, the reader's scores for the towers it weighed there (the new-block
     #: fit weighs them with its own: companion.vision.newblock.settle)
     site_scores: dict[Site, dict[tuple[int, str], float]] = field(default_factory=dict)
+    #: the reader's warning when the camera shows the board small (a low camera mode,
+    #: a camera mounted far): the players are told once
+    small: str | None = None
 
     def hypotheses(self) -> dict[Site, dict[tuple[int, str], float]]:
         return self.site_scores
@@ -48,7 +51,7 @@ class VisionReader:
     def __call__(self, image: np.ndarray, previous_pose: Any = None,
                  height_range: Any = None) -> Reading:
         """``height_range``: site -> (lowest, highest) height the game record allows."""
-        from companion.vision.reader import read_image
+        from companion.vision.reader import read_image, small_warning
 
         # mirrored=False: the motion gate and the new block's fit compare the frames as
         # the camera gives them, so a mirrored camera is told, not read flipped
@@ -63,7 +66,8 @@ class VisionReader:
         return Reading(dict(r.sites), list(r.unseen), cards, r.pose,
                        dict(getattr(r, "timings", {}) or {}),
                        list(getattr(r, "doubtful", []) or []), getattr(r, "wb", None),
-                       r.hypotheses() if hasattr(r, "hypotheses") else {})
+                       r.hypotheses() if hasattr(r, "hypotheses") else {},
+                       small_warning(r.site_px, self.config, "in the camera's picture"))
 
 
 def _card(value: Any) -> Card:

@@ -363,12 +363,13 @@ def photo_warnings(reading: Reading, config: Mapping[str, Any] | None = None
     return out
 
 
-def small_warning(site_px: float | None, config: Mapping[str, Any] | None = None) -> str | None:
+def small_warning(site_px: float | None, config: Mapping[str, Any] | None = None,
+                  where: str = "in this photo") -> str | None:
     """The warning for a photo whose board is small (None: large enough)."""
     limit = float(merged_config(config)["image"]["small_site_px"])
     if site_px is None or site_px >= limit:
         return None
-    return (f"the board is small in this photo (a site is {site_px:.1f} pixels across, "
+    return (f"the board is small {where} (a site is {site_px:.1f} pixels across, "
             f"under {limit:g}): more sites may be read wrong or unseen than in a larger one")
 
 

@@ -26,6 +26,7 @@ class Reading:
     cards: dict = field(default_factory=dict)
     pose: Any = None
     doubtful: list = field(default_factory=list)
+    small: str | None = None
 
 
 def _script(seed: int, n_builds: int):
@@ -250,6 +251,41 @@ def test_a_camera_that_shows_the_board_unreadably_is_told_once(error, why):
     assert ctl.stats.readings == 0 and ctl.stats.moves == 0
     assert [(w["reason"], w["message"]) for w in session.snapshot()["warnings"]] == [
         ("camera", f"The camera's frames cannot be read: {why}")]
+
+
+def test_a_camera_that_shows_the_board_small_is_read_and_told_once():
+    from dataclasses import replace
+
+    cfg, builds, readings = _script(3, 3)
+    small = ("the board is small in the camera's picture (a site is 8.1 pixels across, under "
+             "10): more sites may be read wrong or unseen than in a larger one")
+
+    def reader(image, previous_pose=None):
+        return replace(readings[int(image[0, 0, 0])], small=small)
+
+    session = GameSession(make_config(list(cfg.players)))
+    ctl = Controller(session, reader, still_seconds=0.4)
+    _film(ctl, len(readings))
+    recorded = [m for m in session.record.moves if not isinstance(m, Commit)]
+    assert [str(m) for m in recorded] == [str(b) for b in builds]  # read all the same
+    assert [(w["reason"], w["message"]) for w in session.snapshot()["warnings"]] == [(
+        "camera", "The board is small in the camera's picture (a site is 8.1 pixels across, "
+        "under 10): more sites may be read wrong or unseen than in a larger one; move the "
+        "camera closer or raise its resolution")]
+
+
+def test_the_live_reader_says_a_small_board():
+    import cv2
+
+    from companion.pipeline import VisionReader
+    from companion.sim import sample_photo
+
+    image = sample_photo(3, "mounted").image
+    assert VisionReader()(image).small is None
+    half = cv2.resize(image, (480, 270), interpolation=cv2.INTER_AREA)
+    assert VisionReader()(half).small == (
+        "the board is small in the camera's picture (a site is 9.8 pixels across, under 10): "
+        "more sites may be read wrong or unseen than in a larger one")
 
 
 def test_frames_of_another_size_are_a_change_not_a_crash():
