@@ -821,7 +821,7 @@ def _never_shown(unshown: Mapping[Site, list[tuple[int, int]]], moves: list[dict
     for m, e in flagged:
         info = moves[m]
         info["doubtful"] = info["never_shown"] = True
-        entries[e] = replace(entries[e], doubtful=True)
+        entries[e] = replace(entries[e], doubtful=True, never_shown=True)
         warnings.append({"photo": info["photo"], "turn": info["turn"], "reason": "never-shown",
                          "message": f"{info['photo']}: {info['notation']}: no photo shows "
                                     f"{info['site']} near as built ({info['color']} "

@@ -521,6 +521,8 @@ def move_json(n: int, entry: MoveEntry) -> dict[str, Any]:
         out["warning"] = entry.warning
     if entry.doubtful:
         out["doubtful"] = True
+        if entry.never_shown:
+            out["never_shown"] = True
     if entry.agreed:
         out["agreed"] = True
     return out

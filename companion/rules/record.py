@@ -30,13 +30,16 @@ RECORD_FORMAT = "manhattan-game/1"
 class MoveEntry:
     """A move as it happened; ``forced`` marks an illegal build the table let stand,
     ``doubtful`` one whose site the camera read by a narrow margin (worth a look),
-    ``agreed`` one the players looked at and kept as it is (its warning is settled)."""
+    ``agreed`` one the players looked at and kept as it is (its warning is settled).
+    ``never_shown`` (with ``doubtful``): a replayed build no photo showed as built,
+    its storeys chosen among equals: the players are told why it is worth a look."""
 
     move: Move
     forced: bool = False
     warning: str | None = None
     doubtful: bool = False
     agreed: bool = False
+    never_shown: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,7 +193,9 @@ class GameRecord:
                                              _flag(item.get("forced", False), "forced"),
                                              _text_or_none(item.get("warning")),
                                              _flag(item.get("doubtful", False), "doubtful"),
-                                             _flag(item.get("agreed", False), "agreed")))
+                                             _flag(item.get("agreed", False), "agreed"),
+                                             _flag(item.get("never_shown", False),
+                                                   "never_shown")))
                 elif item.get("type") == "correction" and "inserts" in item:
                     if item.get("move") is None:
                         raise RecordError("an insertion needs a move")
@@ -273,6 +278,8 @@ def entry_json(e: Entry) -> dict[str, Any]:
             item["doubtful"] = True
         if e.agreed:
             item["agreed"] = True
+        if e.never_shown:
+            item["never_shown"] = True
         return item
     item = {"type": "correction", "inserts" if e.insert else "replaces": e.index,
             "move": None if e.move is None else str(e.move)}

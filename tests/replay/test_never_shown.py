@@ -18,6 +18,7 @@ from test_infer import _bot_game
 from companion.replay import Observation, replay
 from companion.report import replay_html
 from companion.rules import Build, SiteView, make_config
+from companion.rules.record import GameRecord
 
 
 def _hide(photos: list[Observation], site, start: int, view: SiteView | None = None
@@ -52,6 +53,10 @@ def test_a_build_no_photo_shows_is_marked_and_said():
     # the game record keeps the mark (the page lists the move among those to check)
     marked = [str(e.move) for e in result.record.effective() if e.doubtful]
     assert marked == [shown["notation"]]
+    # with its reason, which the record's JSON keeps (the page's hint says it)
+    assert [str(e.move) for e in result.record.effective() if e.never_shown] == marked
+    again = GameRecord.from_json(result.record.to_json())
+    assert [str(e.move) for e in again.effective() if e.never_shown] == marked
     # every other move is as played and unmarked
     assert [m["notation"] for m in result.moves if not m.get("never_shown")] == [
         str(m) for n, m in enumerate(moves) if n != k]

@@ -209,6 +209,29 @@ def test_page_without_a_game(browser: Any) -> None:
         ctx.close()
 
 
+def test_the_check_says_why(browser: Any, session: GameSession, driver: Any) -> None:
+    """The "? check" hint's title tells a narrow reading from a build no photo showed."""
+    driver.play(8)
+    record = session.record
+    builds = [n for n, e in enumerate(record.effective()) if type(e.move).__name__ == "Build"]
+    narrow, unshown = builds[:2]
+    entries = tuple(dataclasses.replace(e, doubtful=True, never_shown=n == unshown)
+                    if n in (narrow, unshown) else e for n, e in enumerate(record.entries))
+    session.resume(dataclasses.replace(record, entries=entries))
+    app = create_app({"PIN": PIN}, session=session)
+    with WebServer(app, port=0) as server:
+        ctx = browser.new_context(viewport={"width": 1000, "height": 800})
+        page = ctx.new_page()
+        page.goto(server.url + "/")
+        page.wait_for_selector("#log .doubt")
+        titles = {ply: page.locator(f"#log li[data-ply='{ply}'] .doubt").get_attribute("title")
+                  for ply in (narrow, unshown)}
+        assert titles == {
+            narrow: "the camera read this site by a narrow margin: it may be misread",
+            unshown: "no photo showed this build: its storeys are a guess"}
+        ctx.close()
+
+
 def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: GameSession,
                                                         driver: Any) -> None:
     """A replayed move whose site its photo read narrowly: "check this site" beside it

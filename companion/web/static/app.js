@@ -602,8 +602,9 @@
           h("span", { class: "human" }, describe(m)),
           m.warning ? h("span", { class: "flag" }, `\u26a0 ${m.warning}` +
             (m.agreed ? " (kept by the players)" : "")) : null,
-          m.doubtful ? h("span", { class: "doubt", title: "the camera read this site by a " +
-            "narrow margin, or no photo showed it as built: it may be misread" },
+          m.doubtful ? h("span", { class: "doubt", title: m.never_shown ? "no photo showed " +
+            "this build: its storeys are a guess" : "the camera read this site by a narrow " +
+            "margin: it may be misread" },
             `? check this site (${m.site})`,
             ui.unlocked ? h("button", { type: "button", class: "btn btn-tiny", title:
               "the move is right as recorded", onclick: (ev) => {
