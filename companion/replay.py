@@ -43,6 +43,7 @@ from companion.rules import (
 )
 from companion.rules.board import tower_height
 from companion.rules.editions import EDITIONS
+from companion.rules.record import MoveEntry
 from companion.tracking import (
     COLOR_COST,
     HEIGHT_COST,
@@ -821,7 +822,9 @@ def _never_shown(unshown: Mapping[Site, list[tuple[int, int]]], moves: list[dict
     for m, e in flagged:
         info = moves[m]
         info["doubtful"] = info["never_shown"] = True
-        entries[e] = replace(entries[e], doubtful=True, never_shown=True)
+        entry = entries[e]
+        entries[e] = (replace(entry, doubtful=True, never_shown=True)
+                      if isinstance(entry, MoveEntry) else replace(entry, doubtful=True))
         warnings.append({"photo": info["photo"], "turn": info["turn"], "reason": "never-shown",
                          "message": f"{info['photo']}: {info['notation']}: no photo shows "
                                     f"{info['site']} near as built ({info['color']} "
