@@ -67,7 +67,8 @@ class VisionReader:
                        dict(getattr(r, "timings", {}) or {}),
                        list(getattr(r, "doubtful", []) or []), getattr(r, "wb", None),
                        r.hypotheses() if hasattr(r, "hypotheses") else {},
-                       small_warning(r.site_px, self.config, "in the camera's picture"))
+                       small_warning(getattr(r, "site_px", None), self.config,
+                                     "in the camera's picture"))
 
 
 def _card(value: Any) -> Card:
