@@ -330,10 +330,10 @@ def site_pixels(pose: Pose, g: BoardGeometry) -> float:
     the 54 sites of the square root of its projected area.
 
     The reader's strips and the cards' cells scale with the photo, but a block's
-    top needs some pixels to show its colour, its storeys and its edges. On 218
-    ray-traced photos shrunk to a half down to 0.15 of their size (the spec's
-    cameras show a site 16 pixels across or more; these sets 24-42 at full
-    size): under 10 pixels about 6% of the sites are read wrong (2-4% above)
+    top needs some pixels to show its colour, its storeys and its edges. On 211
+    ray-traced photos, whole and shrunk to a half down to 0.15 of their size
+    (the spec's cameras show a site 16 pixels across or more; these sets 24-42
+    whole): under 10 pixels about 6% of the sites are read wrong (2-4% above)
     and one card in five is missed; under 6, 10% and 85%.
     """
     half = g.footprint / 2
