@@ -17,6 +17,7 @@
     damaged: "a damaged photo file",
     small: "a photo that shows the board small",
     mirrored: "a mirrored photo",
+    cropped: "a photo that looks cropped",
   };
 
   const ui = {

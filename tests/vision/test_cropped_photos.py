@@ -1,0 +1,49 @@
+"""A photo of no camera's shape read without a camera file: most likely a crop, which
+moves the lens's centre off the photo's middle, where the reader takes it."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from companion.sim import sample_photo
+from companion.vision.geometry import intrinsics_for_fov
+from companion.vision.reader import cropped_warning, read_image, read_paths
+
+
+def _reading(size: tuple[int, int], estimated: bool = True) -> SimpleNamespace:
+    intr = intrinsics_for_fov(size, 65.0)
+    intr = type(intr)(intr.K, intr.dist, intr.size, estimated=estimated)
+    return SimpleNamespace(pose=SimpleNamespace(intrinsics=intr))
+
+
+@pytest.mark.parametrize("size", [(1600, 1200), (1200, 1600), (1280, 720), (4032, 3024),
+                                  (6000, 4000), (3000, 3000), (2400, 1080), (4000, 2000),
+                                  (1281, 720)])
+def test_a_cameras_shape_is_not_said(size):
+    assert cropped_warning(_reading(size)) is None  # type: ignore[arg-type]
+
+
+def test_another_shape_is_said_unless_a_camera_file_is_given():
+    assert cropped_warning(_reading((1202, 845))) == (  # type: ignore[arg-type]
+        "the photo's shape (1202 x 845) is no camera's: if it was cropped, the sites may be "
+        "read less surely (the lens's centre is taken at its middle): the whole photo reads "
+        "better")
+    assert cropped_warning(_reading((1202, 845), estimated=False)) is None  # type: ignore[arg-type]
+    assert cropped_warning(_reading((1202, 845)),  # type: ignore[arg-type]
+                           {"image": {"camera_aspects": [1202 / 845]}}) is None
+
+
+def test_a_cropped_photo_is_read_with_the_warning(tmp_path):
+    import cv2
+
+    image = sample_photo(12, "phone").image
+    whole = read_image(image)
+    path = tmp_path / "crop.png"
+    cv2.imwrite(str(path), np.ascontiguousarray(image[100:1100, 150:1450]))
+    [out] = read_paths([path])
+    assert cropped_warning(whole) is None
+    assert [w["reason"] for w in out["warnings"]] == ["cropped"]
+    assert "(1300 x 1000)" in out["warnings"][0]["message"]
