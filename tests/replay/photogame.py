@@ -130,3 +130,11 @@ def noise_jpeg(seed: int, size: tuple[int, int] = (800, 600)) -> bytes:
 
 
 ALL_SIDES = tuple(CLOCKWISE)
+
+
+def copy_photos(folder: Path, names: Sequence[str], dest: Path) -> Path:
+    """A game's photos copied into ``dest`` (made), to be spoilt there one by one."""
+    dest.mkdir()
+    for n in names:
+        (dest / n).write_bytes((folder / n).read_bytes())
+    return dest

@@ -10,16 +10,14 @@ import cv2
 from companion.cli import main
 from companion.replay import Observation, replay
 from companion.rules import Site, SiteView
+from tests.replay.photogame import copy_photos
 
 COLORS = ["--colors", "red,blue,green,black"]
 
 
 def test_small_and_thumbnail_photos_are_said(classic_game, tmp_path, capsys) -> None:
     folder, names = classic_game
-    copy = tmp_path / "game"
-    copy.mkdir()
-    for n in names:
-        (copy / n).write_bytes((folder / n).read_bytes())
+    copy = copy_photos(folder, names, tmp_path / "game")
     for name, f in ((names[1], 0.3), (names[3], 0.3)):
         image = cv2.imread(str(folder / name))
         small = cv2.resize(image, None, fx=f, fy=f, interpolation=cv2.INTER_AREA)
@@ -41,10 +39,7 @@ def test_small_and_thumbnail_photos_are_said(classic_game, tmp_path, capsys) -> 
 def test_mirrored_photos_replay_as_the_photos_themselves(classic_game, tmp_path,
                                                          capsys) -> None:
     folder, names = classic_game
-    copy = tmp_path / "game"
-    copy.mkdir()
-    for n in names:
-        (copy / n).write_bytes((folder / n).read_bytes())
+    copy = copy_photos(folder, names, tmp_path / "game")
     for name in names[2::3]:
         image = cv2.imread(str(folder / name))
         assert cv2.imwrite(str(copy / name), image[:, ::-1], [cv2.IMWRITE_JPEG_QUALITY, 95])

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from companion.cli import main
+from tests.replay.photogame import copy_photos
 
 COLORS = ["--colors", "red,blue,green,black"]
 
@@ -95,10 +96,7 @@ def test_a_file_that_is_no_zip_is_said(tmp_path, capsys) -> None:
 def test_a_damaged_photo_is_replayed_and_said(classic_game, tmp_path, capsys) -> None:
     # the photos are read in worker processes: libjpeg's words are caught there
     folder, names = classic_game
-    copy = tmp_path / "game"
-    copy.mkdir()
-    for n in names:
-        (copy / n).write_bytes((folder / n).read_bytes())
+    copy = copy_photos(folder, names, tmp_path / "game")
     data = (copy / names[2]).read_bytes()
     k = int(len(data) * 0.9)  # an end-of-image marker over the photo's last tenth
     (copy / names[2]).write_bytes(data[:k] + b"\xff\xd9" + data[k + 2:])

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -209,38 +210,19 @@ def test_page_without_a_game(browser: Any) -> None:
         ctx.close()
 
 
-def test_the_check_says_why(browser: Any, session: GameSession, driver: Any) -> None:
-    """The "? check" hint's title tells a narrow reading from a build no photo showed."""
+@contextmanager
+def _marked_page(browser: Any, session: GameSession, driver: Any,
+                 marks: Callable[[list[int]], dict[int, dict[str, bool]]]
+                 ) -> Iterator[tuple[Any, list[int]]]:
+    """The page of a game of eight moves whose record entries ``marks`` picks (given
+    the plies of its builds) carry those flags (entry = ply: no corrections), and
+    those plies."""
     driver.play(8)
     record = session.record
+    assert len(record.entries) == len(record.effective())
     builds = [n for n, e in enumerate(record.effective()) if type(e.move).__name__ == "Build"]
-    narrow, unshown = builds[:2]
-    entries = tuple(dataclasses.replace(e, doubtful=True, never_shown=n == unshown)
-                    if n in (narrow, unshown) else e for n, e in enumerate(record.entries))
-    session.resume(dataclasses.replace(record, entries=entries))
-    app = create_app({"PIN": PIN}, session=session)
-    with WebServer(app, port=0) as server:
-        ctx = browser.new_context(viewport={"width": 1000, "height": 800})
-        page = ctx.new_page()
-        page.goto(server.url + "/")
-        page.wait_for_selector("#log .doubt")
-        titles = {ply: page.locator(f"#log li[data-ply='{ply}'] .doubt").get_attribute("title")
-                  for ply in (narrow, unshown)}
-        assert titles == {
-            narrow: "the camera read this site by a narrow margin: it may be misread",
-            unshown: "no photo showed this build: its storeys are a guess"}
-        ctx.close()
-
-
-def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: GameSession,
-                                                        driver: Any) -> None:
-    """A replayed move whose site its photo read narrowly: "check this site" beside it
-    only, until the players say it looks right."""
-    driver.play(8)
-    record = session.record
-    ply = next(n for n, e in enumerate(record.effective()) if type(e.move).__name__ == "Build")
-    assert len(record.entries) == len(record.effective())  # no corrections: entry = ply
-    entries = tuple(dataclasses.replace(e, doubtful=True) if n == ply else e
+    flags = marks(builds)
+    entries = tuple(dataclasses.replace(e, **flags[n]) if n in flags else e
                     for n, e in enumerate(record.entries))
     session.resume(dataclasses.replace(record, entries=entries))
     app = create_app({"PIN": PIN}, session=session)
@@ -249,9 +231,32 @@ def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: Ga
         page = ctx.new_page()
         page.goto(server.url + "/")
         page.wait_for_selector("#log .doubt")
+        yield page, builds
+        ctx.close()
+
+
+def test_the_check_says_why(browser: Any, session: GameSession, driver: Any) -> None:
+    """The "? check" hint's title tells a narrow reading from a build no photo showed."""
+    with _marked_page(browser, session, driver, lambda builds: {
+            builds[0]: {"doubtful": True},
+            builds[1]: {"doubtful": True, "never_shown": True}}) as (page, builds):
+        titles = {ply: page.locator(f"#log li[data-ply='{ply}'] .doubt").get_attribute("title")
+                  for ply in builds[:2]}
+        assert titles == {
+            builds[0]: "the camera read this site by a narrow margin: it may be misread",
+            builds[1]: "no photo showed this build: its storeys are a guess"}
+
+
+def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: GameSession,
+                                                        driver: Any) -> None:
+    """A replayed move whose site its photo read narrowly: "check this site" beside it
+    only, until the players say it looks right."""
+    with _marked_page(browser, session, driver,
+                      lambda builds: {builds[0]: {"doubtful": True}}) as (page, builds):
+        ply = builds[0]
         assert page.locator("#log .doubt").count() == 1
         item = page.locator(f"#log li[data-ply='{ply}']")
-        site = record.effective()[ply].move.site.name  # type: ignore[union-attr]
+        site = session.record.effective()[ply].move.site.name  # type: ignore[union-attr]
         assert item.locator(".doubt").inner_text() == f"? check this site ({site})"
         assert page.locator(f"#log li[data-ply='{ply + 1}'] .doubt").count() == 0
         # the players look at the site: the move is right, the mark goes for good
@@ -262,7 +267,6 @@ def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: Ga
         page.wait_for_selector("#log .doubt", state="detached")
         assert session.record.effective()[ply].agreed
         assert not session.record.effective()[ply].doubtful
-        ctx.close()
 
 
 def test_a_missed_move_is_inserted_from_its_warning(browser: Any, table: WebServer,
