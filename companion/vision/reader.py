@@ -1146,7 +1146,8 @@ def decode_photo(data: bytes, config: Mapping[str, Any] | None = None,
 
     ``damage``: given, gets the decoder's words for a damaged file it decoded
     anyway (libjpeg's "Corrupt JPEG data: ..."; a process of one thread only:
-    :func:`companion.imagefiles.decoder_messages`).
+    :func:`companion.imagefiles.decoder_messages`), or, where they cannot be
+    caught, what the picture shows of it (:func:`_grey_end`).
 
     A HEIC photo (an iPhone's) is decoded by libheif (:mod:`companion.heif`,
     which raises its one-line :class:`HeifError`), then shrunk by the factor a
@@ -1175,9 +1176,34 @@ def decode_photo(data: bytes, config: Mapping[str, Any] | None = None,
     words, rest = damage_of(said)
     if rest:  # not ours to judge: said as the decoder said it
         print("\n".join(rest), file=sys.stderr)
+    if damage is not None and img is not None and words is None and data[:3] == b"\xff\xd8\xff":
+        words = _grey_end(img)
     if words and damage is not None and img is not None:
         damage.append(words)
     return img
+
+
+#: full lines of the decoder's grey at a JPEG's edge that say its data stopped early
+GREY_END_LINES = 8
+
+
+def _grey_end(img: np.ndarray) -> str | None:
+    """The damage a JPEG shows when its data stops early: libjpeg fills the blocks it
+    has no data for with mid grey, exactly (128, 128, 128), to the picture's end
+    (its bottom, or another edge once the file's orientation is applied). Where
+    libjpeg's own words cannot be caught (a process with threads: the page's
+    upload), this is how the damage is still said. A photo from a camera never
+    has whole lines of one exact value."""
+    longest = 0
+    # each edge seen as rows from that edge inward: bottom, top, right, left
+    for edge in (img[::-1], img, img.transpose(1, 0, 2)[::-1], img.transpose(1, 0, 2)):
+        if len(edge) < GREY_END_LINES or not np.all(edge[:GREY_END_LINES] == 128):
+            continue
+        full = np.all(edge == 128, axis=(1, 2))
+        longest = max(longest, int(np.argmin(full)) if not full.all() else len(full))
+    if longest < GREY_END_LINES:
+        return None
+    return f"its last {longest} lines decoded grey: the data stops early"
 
 
 def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = None,

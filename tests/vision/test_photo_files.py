@@ -190,8 +190,32 @@ def test_the_decoders_words_are_caught_only_in_a_process_of_one_thread(jpeg):
     other.start()
     try:
         damage = []
-        # another thread's output would be caught with the decoder's: nothing is
-        assert decode_photo(bad, None, damage) is not None and damage == []
+        # another thread's output would be caught with the decoder's: nothing is, and
+        # the damage is told by the grey the decoder filled the rest with
+        assert decode_photo(bad, None, damage) is not None
+        assert damage == ["its last 319 lines decoded grey: the data stops early"]
+        damage = []
+        assert decode_photo(jpeg, None, damage) is not None and damage == []
     finally:
         stop.set()
         other.join()
+
+
+def test_grey_lines_at_an_edge_are_the_damage():
+    from companion.vision.reader import _grey_end
+
+    rng = np.random.default_rng(8)
+    photo = rng.integers(0, 256, (60, 80, 3), dtype=np.uint8)
+    assert _grey_end(photo) is None
+    for edge, at in (("bottom", np.s_[-12:]), ("top", np.s_[:12]),
+                     ("right", np.s_[:, -12:]), ("left", np.s_[:, :12])):
+        grey = photo.copy()
+        grey[at] = 128
+        assert _grey_end(grey) == "its last 12 lines decoded grey: the data stops early", edge
+    few = photo.copy()
+    few[-7:] = 128  # fewer lines than a block row: not the decoder's fill
+    assert _grey_end(few) is None
+    almost = photo.copy()
+    almost[-12:] = 128
+    almost[-1, 40] = (128, 128, 129)  # one value off: a picture, not the fill
+    assert _grey_end(almost) is None
