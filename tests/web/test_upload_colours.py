@@ -25,3 +25,41 @@ def test_the_page_upload_says_it_too(classic_game, make_app, pin) -> None:
     assert resp.status_code == 200, resp.get_json()
     assert resp.get_json()["warnings"][0] == {"photo": None, "reason": "colours",
                                              "message": WARNING}
+
+
+def test_the_page_upload_says_a_damaged_and_a_mirrored_photo(classic_game, make_app,
+                                                             pin) -> None:
+    """The page's server has threads, where libjpeg's words are not caught: the damaged
+    photo is told by the grey it ends in."""
+    import threading
+
+    import cv2
+    import numpy as np
+
+    folder, names = classic_game
+    session = GameSession()
+    client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
+    data = {n: (folder / n).read_bytes() for n in names}
+    k = int(len(data[names[2]]) * 0.8)  # an end-of-image marker over the photo's data
+    data[names[2]] = data[names[2]][:k] + b"\xff\xd9" + data[names[2]][k + 2:]
+    image = cv2.imdecode(np.frombuffer(data[names[4]], np.uint8), cv2.IMREAD_COLOR)
+    data[names[4]] = cv2.imencode(".png", image[:, ::-1])[1].tobytes()
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)  # a server's threads, whatever runs the test
+    other.start()
+    try:
+        resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                           content_type="multipart/form-data",
+                           data={"photos": [(io.BytesIO(b), n) for n, b in data.items()]})
+    finally:
+        stop.set()
+        other.join()
+    assert resp.status_code == 200, resp.get_json()
+    said = [(w["photo"], w["reason"], w["message"].split(": ", 1)[1])
+            for w in resp.get_json()["warnings"] if w["reason"] in ("damaged", "mirrored")]
+    assert said[0][:2] == (names[2], "damaged")
+    assert said[0][2].startswith("the photo's data is damaged (its last ")
+    assert said[0][2].endswith(" lines decoded grey: the data stops early): the sites and "
+                               "cards it shows past the damage may be read wrong or unseen")
+    assert said[1:] == [(names[4], "mirrored", "the photo is mirrored (a front camera's, "
+                         "saved as previewed): it was read flipped back")]
