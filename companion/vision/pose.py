@@ -300,11 +300,14 @@ def marker_correspondences(markers: Markers, geometry: BoardGeometry
     return obj.astype(np.float64), img.astype(np.float64)
 
 
-def default_intrinsics(size: tuple[int, int], hfov_deg: float = 65.0) -> Intrinsics:
-    """A plausible camera when nothing better is known: principal point at the centre."""
+def default_intrinsics(size: tuple[int, int], hfov_deg: float = 65.0,
+                       centre: tuple[float, float] | None = None) -> Intrinsics:
+    """A plausible camera when nothing better is known: principal point at the centre
+    (or at ``centre``)."""
     w, h = size
     f = prior_focal(size, hfov_deg)
-    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+    ppx, ppy = centre or (w / 2, h / 2)
+    K = np.array([[f, 0, ppx], [0, f, ppy], [0, 0, 1]], np.float64)
     return Intrinsics(K, np.zeros(5), (int(w), int(h)), estimated=True)
 
 
@@ -334,16 +337,18 @@ def focal_from_homography(H: FloatArray, centre: tuple[float, float]) -> float |
 
 
 def estimate_intrinsics(markers: Markers, geometry: BoardGeometry, size: tuple[int, int],
-                        config: dict[str, Any] | None = None) -> Intrinsics:
+                        config: dict[str, Any] | None = None,
+                        centre: tuple[float, float] | None = None) -> Intrinsics:
     """Intrinsics from the markers of one photo: f (and k1 when enough points are seen).
 
-    The principal point is assumed at the image centre with square pixels.
+    The principal point is assumed at the image centre (or at ``centre``: a crop's
+    search, :func:`companion.vision.reader.read_image`) with square pixels.
     The closed-form f from the homography seeds a one-view calibration that
     refines f, k1 and the pose together; a frontal view (f undetermined) or
     a single marker falls back to a typical field of view.
     """
     obj, img = marker_correspondences(markers, geometry)
-    return _intrinsics_from_points(obj, img, size, len(markers), config)
+    return _intrinsics_from_points(obj, img, size, len(markers), config, centre)
 
 
 def prior_focal(size: tuple[int, int], hfov_deg: float) -> float:
@@ -365,14 +370,14 @@ def focal_prior(size: tuple[int, int], n_markers: int, config: Mapping[str, Any]
 
 
 def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, int],
-                            n_markers: int, config: dict[str, Any] | None = None
-                            ) -> Intrinsics:
+                            n_markers: int, config: dict[str, Any] | None = None,
+                            centre: tuple[float, float] | None = None) -> Intrinsics:
     cfg = {**section("intrinsics"), **(config or {})}
     w, h = size
-    prior = default_intrinsics(size, float(cfg.get("prior_hfov_deg", 65.0)))
+    centre = centre or (w / 2.0, h / 2.0)
+    prior = default_intrinsics(size, float(cfg.get("prior_hfov_deg", 65.0)), centre)
     if n_markers < 2:
         return prior
-    centre = (w / 2.0, h / 2.0)
     H, _ = cv2.findHomography(obj[:, :2], img, 0)
     f0 = focal_from_homography(H, centre) if H is not None else None
     fmin = (w / 2) / np.tan(np.deg2rad(float(cfg.get("max_hfov_deg", 130))) / 2)
@@ -387,11 +392,11 @@ def _intrinsics_from_points(obj: FloatArray, img: FloatArray, size: tuple[int, i
         if leaning is not None:
             # the focal length most probable beside a typical camera's: two markers
             # on one side of a steep view leave it loose (up to twice the truth)
-            fitted = _map_fit(obj, img, size, candidates, k1, *leaning)
+            fitted = _map_fit(obj, img, size, candidates, k1, *leaning, centre=centre)
             found = [] if fitted is None else [fitted]
         else:
-            found = [i for i in (_calibrate_one_view(obj, img, size, f, k1) for f in candidates)
-                     if i is not None]
+            found = [i for i in (_calibrate_one_view(obj, img, size, f, k1, centre)
+                                 for f in candidates) if i is not None]
         for intr in found:
             fx = float(intr.K[0, 0])
             if not fmin <= fx <= fmax or abs(float(intr.dist[0])) > 1.0:
@@ -418,16 +423,18 @@ def focal_prior_term(u: float, weight: float, scale: float) -> tuple[float, floa
 
 def _map_fit(obj: FloatArray, img: FloatArray, size: tuple[int, int], starts: list[float],
              fit_k1: bool, f_prior: float, weight: float, scale: float,
-             iterations: int = 20) -> Intrinsics | None:
+             iterations: int = 20, centre: tuple[float, float] | None = None
+             ) -> Intrinsics | None:
     """Pose, ln f (and k1) minimising the corners' squared distances plus the focal
     length's prior (:func:`focal_prior_term`): Gauss-Newton from each start, the
     prior reweighted each step, steps halved until the cost falls; the start that
     ends lowest."""
     w, h = size
+    ppx, ppy = centre or (w / 2, h / 2)
     free = [0, 1, 2, 3, 4, 5, 6] + ([7] if fit_k1 else [])
     best: tuple[float, FloatArray] | None = None
     for f in starts:
-        K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+        K = np.array([[f, 0, ppx], [0, f, ppy], [0, 0, 1]], np.float64)
         res0 = _pnp(obj, img, Intrinsics(K, np.zeros(5), size, estimated=True))
         if res0 is None:
             continue
@@ -435,7 +442,7 @@ def _map_fit(obj: FloatArray, img: FloatArray, size: tuple[int, int], starts: li
 
         def residuals(v: FloatArray) -> tuple[FloatArray, FloatArray, float]:
             fv = float(np.exp(v[6]))
-            Kv = np.array([[fv, 0, w / 2], [0, fv, h / 2], [0, 0, 1]], np.float64)
+            Kv = np.array([[fv, 0, ppx], [0, fv, ppy], [0, 0, 1]], np.float64)
             d = np.array([v[7], 0, 0, 0, 0], np.float64)
             proj, jac = cv2.projectPoints(obj, v[:3], v[3:6], Kv, d)
             u = float(v[6] - np.log(f_prior))
@@ -475,15 +482,17 @@ def _map_fit(obj: FloatArray, img: FloatArray, size: tuple[int, int], starts: li
         return None
     x = best[1]
     fv = float(np.exp(x[6]))
-    K = np.array([[fv, 0, w / 2], [0, fv, h / 2], [0, 0, 1]], np.float64)
+    K = np.array([[fv, 0, ppx], [0, fv, ppy], [0, 0, 1]], np.float64)
     return Intrinsics(K, np.array([x[7], 0, 0, 0, 0], np.float64), (int(w), int(h)),
                       estimated=True)
 
 
 def _calibrate_one_view(obj: FloatArray, img: FloatArray, size: tuple[int, int], f: float,
-                        fit_k1: bool) -> Intrinsics | None:
+                        fit_k1: bool, centre: tuple[float, float] | None = None
+                        ) -> Intrinsics | None:
     w, h = size
-    K = np.array([[f, 0, w / 2], [0, f, h / 2], [0, 0, 1]], np.float64)
+    ppx, ppy = centre or (w / 2, h / 2)
+    K = np.array([[f, 0, ppx], [0, f, ppy], [0, 0, 1]], np.float64)
     flags = (cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_PRINCIPAL_POINT
              | cv2.CALIB_FIX_ASPECT_RATIO | cv2.CALIB_ZERO_TANGENT_DIST | cv2.CALIB_FIX_K2
              | cv2.CALIB_FIX_K3)

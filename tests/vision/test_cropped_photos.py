@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from companion.sim import sample_photo
+from companion.vision.evaluate import compare
 from companion.vision.geometry import intrinsics_for_fov
 from companion.vision.reader import cropped_warning, read_image, read_paths
 
@@ -28,9 +29,8 @@ def test_a_cameras_shape_is_not_said(size):
 
 def test_another_shape_is_said_unless_a_camera_file_is_given():
     assert cropped_warning(_reading((1202, 845))) == (  # type: ignore[arg-type]
-        "the photo's shape (1202 x 845) is no camera's: if it was cropped, the sites may be "
-        "read less surely (the lens's centre is taken at its middle): the whole photo reads "
-        "better")
+        "the photo's shape (1202 x 845) is no camera's: if it was cropped, its lens's centre "
+        "was looked for, but the sites may be read less surely than in the whole photo")
     assert cropped_warning(_reading((1202, 845), estimated=False)) is None  # type: ignore[arg-type]
     assert cropped_warning(_reading((1202, 845)),  # type: ignore[arg-type]
                            {"image": {"camera_aspects": [1202 / 845]}}) is None
@@ -47,3 +47,22 @@ def test_a_cropped_photo_is_read_with_the_warning(tmp_path):
     assert cropped_warning(whole) is None
     assert [w["reason"] for w in out["warnings"]] == ["cropped"]
     assert "(1300 x 1000)" in out["warnings"][0]["message"]
+
+
+def test_a_cropped_photos_lens_centre_is_looked_for():
+    # a third cut off the right: the lens's centre (x 788 in the photo) is no longer
+    # at its middle (560), and the towers' tops are drawn where they are not
+    photo = sample_photo(12, "phone")
+    cut = np.ascontiguousarray(photo.image[:, :1120])
+    colors = photo.truth["expected"]["colors"]
+    assert round(photo.truth["camera"]["camera_matrix"][0][2]) == 788
+    kept = read_image(cut, None, colors, {"image": {"centre_price": None}})
+    found = read_image(cut, None, colors)
+    assert kept.pose.intrinsics.K[0, 2] == 560 and "centre_search" not in kept.timings
+    assert (found.pose.intrinsics.K[0, 2], found.pose.intrinsics.K[1, 2]) == (784, 600)
+    assert found.timings["centre_search"] > 0 and found.pose.intrinsics.estimated
+    assert [compare(r.to_json(), photo.truth)["wrong"] for r in (kept, found)] == [2, 1]
+    assert [compare(r.to_json(), photo.truth)["unseen_visible"] for r in (kept, found)] == [8, 2]
+    # a photo of a camera's shape is read as it is
+    whole = read_image(photo.image, None, colors)
+    assert "centre_search" not in whole.timings and whole.pose.intrinsics.K[0, 2] == 800
