@@ -53,7 +53,6 @@ from companion.vision.errors import (
     ImageReadError,
     MirroredError,
     TooSmallError,
-    VisionError,
 )
 from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose, board_geometry
 from companion.vision.outline import refine_pose
@@ -377,7 +376,7 @@ def _find_centre(reading: Reading, image: np.ndarray, markers: Markers,
             try:
                 reads[(dx, dy)] = read_image(image, intr, colors, config, None, g, source,
                                              height_range, check_colours)
-            except VisionError:
+            except (BoardNotFoundError, ImageReadError):  # no pose at that centre
                 reads[(dx, dy)] = None
         return reads[(dx, dy)]
 
