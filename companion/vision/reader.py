@@ -360,9 +360,10 @@ def _find_centre(reading: Reading, image: np.ndarray, markers: Markers,
     one side of raycast phone photos: 24 of 24). The intrinsics are fitted again
     to the markers with the centre held at each offset of ``image.centre_steps``
     (shares of the photo's width, then of its height); along each side the
-    offset (none among them) scoring highest less ``image.centre_price`` points
-    per share is kept, and the photo is read at both (a small offset's gain is
-    noise: docs/vision-errors.md, fifty-sixth session).
+    offset (the middle's own among them) whose reading scores highest, less
+    ``image.centre_price`` points per share of offset, is kept, and the photo is
+    read at both (a small offset's gain is noise: docs/vision-errors.md,
+    fifty-sixth session).
     """
     price = float(cfg["image"]["centre_price"])
     h, w = image.shape[:2]
