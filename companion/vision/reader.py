@@ -369,14 +369,19 @@ def _find_centre(reading: Reading, image: np.ndarray, markers: Markers,
     h, w = image.shape[:2]
     steps = [0.0, *(float(d) for d in cfg["image"]["centre_steps"] if float(d) != 0.0)]
     reads: dict[tuple[float, float], Reading | None] = {(0.0, 0.0): reading}
+    cameras: dict[tuple[float, float], Intrinsics] = {}
 
-    def read_at(dx: float, dy: float) -> Reading | None:
-        if (dx, dy) not in reads:
-            centre = (w / 2 + dx * w, h / 2 + dy * h)
-            intr = estimate_intrinsics(markers, g, (w, h), cfg.get("intrinsics"), centre)
+    def read_at(dx: float, dy: float, check: bool = False) -> Reading | None:
+        if (dx, dy) not in reads or check:
+            if (dx, dy) not in cameras:
+                centre = (w / 2 + dx * w, h / 2 + dy * h)
+                cameras[(dx, dy)] = estimate_intrinsics(markers, g, (w, h),
+                                                        cfg.get("intrinsics"), centre)
             try:
-                reads[(dx, dy)] = read_image(image, intr, colors, config, None, g, source,
-                                             height_range, check_colours)
+                # the trials are judged by their sites alone: the colour check is
+                # made once, on the reading kept
+                reads[(dx, dy)] = read_image(image, cameras[(dx, dy)], colors, config, None, g,
+                                             source, height_range, check)
             except (BoardNotFoundError, ImageReadError):  # no pose at that centre
                 reads[(dx, dy)] = None
         return reads[(dx, dy)]
@@ -386,7 +391,10 @@ def _find_centre(reading: Reading, image: np.ndarray, markers: Markers,
         return max(((d, r) for d, r in scored if r is not None),
                    key=lambda dr: _total_score(dr[1]) - price * abs(dr[0]))[0]
 
-    return read_at(best(0), best(1)) or reading
+    at = (best(0), best(1))
+    if at == (0.0, 0.0):
+        return reading
+    return read_at(*at, check=check_colours) or reading
 
 
 def site_pixels(pose: Pose, g: BoardGeometry) -> float:
