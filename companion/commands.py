@@ -338,10 +338,11 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out))
     else:
+        from companion.report import check_reason
+
         for m in out["moves"]:
             text = m.get("notation") or f"{m['seat']} {m['color']}{m['storeys']}@{m['site']}"
-            why = ("no photo shows it as built" if m.get("never_shown")
-                   else "read by a narrow margin")
+            why = check_reason(m, "read by a narrow margin")
             print(f"{text}  ? check {m['site']}: {why}" if m.get("doubtful") else text)
         for w in out["warnings"]:
             print(f"warning: {w['message']}")

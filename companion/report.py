@@ -57,6 +57,14 @@ def board_svg(sites: Sequence[Mapping[str, Any]], highlight: set[int] | None = N
     return "".join(parts)
 
 
+def check_reason(move: Mapping[str, Any],
+                 narrow: str = "the photo read it by a narrow margin") -> str:
+    """Why a replayed move (as ``companion replay --json`` gives it) is marked to be
+    checked: no photo showed it as built, or its site was read by a narrow margin
+    (``narrow``: the words for that here)."""
+    return "no photo shows it as built" if move.get("never_shown") else narrow
+
+
 def replay_html(result: Mapping[str, Any], boards: Sequence[Mapping[str, Any]],
                 crops: Mapping[int, bytes] | None = None, title: str = "Replayed game") -> str:
     """``result`` is ``companion replay --json`` output; ``boards`` the board JSON
@@ -110,9 +118,8 @@ def replay_html(result: Mapping[str, Any], boards: Sequence[Mapping[str, Any]],
                 if m.get("color") else f"{m.get('seat')}: pass")
         order = "" if m.get("order_known", True) else " <i>(order unknown)</i>"
         legal = "" if m.get("legal", True) else " <b class='warn'>illegal</b>"
-        why = ("no photo shows it as built" if m.get("never_shown")
-               else "the photo read it by a narrow margin")
-        doubt = f" <b class='doubt'>? check this site: {why}</b>" if m.get("doubtful") else ""
+        doubt = (f" <b class='doubt'>? check this site: {check_reason(m)}</b>"
+                 if m.get("doubtful") else "")
         out.append(f"<li>{img}<code>{html.escape(m.get('notation', ''))}</code> "
                    f"{html.escape(text)}{order}{legal}{doubt}</li>")
     out.append("</ol>")
