@@ -270,13 +270,14 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     gray = cv2.cvtColor(image_bgr, cv2.COLOR_BGR2GRAY)
     markers = detect_markers(gray, g, cfg.get("pose"), previous_pose)
     flipped = False
-    if len(markers) < 2:
+    if not markers:
         # a mirrored picture's markers do not decode (no board marker mirrored is
-        # within a bit of any code of the dictionary, so a flipped look finds none
-        # in a picture the right way round)
+        # within a bit of any code of the dictionary): one marker found shows the
+        # picture the right way round (one and the tracked pose are read as ever),
+        # and a flipped look finds none in such a picture
         gray_flipped = np.ascontiguousarray(gray[:, ::-1])
         found = detect_markers(gray_flipped, g, cfg.get("pose"))
-        if len(found) >= 2 and len(found) > len(markers):
+        if len(found) >= 2:
             if not mirrored:
                 raise MirroredError(f"{source}: the picture is mirrored (the board's markers "
                                     "read only flipped back): turn the camera's mirror off")
