@@ -54,9 +54,12 @@ class VisionReader:
         from companion.vision.reader import read_image, small_warning
 
         # mirrored=False: the motion gate and the new block's fit compare the frames as
-        # the camera gives them, so a mirrored camera is told, not read flipped
+        # the camera gives them, so a mirrored camera is told, not read flipped;
+        # find_centre=False: a camera's frame is never cut on one side, and the first
+        # still scene of an uncalibrated camera of an odd shape would wait seconds
         r = read_image(image, camera=self.camera, colors=self.colors, config=self.config,
-                       previous_pose=previous_pose, height_range=height_range, mirrored=False)
+                       previous_pose=previous_pose, height_range=height_range, mirrored=False,
+                       find_centre=False)
         # the live table knows a block went where the scene changed: a height this view
         # cannot tell for sure is still the best evidence of its storeys (and a narrow
         # one stays doubtful, as before the reader told it apart)

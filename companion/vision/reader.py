@@ -236,7 +236,8 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
                config: Mapping[str, Any] | None = None, previous_pose: Pose | None = None,
                geometry: BoardGeometry | None = None, source: str = "image",
                height_range: Mapping[Site, tuple[int, int]] | None = None,
-               check_colours: bool = False, mirrored: bool = True) -> Reading:
+               check_colours: bool = False, mirrored: bool = True,
+               find_centre: bool = True) -> Reading:
     """Read one BGR photo.
 
     ``camera``: intrinsics (object, formats.md JSON dict, or file); without
@@ -256,6 +257,10 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     camera's frames are also compared unflipped by the motion gate and the new
     block's fit, so its mirror is set right at the camera instead. A camera file
     is the camera's own, as calibrated on pictures the right way round.
+    ``find_centre``: a photo of no camera's shape read without a camera file is
+    read again with its lens's centre looked for (:func:`_find_centre`, about 25
+    reads); False: not (a live camera's frames are the sensor's, never cropped on
+    one side, and a still scene must be decided in half a second).
     """
     cfg = merged_config(config)
     g = geometry or board_geometry()
@@ -323,7 +328,8 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     reading.colours_shown = shown
     reading.site_px = site_px
     reading.mirrored = flipped
-    if (camera is None and previous_pose is None and cfg["image"]["centre_price"] is not None
+    if (find_centre and camera is None and previous_pose is None
+            and cfg["image"]["centre_price"] is not None
             and _looks_cropped(view.pose.intrinsics, cfg)):
         t = time.perf_counter()
         reading = _find_centre(reading, image_bgr, markers, colors, config, cfg, g, source,

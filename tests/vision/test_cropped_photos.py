@@ -66,3 +66,17 @@ def test_a_cropped_photos_lens_centre_is_looked_for():
     # a photo of a camera's shape is read as it is
     whole = read_image(photo.image, None, colors)
     assert "centre_search" not in whole.timings and whole.pose.intrinsics.K[0, 2] == 800
+
+
+def test_the_live_table_does_not_look_for_a_centre():
+    # a camera's frame is never cut on one side: the first still scene of an
+    # uncalibrated camera of an odd shape is read once, not some 25 times
+    from companion.pipeline import VisionReader
+
+    photo = sample_photo(12, "phone")
+    cut = np.ascontiguousarray(photo.image[:, :1120])
+    colors = photo.truth["expected"]["colors"]
+    live = VisionReader(colors=colors)(cut)
+    alone = read_image(cut, None, colors)
+    assert "centre_search" not in live.timings and "centre_search" in alone.timings
+    assert live.pose.intrinsics.K[0, 2] == 560 and alone.pose.intrinsics.K[0, 2] == 784
