@@ -338,13 +338,14 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out))
     else:
+        from companion.replay import grouped_warnings
         from companion.report import check_reason
 
         for m in out["moves"]:
             text = m.get("notation") or f"{m['seat']} {m['color']}{m['storeys']}@{m['site']}"
             why = check_reason(m, "read by a narrow margin")
             print(f"{text}  ? check {m['site']}: {why}" if m.get("doubtful") else text)
-        for w in out["warnings"]:
+        for w in grouped_warnings(out["warnings"]):
             print(f"warning: {w['message']}")
         for r in out["rounds"]:
             totals = ", ".join(f"{c} {v['total']}" for c, v in r["colors"].items())

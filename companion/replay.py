@@ -239,6 +239,37 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     return result
 
 
+def grouped_warnings(warnings: Sequence[Mapping[str, Any]], named: int = 3
+                     ) -> list[dict[str, Any]]:
+    """The replay's warnings with those that say the same of several photos said once
+    (forty cropped photos of one phone: one line naming the first ``named`` of them and
+    how many more), in the order each was first said; ``photos`` lists them all.
+
+    The JSON output keeps one warning per photo (formats.md); a player reads this."""
+    out: list[dict[str, Any]] = []
+    by: dict[tuple[str, str], dict[str, Any]] = {}
+    for w in warnings:
+        photo, message = w.get("photo"), str(w.get("message", ""))
+        prefix = f"{photo}: "
+        if not photo or not message.startswith(prefix):
+            out.append(dict(w))
+            continue
+        key = (str(w.get("reason", "")), message[len(prefix):])
+        if key in by:
+            by[key]["photos"].append(photo)
+            continue
+        by[key] = {**w, "photos": [photo]}
+        out.append(by[key])
+    for key, w in by.items():
+        photos = w["photos"]
+        if len(photos) > 1:
+            more = len(photos) - named
+            w["message"] = (f"{', '.join(photos[:named])} and {more} more photos: {key[1]}"
+                            if more > 1 else
+                            f"{', '.join(photos[:-1])} and {photos[-1]}: {key[1]}")
+    return out
+
+
 def _unshown_build(state: GameState, pend: _Pending, observations: Sequence[Observation],
                    ) -> dict[str, Any]:
     """The warning for a build that the last photos do not show (no photo came after

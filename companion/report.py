@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from companion.replay import grouped_warnings
 from companion.rules import Site
 from companion.rules.topology import default_topology
 
@@ -123,7 +124,7 @@ def replay_html(result: Mapping[str, Any], boards: Sequence[Mapping[str, Any]],
         out.append(f"<li>{img}<code>{html.escape(m.get('notation', ''))}</code> "
                    f"{html.escape(text)}{order}{legal}{doubt}</li>")
     out.append("</ol>")
-    warnings = result.get("warnings", [])
+    warnings = grouped_warnings(result.get("warnings", []))
     if warnings:
         out.append("<h2>Warnings</h2><ul>" + "".join(
             f"<li>{html.escape(w['message'])}</li>" for w in warnings) + "</ul>")

@@ -52,6 +52,12 @@ def test_mirrored_photos_replay_as_the_photos_themselves(classic_game, tmp_path,
     assert [m["notation"] for m in out["moves"]] == [
         "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
         "S c21 red3@1S", "N c11 green1@3C"]
+    # a player reads what several photos share once
+    assert len(names[2::3]) == 2
+    assert main(["replay", str(copy), "--workers", "2", *COLORS]) == 0
+    said = [line for line in capsys.readouterr().out.splitlines() if "mirrored" in line]
+    assert said == [f"warning: {names[2]} and {names[5]}: the photo is mirrored (a front "
+                    "camera's, saved as previewed): it was read flipped back"]
 
 
 def test_the_replay_names_each_photo_of_note() -> None:
@@ -63,3 +69,33 @@ def test_the_replay_names_each_photo_of_note() -> None:
     assert [w for w in result.warnings if w["reason"] in ("small", "mirrored")] == [
         {"photo": "b.jpg", "reason": "small", "message": "b.jpg: the board is small"},
         {"photo": "b.jpg", "reason": "mirrored", "message": "b.jpg: mirrored"}]
+
+
+def test_what_several_photos_share_is_said_once() -> None:
+    from companion.replay import grouped_warnings
+    from companion.report import replay_html
+
+    def note(photo: str, reason: str, text: str) -> dict[str, str]:
+        return {"photo": photo, "reason": reason, "message": f"{photo}: {text}"}
+
+    shape = "the photo's shape (1202 x 845) is no camera's"
+    warnings = [{"photo": None, "reason": "colours", "message": "four colours shown"},
+                *(note(f"IMG_{k}.jpg", "cropped", shape) for k in range(1, 6)),
+                note("IMG_2.jpg", "small", "the board is small"),
+                note("IMG_7.jpg", "small", "the board is small"),
+                note("IMG_8.jpg", "cropped", "the photo's shape (900 x 845) is no camera's"),
+                note("IMG_9.jpg", "small", "the board is smaller")]
+    grouped = grouped_warnings(warnings)
+    assert [w["message"] for w in grouped] == [
+        "four colours shown",
+        f"IMG_1.jpg, IMG_2.jpg, IMG_3.jpg and 2 more photos: {shape}",
+        "IMG_2.jpg and IMG_7.jpg: the board is small",
+        "IMG_8.jpg: the photo's shape (900 x 845) is no camera's",
+        "IMG_9.jpg: the board is smaller"]
+    assert grouped[1]["photos"] == [f"IMG_{k}.jpg" for k in range(1, 6)]
+    assert grouped[1]["photo"] == "IMG_1.jpg" and grouped[1]["reason"] == "cropped"
+    assert grouped_warnings(warnings[:5])[1]["message"] == (
+        f"IMG_1.jpg, IMG_2.jpg, IMG_3.jpg and IMG_4.jpg: {shape}")
+    assert warnings[1]["message"] == f"IMG_1.jpg: {shape}"  # the JSON's own, untouched
+    page = replay_html({"moves": [], "rounds": [], "warnings": warnings}, [])
+    assert page.count("<li>") == 5 and "and 2 more photos" in page
