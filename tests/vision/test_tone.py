@@ -218,8 +218,10 @@ def test_a_hazy_photo_has_its_raised_black_taken_off() -> None:
     # unseen (sites.storey_doubt_margin); [(0, 4), (0, 4), (3, 9)] while every top
     # seen without its foot and scoring under 14 was unseen
     # (sites.foot_hidden_keep_score: right ones here); (3, 8) read by the curve
-    # before a cast was fitted with it (tone.gains)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(0, 4), (0, 3), (3, 6)]
+    # before a cast was fitted with it (tone.gains); (3, 6) before a one-storey tower
+    # on a footprint that looks like the board went to unseen (sites.board_foot_doubt:
+    # a right one here)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(0, 4), (0, 3), (3, 7)]
     assert [c["cards_missed"] for c in got] == [0, 0, 0]
 
 
@@ -358,4 +360,6 @@ def test_with_few_sure_tops_the_tops_won_by_a_little_fit_the_curve() -> None:
         reading = read_image(jpeg, None, truth["expected"]["colors"], config)
         out = compare(reading.to_json(), truth)
         tally.append((reading.tone, out["visible_sites"], out["wrong"], out["unseen_visible"]))
-    assert tally == [(0.55, 54, 6, 13), (1.0, 54, 11, 8)]
+    # (0.55, 54, 6, 13) before a one-storey tower on a footprint that looks like the
+    # board went to unseen (sites.board_foot_doubt: a right one here)
+    assert tally == [(0.55, 54, 6, 14), (1.0, 54, 11, 8)]

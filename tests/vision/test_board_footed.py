@@ -1,0 +1,54 @@
+"""A one-storey tower read on a footprint that looks like the board, not plastic.
+
+A block covers its footprint, so the samples there are its own plastic. Where they
+look like the board (``sites.board_foot_doubt``), a one-storey reading is as often
+the print itself (a blue lamp over pale print, dark print under black) as a block
+coloured like the board: reported ``unseen`` (reason "board"), the guess kept in
+``unresolved`` for the replay and the live table.
+"""
+
+from __future__ import annotations
+
+import itertools
+from types import SimpleNamespace
+
+from companion.rules import Site
+from companion.sim import labelled_set
+from companion.vision.reader import _board_footed, read_image
+from companion.vision.sites import SiteResult
+
+
+def _sites(cfg: dict[str, object], *results: SiteResult) -> SimpleNamespace:
+    return SimpleNamespace(reader=SimpleNamespace(cfg=cfg), results=list(results))
+
+
+def test_only_one_storey_towers_on_a_board_like_footprint() -> None:
+    a, b, c, d, e = (Site.from_index(k) for k in range(5))
+    sites = _sites({"board_foot_doubt": 0.7},
+                   SiteResult(a, 1, "blue", foot_board=0.7),
+                   SiteResult(b, 1, "blue", foot_board=0.69),
+                   SiteResult(c, 2, "blue", foot_board=0.95),
+                   SiteResult(d, 0, None, foot_board=0.95),
+                   SiteResult(e, None, None, foot_board=0.95))
+    assert _board_footed(sites) == {a}  # type: ignore[arg-type]
+    assert _board_footed(_sites({"board_foot_doubt": None},  # type: ignore[arg-type]
+                                *sites.results)) == set()
+
+
+def test_a_hidden_sites_one_storey_reading_on_the_board_goes_to_unseen() -> None:
+    # companion/sim phone 500-0006: Cairo NW holds a 7-storey orange tower that the
+    # towers in front hide; its footprint's samples look like the board (1.0) and it
+    # was read as a one-storey orange tower
+    [(_, shot)] = list(itertools.islice(labelled_set(7, 500, "phone"), 6, 7))
+    colors = shot.truth["expected"]["colors"]
+    site = Site(5, 0, 0)
+    before = read_image(shot.image, None, colors, {"sites": {"board_foot_doubt": None}})
+    after = read_image(shot.image, None, colors)
+    assert before.sites[site].height == 1 and before.sites[site].owner == "orange"
+    [detail] = [d for d in after.details if d.site == site]
+    assert (detail.reason, detail.height, round(detail.foot_board, 2)) == ("board", 1, 1.0)
+    assert site in after.unseen and site not in after.sites
+    assert after.unresolved[site].height == 1 and after.unresolved[site].owner == "orange"
+    assert [d.site for d in after.details if d.reason == "board"] == [site]
+    # the other sites are read as before
+    assert {s: v for s, v in before.sites.items() if s != site} == after.sites
