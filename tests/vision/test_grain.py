@@ -40,8 +40,10 @@ def test_a_grainy_frame_is_read_nearly_as_the_clean_one(grainy) -> None:
     # (sites.foot_hidden_keep_score)
     assert _tally(clean, r.truth) == (0, 1)
     # (0, 1) before a reading that beat a far different one by a hair went to unseen
-    # (sites.empty_doubt_margin, tower_doubt_margin): a right one here
-    assert _tally(smoothed, r.truth) == (0, 2)
+    # (sites.empty_doubt_margin, tower_doubt_margin): a right one here; (0, 2) before
+    # a tower that beat the empty site by under half a point went to unseen
+    # (sites.tower_empty_doubt_margin: a right one)
+    assert _tally(smoothed, r.truth) == (0, 3)
     # the reading's white balance keeps the raw frame's noise (the new-block fit
     # compares raw frames), well above the smoothing threshold
     assert clean.wb.noise < 0.028 < smoothed.wb.noise
@@ -51,8 +53,10 @@ def test_unsmoothed_the_grain_hides_towers(grainy) -> None:
     r, noisy = grainy
     raw = read_image(noisy, r.truth["camera"], r.truth["expected"]["colors"], NO_SMOOTHING)
     # (1, 6) before the close rule, as above; (1, 7) before a storey more or less
-    # within a point of the reading made it unseen (sites.storey_doubt_margin)
-    assert _tally(raw, r.truth) == (0, 9)
+    # within a point of the reading made it unseen (sites.storey_doubt_margin); (0, 9)
+    # before a tower that beat the empty site by under half a point went to unseen
+    # (sites.tower_empty_doubt_margin: a right one)
+    assert _tally(raw, r.truth) == (0, 10)
 
 
 def test_a_clean_frame_is_not_smoothed() -> None:

@@ -46,8 +46,9 @@ MEASURED: dict[str, tuple[int, int, int]] = {
     "phone-18": (0, 1, 0),  # (0, 0, 0) at the jitter, not a third more
     # (4, 8, 0) before sites.steep_storey_mm; (3, 7, 0) while it was 2 mm (the bound
     # stood at (3, 9, 0)); (2, 10, 0) at the jitter, not a third more; (2, 11, 0)
-    # before sites.storey_doubt_margin
-    "phone-13": (2, 12, 0),
+    # before sites.storey_doubt_margin; (2, 12, 0) before a tower that beat the empty
+    # site by under half a point went to unseen (sites.tower_empty_doubt_margin)
+    "phone-13": (1, 13, 0),
 }
 
 

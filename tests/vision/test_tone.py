@@ -337,9 +337,11 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     # the steep-view limit was that jitter, not a third more (sites.steep_jitter_factor);
     # [(3, 21), (5, 26)] while the detector's finer look ran only with under two markers
     # found (pose.retry): marker 0 is now found too, the pose from four markers;
-    # (2, 20) before a cast was fitted to the tops (tone.gains: red 1.35)
+    # (2, 20) before a cast was fitted to the tops (tone.gains: red 1.35); (3, 28) before
+    # a tower that beat the empty site by under half a point went to unseen
+    # (sites.tower_empty_doubt_margin: a right one)
     assert read.gains == (1.35, 1.05)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 17), (3, 28)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 17), (3, 29)]
 
 
 def test_with_few_sure_tops_the_tops_won_by_a_little_fit_the_curve() -> None:
