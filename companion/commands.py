@@ -198,13 +198,16 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
                 workers: int = 2, fixed_camera: bool = True,
                 stills_config: Mapping[str, Any] | None = None,
                 progress: Callable[[int, int, str], None] | None = None,
+                several_cameras: bool = False,
                 ) -> tuple[list[Any], list[tuple[str, str]], str]:
     """Read every photo of a folder in game order (in parallel); bad ones are listed.
 
     Consecutive photos taken from one camera position (a phone on a stand) have
     the block built between them fitted to what changed (``companion.stills``,
     with ``stills_config``'s overrides of the shipped config). ``progress(done,
-    total, name)`` hears of each photo read (default: a bar on a terminal)."""
+    total, name)`` hears of each photo read (default: a bar on a terminal).
+    ``several_cameras``: the photos are known to come from more than one camera
+    (:func:`companion.photos.ordered_photos`)."""
     from companion.photos import ordered_photos
     from companion.replay import Observation
     from companion.rules import Card, Seat, Site, parse_board_json
@@ -213,7 +216,7 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
 
     progress = progress or _progress
     load_camera(camera)  # a bad camera file is said once, not as every photo's fault
-    photos, how = ordered_photos(folder)
+    photos, how = ordered_photos(folder, several_cameras)
     if not photos:
         raise CommandError(f"{folder}: no photos (jpg, png, heic, ...) in this folder")
     # the last photos (the most towers) are checked against the colours named
@@ -290,8 +293,10 @@ def _replay_zip(source: Path, args: argparse.Namespace) -> int:
     """A zip of a game's photos (as a phone shares an album), replayed as its folder
     would be: unpacked into a temporary folder, by base name, through
     :func:`companion.store.safety.safe_extract_zip` (names that climb out,
-    links, encryption, two photos of one name, more than it may unpack: refused
-    whole, in one line)."""
+    links, encryption, more than it may unpack: refused whole, in one line).
+    Photos of one name in several of its folders (two phones' albums, each with
+    its IMG_0001.jpg) are named with their folders and ordered by the times
+    they were taken: the names of two cameras do not interleave."""
     import tempfile
 
     from companion.store.safety import safe_extract_zip
@@ -303,12 +308,14 @@ def _replay_zip(source: Path, args: argparse.Namespace) -> int:
             raise CommandError(f"{source}: {exc}") from None
         if not photos:
             raise CommandError(f"{source}: no photos (jpg, png, heic, ...) in this zip")
-        return _replay_folder(Path(tmp), source, args)
+        return _replay_folder(Path(tmp), source, args, several_cameras=photos.renamed)
 
 
-def _replay_folder(folder: Path, source: Path, args: argparse.Namespace) -> int:
+def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
+                   several_cameras: bool = False) -> int:
     """``companion replay`` of the photos in ``folder`` (``source``: the folder or zip
-    named on the command line, for messages and the report's title)."""
+    named on the command line, for messages and the report's title;
+    ``several_cameras``: see :func:`companion.photos.ordered_photos`)."""
     from companion.replay import replay
     from companion.rules.record import config_from_file
 
@@ -317,7 +324,8 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace) -> int:
     if game_file.exists():
         config = config_from_file(game_file)
     colors = list(config.colors) if config else args.colors
-    observations, skipped, how = read_folder(folder, args.camera, colors, args.workers)
+    observations, skipped, how = read_folder(folder, args.camera, colors, args.workers,
+                                             several_cameras=several_cameras)
     if not observations:
         raise CommandError(f"{source}: no photo could be read "
                            f"({'; '.join(f'{n}: {w}' for n, w in skipped[:3])})")

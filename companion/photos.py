@@ -90,8 +90,13 @@ def _tiff_datetime(tiff: bytes) -> str | None:
     return None
 
 
-def ordered_photos(folder: Path) -> tuple[list[Path], str]:
-    """The photos of a folder in game order, and how the order was decided."""
+def ordered_photos(folder: Path, several_cameras: bool = False) -> tuple[list[Path], str]:
+    """The photos of a folder in game order, and how the order was decided.
+
+    ``several_cameras``: the photos are known to come from more than one camera
+    (a zip of two phones' folders, their names given the folders'), whose names
+    do not interleave however alike they look: ordered by the times they were
+    taken when every photo has one."""
     photos = sorted((p for p in folder.iterdir()
                      if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
                     key=lambda p: natural_key(p.name))
@@ -102,7 +107,8 @@ def ordered_photos(folder: Path) -> tuple[list[Path], str]:
     # names of one pattern (IMG_0007, IMG_0012) count in one camera's order; names of
     # several (two phones' IMG_0007 and PXL_20261128_2015, an edited IMG_E0009) do not
     # interleave by name, so the photos' own times order them when every one has one
-    one_camera = len({re.sub(r"\d+", "#", p.stem.lower()) for p in photos}) == 1
+    one_camera = not several_cameras and len(
+        {re.sub(r"\d+", "#", p.stem.lower()) for p in photos}) == 1
     if names_order and one_camera:
         wrapped = _rolled_over(photos)
         if wrapped is None:

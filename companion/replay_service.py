@@ -62,7 +62,10 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         # the command line is (two cameras' by their clocks, a counter that wrapped);
         # names that clash (two phones' IMG_0001) are numbered in upload order instead
         stems = [_safe_stem(f.name) for f in photos]
-        if len({s.lower() for s in stems}) < len(stems):
+        # (names that clash come from more than one camera: ordered by the times the
+        # photos were taken when every one has its time)
+        several = len({s.lower() for s in stems}) < len(stems)
+        if several:
             written = [f"{n:04d}-{s}" for n, s in enumerate(stems)]
         else:
             written = stems
@@ -82,7 +85,8 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
 
             colors = list(config.colors) if config else None
             observations, skipped, _how = read_folder(folder, None, colors, workers,
-                                                      progress=progress)
+                                                      progress=progress,
+                                                      several_cameras=several)
             mismatch = colour_mismatch(observations, colors)
         # the photos' own names (in the page's warnings too), without an order prefix
         skipped = [(own(n), w) for n, w in skipped]

@@ -39,9 +39,12 @@ class ArchiveError(UnsafeInputError):
 class Extracted(list[Path]):
     """The extracted files (a list of paths) plus ``skipped``: archive names left out."""
 
-    def __init__(self, paths: list[Path], skipped: list[str]) -> None:
+    def __init__(self, paths: list[Path], skipped: list[str], renamed: bool = False) -> None:
         super().__init__(paths)
         self.skipped = skipped
+        #: images of one name in several folders were named with their folders
+        #: (``flatten``): photos of more than one camera
+        self.renamed = renamed
 
 
 # -- zips ----------------------------------------------------------------------
@@ -58,6 +61,9 @@ def safe_extract_zip(source: bytes | bytearray | memoryview | str | os.PathLike[
     more than ``max_files`` files, more than ``max_total_bytes`` declared or
     actually decompressed, a file that already exists. Other files are skipped
     and named in ``result.skipped``; so are "images" whose bytes are not one.
+    ``flatten``: every file lands in ``dest_dir`` itself; images whose names
+    clash there (two phones' folders, each with its IMG_0001.jpg) are named
+    with their folders (``phone2-IMG_0001.jpg``).
     """
     if max_files < 0 or max_total_bytes < 0:
         raise ValueError("limits cannot be negative")
@@ -67,7 +73,9 @@ def safe_extract_zip(source: bytes | bytearray | memoryview | str | os.PathLike[
         except Exception as exc:  # zipfile raises many kinds on bad input
             raise ArchiveError(f"not a readable zip archive ({error_text(exc)})") from None
         plan, skipped = _plan(infos, max_files, max_total_bytes, keep_names, flatten)
-        return _extract(zf, plan, skipped, Path(dest_dir), max_total_bytes)
+        out = _extract(zf, plan, skipped, Path(dest_dir), max_total_bytes)
+        out.renamed = flatten and bool(_clashing_images(infos))
+        return out
 
 
 def _open_zip(source: Any) -> zipfile.ZipFile:
@@ -122,6 +130,7 @@ def _plan(infos: list[zipfile.ZipInfo], max_files: int, max_total_bytes: int,
     skipped: list[str] = []
     targets: set[str] = set()
     declared = 0
+    clashing = _clashing_images(infos) if flatten else set()
     for info in infos:
         parts = _member_parts(info.filename)
         mode = (info.external_attr >> 16) & 0xFFFF
@@ -135,7 +144,12 @@ def _plan(infos: list[zipfile.ZipInfo], max_files: int, max_total_bytes: int,
         if not is_image and parts[-1] not in keep_names:
             skipped.append(info.filename)
             continue
-        rel = parts[-1] if flatten else "/".join(parts)
+        if not flatten:
+            rel = "/".join(parts)
+        elif is_image and parts[-1].casefold() in clashing:
+            rel = "-".join(parts)
+        else:
+            rel = parts[-1]
         if rel.casefold() in targets:
             raise ArchiveError(f"refused: two files would be named {rel!r}")
         targets.add(rel.casefold())
@@ -145,6 +159,21 @@ def _plan(infos: list[zipfile.ZipInfo], max_files: int, max_total_bytes: int,
                                "bytes")
         plan.append((info, rel, is_image))
     return plan, skipped
+
+
+def _clashing_images(infos: list[zipfile.ZipInfo]) -> set[str]:
+    """The (casefolded) names that more than one image of the archive has, in any
+    of its folders."""
+    seen: set[str] = set()
+    twice: set[str] = set()
+    for info in infos:
+        if _is_dir(info):
+            continue
+        parts = _member_parts(info.filename)
+        if parts and _is_image_name(parts):
+            name = parts[-1].casefold()
+            (twice if name in seen else seen).add(name)
+    return twice
 
 
 def _extract(zf: zipfile.ZipFile, plan: list[tuple[zipfile.ZipInfo, str, bool]],

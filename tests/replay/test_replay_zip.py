@@ -52,6 +52,37 @@ def test_a_zip_replays_as_its_folder(classic_game, tmp_path, capsys) -> None:
     assert from_zip["warnings"] == from_folder["warnings"]
 
 
+def _timed(jpeg: bytes, when: str) -> bytes:
+    """The photo with an EXIF DateTimeOriginal, as a phone writes it."""
+    import struct
+
+    text = when.encode() + b"\x00"
+    ifd0 = struct.pack("<H", 1) + struct.pack("<HHII", 0x8769, 4, 1, 26) + struct.pack("<I", 0)
+    sub = struct.pack("<H", 1) + struct.pack("<HHII", 0x9003, 2, len(text), 44) + \
+        struct.pack("<I", 0)
+    app1 = b"Exif\x00\x00" + b"II*\x00" + struct.pack("<I", 8) + ifd0 + sub + text
+    return b"\xff\xd8\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:]
+
+
+def test_two_phones_albums_in_one_zip_are_ordered_by_time(classic_game, tmp_path,
+                                                           capsys) -> None:
+    # the game's photos taken in turn by two phones, each album with its own
+    # IMG_0001.jpg: by name one phone's photos would all come first
+    folder, names = classic_game
+    members = {f"phone {k % 2 + 1}/IMG_{k // 2 + 1:04d}.jpg":
+               _timed((folder / n).read_bytes(), f"2026:11:28 20:{k:02d}:00")
+               for k, n in enumerate(names[:6])}
+    assert "phone 2/IMG_0001.jpg" in members and "phone 1/IMG_0001.jpg" in members
+    out = _replay(capsys, str(_zip(tmp_path / "game.zip", members)), *COLORS)
+    assert out["order"] == "EXIF time"
+    assert [m["notation"] for m in out["moves"]] == [
+        "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
+        "S c21 red3@1S"]
+    # named with their albums in what the replay says
+    assert {m["photo"] for m in out["moves"]} <= {
+        f"phone {k % 2 + 1}-IMG_{k // 2 + 1:04d}.jpg" for k in range(6)}
+
+
 def test_a_zips_game_json_names_the_players(classic_game, tmp_path, capsys) -> None:
     from tests.replay.photogame import play
 
@@ -69,8 +100,8 @@ def test_a_zips_game_json_names_the_players(classic_game, tmp_path, capsys) -> N
 @pytest.mark.parametrize("members,message", [
     ({"../IMG_001.jpg": b"\xff\xd8\xff"},
      "refused: path '../IMG_001.jpg' climbs out of the folder"),
-    ({"a/IMG_001.jpg": b"\xff\xd8\xff", "b/IMG_001.jpg": b"\xff\xd8\xff"},
-     "refused: two files would be named 'IMG_001.jpg'"),
+    ({"a/game.json": b"{}", "b/game.json": b"{}", "a/IMG_001.jpg": b"\xff\xd8\xff"},
+     "refused: two files would be named 'game.json'"),
     ({"notes.txt": b"no photos here"}, "no photos (jpg, png, heic, ...) in this zip"),
     ({"IMG_001.jpg": b"not a jpeg at all"}, "no photos (jpg, png, heic, ...) in this zip"),
 ])

@@ -71,6 +71,21 @@ def test_extracts_images_and_game_json(sandbox: Path) -> None:
     flat = safe_extract_zip(data, sandbox / "flat", 10, 10 ** 6, flatten=True)
     assert sorted(p.name for p in flat) == ["IMG_0001.jpg", "IMG_0002.PNG", "game.json"]
     assert all(p.parent == sandbox / "flat" for p in flat)
+    assert not out.renamed and not flat.renamed
+
+
+def test_flattened_images_of_one_name_keep_their_folders(sandbox: Path) -> None:
+    # two phones' albums, each with its IMG_0001.jpg
+    data = _zip([("game/phone 1/IMG_0001.jpg", _jpeg()), ("game/phone 2/img_0001.JPG", _jpeg()),
+                 ("game/phone 1/IMG_0002.jpg", _jpeg()), ("game.json", b"{}")])
+    flat = safe_extract_zip(data, sandbox / "flat", 10, 10 ** 6, flatten=True)
+    assert [p.name for p in flat] == ["game-phone 1-IMG_0001.jpg",
+                                      "game-phone 2-img_0001.JPG", "IMG_0002.jpg", "game.json"]
+    assert flat.renamed and all(p.parent == sandbox / "flat" for p in flat)
+    # unflattened, each keeps its folder as it is
+    kept = safe_extract_zip(data, sandbox / "kept", 10, 10 ** 6)
+    assert not kept.renamed and [p.relative_to(sandbox / "kept").as_posix() for p in kept][:2] == [
+        "game/phone 1/IMG_0001.jpg", "game/phone 2/img_0001.JPG"]
 
 
 def _symlink_info(name: str) -> zipfile.ZipInfo:

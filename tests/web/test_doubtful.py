@@ -136,11 +136,13 @@ def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
     holds them under order-prefixed names."""
     session = GameSession()
     folders: list[list[str]] = []
+    several: list[Any] = []
 
     def read_folder(folder: Any, *args: Any, **kwargs: Any) -> Any:
         """The faked reader: the folder's photos read as _photos(), the last one not."""
         files = sorted(p.name for p in folder.iterdir())
         folders.append(files)
+        several.append(kwargs.get("several_cameras"))
         photos = [replace(p, name=f) for p, f in zip(_photos(), files[:-1], strict=True)]
         return photos, [(files[-1], "board not found")], "file names"
 
@@ -168,6 +170,8 @@ def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
                            for k, n in enumerate(["IMG_0.jpg", "IMG 1.jpg", "IMG_1.jpg",
                                                   *names[3:]])]
     assert replayed[-1] == ["IMG_0.jpg", "IMG_1.jpg", "IMG_1.jpg", *names[3:7]]
+    # names that clash come from two cameras: ordered by the photos' times, not names
+    assert several == [False, True]
     monkeypatch.setattr(commands, "read_folder",
                         lambda *a, **k: ([], [("IMG_7.jpg", "board not found")], "file names"))
     resp = _upload(client, pin, ["IMG_7.jpg"])
