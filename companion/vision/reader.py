@@ -611,7 +611,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
             view_ = SiteView(r.height, rename.get(r.color, r.color))
             if r.site in beyond:
                 r.reason = "supply"
-            elif r.site in board:
+            elif r.site in board and not r.reason:
                 r.reason = "board"
             if r.reason in ("close", "supply", "board") or r.site in steep:
                 # the guess kept apart; the details keep the reading (a tower that beat
