@@ -42,7 +42,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
 
     def _replay_upload(files: Sequence[Any]) -> Mapping[str, Any]:
         from companion.commands import colour_mismatch, read_folder
-        from companion.replay import replay
+        from companion.replay import grouped_warnings, replay
         from companion.rules.record import config_from_json
 
         photos = [f for f in files if Path(_safe_stem(f.name)).suffix.lower() in IMAGE_SUFFIXES]
@@ -102,11 +102,18 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         if journal is not None and result.record.entries:
             game_id = journal.import_record(result.record.to_json())
         doubtful = [m for m in out["moves"] if m.get("doubtful")]
+        listed = 0
         if result.record.entries:
             session.resume(result.record, game_id)
+            # the replay's warnings go to the page's list, each said once for all the
+            # photos it is about (a move no photo showed is marked "check" already)
+            for w in grouped_warnings(out["warnings"]):
+                if w["reason"] != "never-shown":
+                    session.report(str(w["reason"]), str(w["message"]))
+                    listed += 1
         return {"moves": len(out["moves"]), "rounds": out["rounds"],
                 "warnings": out["warnings"], "players": out["players"],
-                "opened": bool(result.record.entries),
+                "opened": bool(result.record.entries), "listed": listed,
                 "doubtful": [m.get("notation") or m["site"] for m in doubtful]}
 
     return replay_upload

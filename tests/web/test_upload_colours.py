@@ -63,3 +63,34 @@ def test_the_page_upload_says_a_damaged_and_a_mirrored_photo(classic_game, make_
                                "cards it shows past the damage may be read wrong or unseen")
     assert said[1:] == [(names[4], "mirrored", "the photo is mirrored (a front camera's, "
                          "saved as previewed): it was read flipped back")]
+    # and the page's list shows them (the upload's note counts them there)
+    listed = [(w["reason"], w["message"]) for w in client.get("/api/state").get_json()[
+        "warnings"]]
+    replayed = [(w["reason"], w["message"]) for w in resp.get_json()["warnings"]
+                if w["reason"] != "never-shown"]
+    assert listed == replayed and ("mirrored", f"{names[4]}: {said[1][2]}") in listed
+    assert resp.get_json()["listed"] == len(listed)
+
+
+def test_what_several_uploaded_photos_share_is_listed_once(classic_game, make_app,
+                                                           pin) -> None:
+    import cv2
+    import numpy as np
+
+    folder, names = classic_game
+    session = GameSession()
+    client = make_app(session, services={"replay": make_replay_service(session)}).test_client()
+    data = {n: (folder / n).read_bytes() for n in names}
+    for n in names[2:5]:
+        image = cv2.imdecode(np.frombuffer(data[n], np.uint8), cv2.IMREAD_COLOR)
+        data[n] = cv2.imencode(".png", image[:, ::-1])[1].tobytes()
+    resp = client.post("/api/upload", headers={"X-Table-PIN": pin},
+                       content_type="multipart/form-data",
+                       data={"photos": [(io.BytesIO(b), n) for n, b in data.items()]})
+    assert resp.status_code == 200, resp.get_json()
+    out = resp.get_json()
+    assert [w["photo"] for w in out["warnings"] if w["reason"] == "mirrored"] == names[2:5]
+    listed = [w["message"] for w in client.get("/api/state").get_json()["warnings"]
+              if w["reason"] == "mirrored"]
+    assert listed == [f"{names[2]}, {names[3]} and {names[4]}: the photo is mirrored (a "
+                      "front camera's, saved as previewed): it was read flipped back"]

@@ -18,6 +18,17 @@
     small: "a photo that shows the board small",
     mirrored: "a mirrored photo",
     cropped: "a photo that looks cropped",
+    // the replay of uploaded photos
+    "bad-photo": "a photo that could not be read",
+    "inferred-players": "players worked out from the photos",
+    colours: "colours the photos do not show",
+    "build-not-shown": "a build no photo shows",
+    "order-unknown": "builds whose order the photos do not tell",
+    unseen: "sites a photo does not show",
+    shrunk: "a tower that looked shorter in a later photo",
+    "after-end": "a photo after the game's end",
+    "photo-skipped-turn": "a photo that shows two moves",
+    impossible: "a move the rules cannot record",
   };
 
   const ui = {
@@ -770,8 +781,15 @@
     const plural = (k, word) => `${k} ${word}${k === 1 ? "" : "s"}`;
     const parts = [`Read ${plural(d.files || 0, "file")}: ${plural(d.moves || 0, "move")} replayed`];
     if (d.rounds) parts.push(`${plural(d.rounds.length || 0, "round")} scored`);
-    const warnings = (d.warnings || []).length;
-    if (warnings) parts.push(`${plural(warnings, "warning")} in the list`);
+    // the replay's warnings join the list when a game was opened (said once for all
+    // the photos they are about); otherwise they are said here
+    const listed = d.listed ?? (d.warnings || []).length;
+    if (d.opened === false && (d.warnings || []).length) {
+      parts.push(`${plural(d.warnings.length, "warning")}: ` +
+        d.warnings.map((w) => w.message).join("; "));
+    } else if (listed) {
+      parts.push(`${plural(listed, "warning")} in the list`);
+    }
     if ((d.doubtful || []).length) parts.push(`check ${d.doubtful.join(", ")}`);
     return parts.join("; ") + ".";
   }
