@@ -140,6 +140,13 @@ def test_live_page(browser: Any, table: WebServer, session: GameSession, driver:
     page.wait_for_selector("body.unlocked")
     page.click("#warnings button:has-text('keep it')")
     page.wait_for_selector("#warnings", state="hidden")
+    # what a replayed photo was (mirrored, cropped...) is only taken note of
+    session.report("mirrored", "IMG_2.jpg and IMG_5.jpg: the photo is mirrored")
+    page.wait_for_selector("#warnings:not([hidden])")
+    assert "A mirrored photo" in page.inner_text("#warnings .warning-title")
+    assert page.locator("#warnings button:has-text('keep it')").count() == 0
+    page.click("#warnings button:has-text('Noted')")
+    page.wait_for_selector("#warnings", state="hidden")
     by_hand = driver.next_move()
     page.click("#move-ctl summary")
     page.fill("#move-input", str(by_hand))

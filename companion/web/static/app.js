@@ -30,6 +30,10 @@
     "photo-skipped-turn": "a photo that shows two moves",
     impossible: "a move the rules cannot record",
   };
+  // what the replay of uploaded photos says of the photos, not of a move on the table:
+  // there is nothing to keep or fix, only to take note of
+  const NOTES = new Set(["damaged", "small", "mirrored", "cropped", "bad-photo",
+    "inferred-players", "colours", "order-unknown", "unseen", "after-end"]);
 
   const ui = {
     snap: null,
@@ -569,8 +573,9 @@
             w.site ? ` \u00b7 ${w.site}` : ""),
           ui.unlocked ? h("div", { class: "actions" },
             h("button", { type: "button", class: "btn btn-small", onclick: () =>
-              act(`/api/warnings/${w.id}/resolve`, {}, "Kept as it is") },
-            "It happened: keep it"),
+              act(`/api/warnings/${w.id}/resolve`, {}, NOTES.has(w.reason) && !move
+                ? "Noted" : "Kept as it is") },
+            NOTES.has(w.reason) && !move ? "Noted" : "It happened: keep it"),
             move ? h("button", { type: "button", class: "btn btn-small", onclick: () => {
               ui.editing = w.ply; ui.inserting = null; renderLog(ui.snap); scrollToPly(w.ply);
             } }, "Fix the move") : null,
