@@ -135,6 +135,9 @@ def test_overrides_from_a_file(tmp_path: Path) -> None:
     # print learnt from every site read empty
     assert load_overrides('{"sites": {"print_template_margin": null}}') == {
         "sites": {"print_template_margin": None}}
+    # the doubt rules of the fifty-seventh session, each turned off by a null
+    for key in ("board_foot_doubt", "tower_empty_doubt_margin", "empty_doubt_board"):
+        assert load_overrides(json.dumps({"sites": {key: None}})) == {"sites": {key: None}}
 
 
 def test_a_scorer_override_of_the_wrong_shape_is_refused() -> None:
