@@ -167,6 +167,7 @@ class Reading:
         """The formats.md ``companion read`` object (manhattan-board/1 without blocks)."""
         sites = [{**s.to_json(), "height": v.height, "owner": v.owner}
                  for s, v in sorted(self.sites.items())]
+        why = {d.site: d.reason for d in self.details}
         return {
             "format": BOARD_FORMAT,
             "colors": list(self.colors),
@@ -177,8 +178,10 @@ class Reading:
                           kv[0].value))},
             "doubtful": [s.to_json() for s in sorted(self.doubtful)
                          if s not in self.unresolved],
+            # reason: why the guess is kept apart (steep, close, supply, board)
             "unresolved": [{**s.to_json(), "height": v.height, "owner": v.owner,
-                            "doubtful": s in self.doubtful}
+                            "doubtful": s in self.doubtful,
+                            **({"reason": why[s]} if why.get(s) else {})}
                            for s, v in sorted(self.unresolved.items())],
         }
 

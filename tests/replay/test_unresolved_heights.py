@@ -41,7 +41,7 @@ def test_the_reading_lists_the_guess_apart(folder):
     assert NW in reading.unseen and NW not in reading.sites
     assert reading.unresolved[NW] == SiteView(3, "red")
     assert {"city": 2, "row": 0, "col": 0, "height": 3, "owner": "red",
-            "doubtful": False} in reading.to_json()["unresolved"]
+            "doubtful": False, "reason": "steep"} in reading.to_json()["unresolved"]
 
 
 def test_the_replay_weighs_the_guesses_as_readings(folder):

@@ -50,5 +50,7 @@ def test_a_hidden_sites_one_storey_reading_on_the_board_goes_to_unseen() -> None
     assert site in after.unseen and site not in after.sites
     assert after.unresolved[site].height == 1 and after.unresolved[site].owner == "orange"
     assert [d.site for d in after.details if d.reason == "board"] == [site]
+    assert {**site.to_json(), "height": 1, "owner": "orange", "doubtful": False,
+            "reason": "board"} in after.to_json()["unresolved"]
     # the other sites are read as before
     assert {s: v for s, v in before.sites.items() if s != site} == after.sites

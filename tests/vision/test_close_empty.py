@@ -83,7 +83,8 @@ def test_a_doubted_tower_is_unseen_with_its_guess_kept_apart() -> None:
     assert site in reading.unseen and site not in reading.sites
     assert reading.unresolved[site].height == 2 and reading.unresolved[site].owner == "green"
     entry = next(e for e in reading.to_json()["unresolved"] if Site.from_json(e) == site)
-    assert (entry["height"], entry["owner"], entry["doubtful"]) == (2, "green", True)
+    assert (entry["height"], entry["owner"], entry["doubtful"], entry["reason"]) == (
+        2, "green", True, "close")
     # the replay and the live table weigh the guess as a doubtful reading
     guessed = reading.with_guesses()
     assert guessed.sites[site].height == 2 and site not in guessed.unseen

@@ -646,7 +646,7 @@ def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart()
                    for h, _, sc in by_site[site].rivals)
     assert reading.to_json()["unresolved"] == [
         {"city": s.city, "row": s.row, "col": s.col, "height": v.height, "owner": v.owner,
-         "doubtful": s in plain.doubtful} for s, v in sorted(steep.items())]
+         "doubtful": s in plain.doubtful, "reason": "steep"} for s, v in sorted(steep.items())]
     assert sum(e["doubtful"] for e in reading.to_json()["unresolved"]) == 9  # 7 at 2 mm
     # the replay and the live table weigh the guesses: read back as the reader had
     # them before it told them apart (the narrow ones doubtful)
