@@ -286,7 +286,64 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not source.is_dir():
         raise CommandError(f"{source}: " + ("not a folder or a zip of photos" if source.exists()
                                              else "no such folder"))
+    if not _has_photos(source):
+        albums = _album_photos(source)
+        if albums:
+            return _replay_albums(source, albums, args)
     return _replay_folder(source, source, args)
+
+
+def _has_photos(folder: Path) -> bool:
+    from companion.photos import IMAGE_SUFFIXES
+
+    return any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in folder.iterdir())
+
+
+def _album_photos(folder: Path, most: int = 1000) -> list[Path]:
+    """The photos in the folders of a folder that has none of its own (two phones'
+    albums copied side by side), as a zip of them is read; hidden files and
+    folders left out, and no more than ``most`` (a folder of a whole photo library
+    is not a game)."""
+    from companion.photos import IMAGE_SUFFIXES
+
+    found: list[Path] = []
+    for p in sorted(folder.rglob("*")):
+        rel = p.relative_to(folder).parts
+        if any(part.startswith(".") or part == "__MACOSX" for part in rel):
+            continue
+        if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
+            found.append(p)
+            if len(found) > most:
+                raise CommandError(f"{folder}: more than {most} photos in its folders: "
+                                   "give the folder of one game")
+    return found
+
+
+def _replay_albums(source: Path, photos: list[Path], args: argparse.Namespace) -> int:
+    """A folder whose photos lie in its folders: replayed as a zip of it is (each photo
+    by its own name, those of one name in several folders named with their folders,
+    and then ordered by the times they were taken); a game.json beside the folders
+    names the players."""
+    import os
+    import shutil
+    import tempfile
+
+    names = [p.name.casefold() for p in photos]
+    clash = {n for n in names if names.count(n) > 1}
+    with tempfile.TemporaryDirectory(prefix="companion-replay-") as tmp:
+        for p in photos:
+            rel = p.relative_to(source).parts
+            name = "-".join(rel) if p.name.casefold() in clash else p.name
+            target = Path(tmp) / name
+            if target.exists():
+                raise CommandError(f"{source}: two photos would be named {name!r}")
+            try:
+                os.symlink(p.resolve(), target)
+            except OSError:  # no symbolic links here: a copy
+                shutil.copyfile(p, target)
+        if (source / "game.json").is_file():
+            shutil.copyfile(source / "game.json", Path(tmp) / "game.json")
+        return _replay_folder(Path(tmp), source, args, several_cameras=bool(clash))
 
 
 def _replay_zip(source: Path, args: argparse.Namespace) -> int:

@@ -83,6 +83,32 @@ def test_two_phones_albums_in_one_zip_are_ordered_by_time(classic_game, tmp_path
         f"phone {k % 2 + 1}-IMG_{k // 2 + 1:04d}.jpg" for k in range(6)}
 
 
+def test_a_folder_of_two_phones_albums_replays_as_their_zip(classic_game, tmp_path,
+                                                             capsys) -> None:
+    # the albums copied side by side into one folder, with nothing of its own
+    folder, names = classic_game
+    game = tmp_path / "game"
+    for k, n in enumerate(names[:6]):
+        album = game / f"phone {k % 2 + 1}"
+        album.mkdir(parents=True, exist_ok=True)
+        (album / f"IMG_{k // 2 + 1:04d}.jpg").write_bytes(
+            _timed((folder / n).read_bytes(), f"2026:11:28 20:{k:02d}:00"))
+    (game / "phone 1" / ".hidden.jpg").write_bytes(b"\xff\xd8\xff")  # left out
+    out = _replay(capsys, str(game), *COLORS)
+    assert out["order"] == "EXIF time"
+    assert [m["notation"] for m in out["moves"]] == [
+        "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
+        "S c21 red3@1S"]
+    assert {m["photo"] for m in out["moves"]} <= {
+        f"phone {k % 2 + 1}-IMG_{k // 2 + 1:04d}.jpg" for k in range(6)}
+    # a folder with neither photos nor albums is still said in one line
+    empty = tmp_path / "empty"
+    (empty / "notes").mkdir(parents=True)
+    assert main(["replay", str(empty)]) == 1
+    assert capsys.readouterr().err == (
+        f"companion replay: {empty}: no photos (jpg, png, heic, ...) in this folder\n")
+
+
 def test_a_zips_game_json_names_the_players(classic_game, tmp_path, capsys) -> None:
     from tests.replay.photogame import play
 
@@ -141,3 +167,15 @@ def test_a_damaged_photo_is_replayed_and_said(classic_game, tmp_path, capsys) ->
     assert [m["notation"] for m in out["moves"]] == [
         "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
         "S c21 red3@1S", "N c11 green1@3C"]
+
+
+def test_a_folder_of_many_albums_is_not_read_whole(tmp_path) -> None:
+    from companion.commands import CommandError, _album_photos
+
+    for k in range(3):
+        (tmp_path / f"album {k}").mkdir()
+        (tmp_path / f"album {k}" / "IMG_0001.jpg").write_bytes(b"\xff\xd8\xff")
+    assert len(_album_photos(tmp_path, most=3)) == 3
+    with pytest.raises(CommandError, match=r"more than 2 photos in its folders: give the "
+                                           r"folder of one game$"):
+        _album_photos(tmp_path, most=2)
