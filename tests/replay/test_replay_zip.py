@@ -64,6 +64,17 @@ def _timed(jpeg: bytes, when: str) -> bytes:
     return b"\xff\xd8\xff\xe1" + struct.pack(">H", len(app1) + 2) + app1 + jpeg[2:]
 
 
+def _two_phones_replayed(out: dict[str, Any]) -> None:
+    """The first six photos of the classic game, taken in turn by two phones, replayed
+    in the order they were taken, each named with its album."""
+    assert out["order"] == "EXIF time"
+    assert [m["notation"] for m in out["moves"]] == [
+        "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
+        "S c21 red3@1S"]
+    assert {m["photo"] for m in out["moves"]} <= {
+        f"phone {k % 2 + 1}-IMG_{k // 2 + 1:04d}.jpg" for k in range(6)}
+
+
 def test_two_phones_albums_in_one_zip_are_ordered_by_time(classic_game, tmp_path,
                                                            capsys) -> None:
     # the game's photos taken in turn by two phones, each album with its own
@@ -73,14 +84,7 @@ def test_two_phones_albums_in_one_zip_are_ordered_by_time(classic_game, tmp_path
                _timed((folder / n).read_bytes(), f"2026:11:28 20:{k:02d}:00")
                for k, n in enumerate(names[:6])}
     assert "phone 2/IMG_0001.jpg" in members and "phone 1/IMG_0001.jpg" in members
-    out = _replay(capsys, str(_zip(tmp_path / "game.zip", members)), *COLORS)
-    assert out["order"] == "EXIF time"
-    assert [m["notation"] for m in out["moves"]] == [
-        "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
-        "S c21 red3@1S"]
-    # named with their albums in what the replay says
-    assert {m["photo"] for m in out["moves"]} <= {
-        f"phone {k % 2 + 1}-IMG_{k // 2 + 1:04d}.jpg" for k in range(6)}
+    _two_phones_replayed(_replay(capsys, str(_zip(tmp_path / "game.zip", members)), *COLORS))
 
 
 def test_a_folder_of_two_phones_albums_replays_as_their_zip(classic_game, tmp_path,
@@ -94,13 +98,7 @@ def test_a_folder_of_two_phones_albums_replays_as_their_zip(classic_game, tmp_pa
         (album / f"IMG_{k // 2 + 1:04d}.jpg").write_bytes(
             _timed((folder / n).read_bytes(), f"2026:11:28 20:{k:02d}:00"))
     (game / "phone 1" / ".hidden.jpg").write_bytes(b"\xff\xd8\xff")  # left out
-    out = _replay(capsys, str(game), *COLORS)
-    assert out["order"] == "EXIF time"
-    assert [m["notation"] for m in out["moves"]] == [
-        "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E", "N c01 black3@1S",
-        "S c21 red3@1S"]
-    assert {m["photo"] for m in out["moves"]} <= {
-        f"phone {k % 2 + 1}-IMG_{k // 2 + 1:04d}.jpg" for k in range(6)}
+    _two_phones_replayed(_replay(capsys, str(game), *COLORS))
     # a folder with neither photos nor albums is still said in one line
     empty = tmp_path / "empty"
     (empty / "notes").mkdir(parents=True)
