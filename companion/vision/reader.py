@@ -293,13 +293,38 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
             image_bgr = np.ascontiguousarray(image_bgr[:, ::-1])
             gray, markers, flipped = gray_flipped, found, True
     timings["markers"] = time.perf_counter() - t0
-    t = time.perf_counter()
     if not markers:
         raise BoardNotFoundError(f"no board markers found in {source}")
     if _greyscale(image_bgr):
         # read anyway it would show every tower as unseen or empty: say why instead
         raise ImageReadError(f"{source}: a greyscale photo (the block colours cannot be "
                              "told apart)")
+    reading, view = _read_located(image_bgr, gray, markers, camera, colors, cfg, g,
+                                  previous_pose, source, height_range, check_colours, timings,
+                                  t0)
+    reading.mirrored = flipped
+    if (find_centre and camera is None and previous_pose is None
+            and cfg["image"]["centre_price"] is not None
+            and _looks_cropped(view.pose.intrinsics, cfg)):
+        t = time.perf_counter()
+        site_px = reading.site_px
+        reading = _find_centre(reading, image_bgr, gray, markers, colors, cfg, g, source,
+                               height_range, check_colours)
+        reading.timings["centre_search"] = time.perf_counter() - t
+        reading.site_px, reading.mirrored = site_px, flipped
+    return reading
+
+
+def _read_located(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers,
+                  camera: Intrinsics | Mapping[str, Any] | str | Path | None,
+                  colors: Sequence[str] | ColourModel | None, cfg: Mapping[str, Any],
+                  g: BoardGeometry, previous_pose: Pose | None, source: str,
+                  height_range: Mapping[Site, tuple[int, int]] | None, check_colours: bool,
+                  timings: dict[str, float], t0: float) -> tuple[Reading, _View]:
+    """:func:`read_image` once the markers are found: the pose, the sites, the colour
+    check and the cards (the centre search reads a photo again from here, its markers
+    found once)."""
+    t = time.perf_counter()
     view = _locate(image_bgr, gray, markers, camera, g, cfg, previous_pose, source)
     site_px = site_pixels(view.pose, g)
     least = float(cfg["image"]["min_site_px"])
@@ -331,16 +356,7 @@ def read_image(image_bgr: np.ndarray, camera: Intrinsics | Mapping[str, Any] | s
     reading.timings = timings
     reading.colours_shown = shown
     reading.site_px = site_px
-    reading.mirrored = flipped
-    if (find_centre and camera is None and previous_pose is None
-            and cfg["image"]["centre_price"] is not None
-            and _looks_cropped(view.pose.intrinsics, cfg)):
-        t = time.perf_counter()
-        reading = _find_centre(reading, image_bgr, markers, colors, config, cfg, g, source,
-                               height_range, check_colours)
-        reading.timings["centre_search"] = time.perf_counter() - t
-        reading.site_px, reading.mirrored = site_px, flipped
-    return reading
+    return reading, view
 
 
 def _looks_cropped(intr: Intrinsics, cfg: Mapping[str, Any]) -> bool:
@@ -358,9 +374,9 @@ def _total_score(reading: Reading) -> float:
     return float(sum(r.score for r in reading.details if r.height is not None))
 
 
-def _find_centre(reading: Reading, image: np.ndarray, markers: Markers,
-                 colors: Sequence[str] | ColourModel | None, config: Mapping[str, Any] | None,
-                 cfg: Mapping[str, Any], g: BoardGeometry, source: str,
+def _find_centre(reading: Reading, image: np.ndarray, gray: np.ndarray, markers: Markers,
+                 colors: Sequence[str] | ColourModel | None, cfg: Mapping[str, Any],
+                 g: BoardGeometry, source: str,
                  height_range: Mapping[Site, tuple[int, int]] | None,
                  check_colours: bool) -> Reading:
     """A cropped photo read again with its lens's centre looked for.
@@ -390,9 +406,11 @@ def _find_centre(reading: Reading, image: np.ndarray, markers: Markers,
                                                         cfg.get("intrinsics"), centre)
             try:
                 # the trials are judged by their sites alone: the colour check is
-                # made once, on the reading kept
-                reads[(dx, dy)] = read_image(image, cameras[(dx, dy)], colors, config, None, g,
-                                             source, height_range, check)
+                # made once, on the reading kept; the markers are the photo's, found once
+                reads[(dx, dy)] = _read_located(
+                    image, gray, markers, cameras[(dx, dy)], colors, cfg, g, None, source,
+                    height_range, check, {"markers": reading.timings["markers"]},
+                    time.perf_counter())[0]
             except (BoardNotFoundError, ImageReadError):  # no pose at that centre
                 reads[(dx, dy)] = None
         return reads[(dx, dy)]
