@@ -301,17 +301,14 @@ def _has_photos(folder: Path) -> bool:
 
 def _album_photos(folder: Path, most: int = 1000) -> list[Path]:
     """The photos in the folders of a folder that has none of its own (two phones'
-    albums copied side by side), as a zip of them is read; hidden files and
-    folders left out, and no more than ``most`` (a folder of a whole photo library
+    albums copied side by side), as a zip of them is read (hidden files and
+    folders left out), and no more than ``most`` (a folder of a whole photo library
     is not a game)."""
-    from companion.photos import IMAGE_SUFFIXES
+    from companion.store.safety import is_image_name
 
     found: list[Path] = []
     for p in sorted(folder.rglob("*")):
-        rel = p.relative_to(folder).parts
-        if any(part.startswith(".") or part == "__MACOSX" for part in rel):
-            continue
-        if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
+        if p.is_file() and is_image_name(p.relative_to(folder).parts):
             found.append(p)
             if len(found) > most:
                 raise CommandError(f"{folder}: more than {most} photos in its folders: "
@@ -328,12 +325,12 @@ def _replay_albums(source: Path, photos: list[Path], args: argparse.Namespace) -
     import shutil
     import tempfile
 
-    names = [p.name.casefold() for p in photos]
-    clash = {n for n in names if names.count(n) > 1}
+    from companion.store.safety import clashing_names, flat_name
+
+    clash = clashing_names(p.relative_to(source).parts for p in photos)
     with tempfile.TemporaryDirectory(prefix="companion-replay-") as tmp:
         for p in photos:
-            rel = p.relative_to(source).parts
-            name = "-".join(rel) if p.name.casefold() in clash else p.name
+            name = flat_name(p.relative_to(source).parts, clash)
             target = Path(tmp) / name
             if target.exists():
                 raise CommandError(f"{source}: two photos would be named {name!r}")

@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import zipfile
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -107,7 +107,7 @@ def _member_parts(name: str) -> list[str]:
     return parts
 
 
-def _is_image_name(parts: list[str]) -> bool:
+def is_image_name(parts: Sequence[str]) -> bool:
     if any(p.startswith(".") or p == "__MACOSX" for p in parts):
         return False  # macOS resource forks and hidden files
     return PurePosixPath(parts[-1]).suffix.lower() in IMAGE_SUFFIXES
@@ -140,16 +140,14 @@ def _plan(infos: list[zipfile.ZipInfo], max_files: int, max_total_bytes: int,
             continue
         if info.flag_bits & 0x1:
             raise ArchiveError(f"refused: {info.filename!r} is encrypted")
-        is_image = _is_image_name(parts)
+        is_image = is_image_name(parts)
         if not is_image and parts[-1] not in keep_names:
             skipped.append(info.filename)
             continue
         if not flatten:
             rel = "/".join(parts)
-        elif is_image and parts[-1].casefold() in clashing:
-            rel = "-".join(parts)
         else:
-            rel = parts[-1]
+            rel = flat_name(parts, clashing) if is_image else parts[-1]
         if rel.casefold() in targets:
             raise ArchiveError(f"refused: two files would be named {rel!r}")
         targets.add(rel.casefold())
@@ -164,16 +162,26 @@ def _plan(infos: list[zipfile.ZipInfo], max_files: int, max_total_bytes: int,
 def _clashing_images(infos: list[zipfile.ZipInfo]) -> set[str]:
     """The (casefolded) names that more than one image of the archive has, in any
     of its folders."""
+    members = (_member_parts(info.filename) for info in infos if not _is_dir(info))
+    return clashing_names(parts for parts in members if parts and is_image_name(parts))
+
+
+def clashing_names(photos: Iterable[Sequence[str]]) -> set[str]:
+    """Of photos given by their path parts, the (casefolded) names more than one has:
+    two phones' albums, each with its IMG_0001.jpg."""
     seen: set[str] = set()
     twice: set[str] = set()
-    for info in infos:
-        if _is_dir(info):
-            continue
-        parts = _member_parts(info.filename)
-        if parts and _is_image_name(parts):
-            name = parts[-1].casefold()
-            (twice if name in seen else seen).add(name)
+    for parts in photos:
+        name = parts[-1].casefold()
+        (twice if name in seen else seen).add(name)
     return twice
+
+
+def flat_name(parts: Sequence[str], clashing: Collection[str]) -> str:
+    """A photo's name in one folder of all (a zip's, or a folder's albums, flattened):
+    its own, or with its folders joined by "-" (``phone 2-IMG_0001.jpg``) where
+    another photo has the same name (:func:`clashing_names`)."""
+    return "-".join(parts) if parts[-1].casefold() in clashing else parts[-1]
 
 
 def _extract(zf: zipfile.ZipFile, plan: list[tuple[zipfile.ZipInfo, str, bool]],

@@ -563,6 +563,7 @@
     for (const w of open) {
       const move = w.about_move === false ? null : s.moves[w.ply];
       const plain = META.reasons[w.reason] || REPORTS[w.reason];
+      const noted = NOTES.has(w.reason) && !move;  // of a photo: nothing to keep or fix
       box.append(h("div", { class: "warning" },
         w.crop && META.services.evidence ? h("img", { class: "crop", alt: "photo of the site",
           src: `/evidence/${encodeURIComponent(w.crop)}.jpg`, loading: "lazy" }) : null,
@@ -573,9 +574,8 @@
             w.site ? ` \u00b7 ${w.site}` : ""),
           ui.unlocked ? h("div", { class: "actions" },
             h("button", { type: "button", class: "btn btn-small", onclick: () =>
-              act(`/api/warnings/${w.id}/resolve`, {}, NOTES.has(w.reason) && !move
-                ? "Noted" : "Kept as it is") },
-            NOTES.has(w.reason) && !move ? "Noted" : "It happened: keep it"),
+              act(`/api/warnings/${w.id}/resolve`, {}, noted ? "Noted" : "Kept as it is") },
+            noted ? "Noted" : "It happened: keep it"),
             move ? h("button", { type: "button", class: "btn btn-small", onclick: () => {
               ui.editing = w.ply; ui.inserting = null; renderLog(ui.snap); scrollToPly(w.ply);
             } }, "Fix the move") : null,
