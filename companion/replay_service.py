@@ -103,17 +103,20 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
             game_id = journal.import_record(result.record.to_json())
         doubtful = [m for m in out["moves"] if m.get("doubtful")]
         listed = 0
+        # what several photos share is said once, in the list and in the note alike
+        grouped = grouped_warnings(out["warnings"])
         if result.record.entries:
             session.resume(result.record, game_id)
             # the replay's warnings go to the page's list, each said once for all the
             # photos it is about (a move no photo showed is marked "check" already)
-            for w in grouped_warnings(out["warnings"]):
+            for w in grouped:
                 if w["reason"] != "never-shown":
                     session.report(str(w["reason"]), str(w["message"]))
                     listed += 1
         return {"moves": len(out["moves"]), "rounds": out["rounds"],
                 "warnings": out["warnings"], "players": out["players"],
                 "opened": bool(result.record.entries), "listed": listed,
+                "grouped": [str(w["message"]) for w in grouped],
                 "doubtful": [m.get("notation") or m["site"] for m in doubtful]}
 
     return replay_upload

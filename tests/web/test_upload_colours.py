@@ -94,3 +94,5 @@ def test_what_several_uploaded_photos_share_is_listed_once(classic_game, make_ap
               if w["reason"] == "mirrored"]
     assert listed == [f"{names[2]}, {names[3]} and {names[4]}: the photo is mirrored (a "
                       "front camera's, saved as previewed): it was read flipped back"]
+    # the upload's answer says them so too (its note, when no game was opened)
+    assert [m for m in out["grouped"] if "mirrored" in m] == listed

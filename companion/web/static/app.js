@@ -789,9 +789,10 @@
     // the replay's warnings join the list when a game was opened (said once for all
     // the photos they are about); otherwise they are said here
     const listed = d.listed ?? (d.warnings || []).length;
-    if (d.opened === false && (d.warnings || []).length) {
-      parts.push(`${plural(d.warnings.length, "warning")}: ` +
-        d.warnings.map((w) => w.message).join("; "));
+    // (what several photos share said once, as the list would say it)
+    const said = d.grouped ?? (d.warnings || []).map((w) => w.message);
+    if (d.opened === false && said.length) {
+      parts.push(`${plural(said.length, "warning")}: ` + said.join("; "));
     } else if (listed) {
       parts.push(`${plural(listed, "warning")} in the list`);
     }
