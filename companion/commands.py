@@ -290,13 +290,30 @@ def cmd_replay(args: argparse.Namespace) -> int:
         albums = _album_photos(source)
         if albums:
             return _replay_albums(source, albums, args)
-    return _replay_folder(source, source, args)
+        return _replay_folder(source, source, args)
+    return _replay_folder(source, source, args, left_out=_photos_below(source))
 
 
 def _has_photos(folder: Path) -> bool:
     from companion.photos import IMAGE_SUFFIXES
 
     return any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in folder.iterdir())
+
+
+def _photos_below(folder: Path, most: int = 1000) -> int:
+    """How many photos lie in the folders of a folder that has photos of its own (up
+    to ``most``: a photo library below is not walked to its end). Only the folder's
+    own photos are replayed; the players are told of the others."""
+    from companion.store.safety import is_image_name
+
+    n = 0
+    for p in folder.rglob("*"):
+        parts = p.relative_to(folder).parts
+        if len(parts) > 1 and p.is_file() and is_image_name(parts):
+            n += 1
+            if n >= most:
+                break
+    return n
 
 
 def _album_photos(folder: Path, most: int = 1000) -> list[Path]:
@@ -366,10 +383,11 @@ def _replay_zip(source: Path, args: argparse.Namespace) -> int:
 
 
 def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
-                   several_cameras: bool = False) -> int:
+                   several_cameras: bool = False, left_out: int = 0) -> int:
     """``companion replay`` of the photos in ``folder`` (``source``: the folder or zip
     named on the command line, for messages and the report's title;
-    ``several_cameras``: see :func:`companion.photos.ordered_photos`)."""
+    ``several_cameras``: see :func:`companion.photos.ordered_photos`; ``left_out``:
+    photos in its folders, not read, which a warning counts)."""
     from companion.replay import replay
     from companion.rules.record import config_from_file
 
@@ -389,6 +407,14 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
     mismatch = colour_mismatch(observations, colors)
     if mismatch:
         result.warnings.insert(0, {"photo": None, "reason": "colours", "message": mismatch})
+    if left_out:
+        many = f"{left_out} or more photos" if left_out >= 1000 else (
+            "1 photo" if left_out == 1 else f"{left_out} photos")
+        result.warnings.insert(0, {
+            "photo": None, "reason": "left-out",
+            "message": f"{source.name}: {many} in its folders not read (only the folder's "
+                       "own photos are replayed): give the folder that holds the game's "
+                       "photos, or put them all in one folder"})
     out = result.to_json()
     out["order"] = how
     if args.html:
