@@ -300,6 +300,12 @@ def marker_correspondences(markers: Markers, geometry: BoardGeometry
     return obj.astype(np.float64), img.astype(np.float64)
 
 
+def _camera_matrix(f: float, ppx: float, ppy: float) -> FloatArray:
+    """K of a camera with square pixels and no skew: all the estimates fit is f (and
+    where the lens's centre is)."""
+    return np.array([[f, 0, ppx], [0, f, ppy], [0, 0, 1]], np.float64)
+
+
 def default_intrinsics(size: tuple[int, int], hfov_deg: float = 65.0,
                        centre: tuple[float, float] | None = None) -> Intrinsics:
     """A plausible camera when nothing better is known: principal point at the centre
@@ -307,7 +313,7 @@ def default_intrinsics(size: tuple[int, int], hfov_deg: float = 65.0,
     w, h = size
     f = prior_focal(size, hfov_deg)
     ppx, ppy = centre or (w / 2, h / 2)
-    K = np.array([[f, 0, ppx], [0, f, ppy], [0, 0, 1]], np.float64)
+    K = _camera_matrix(f, ppx, ppy)
     return Intrinsics(K, np.zeros(5), (int(w), int(h)), estimated=True)
 
 
@@ -434,7 +440,7 @@ def _map_fit(obj: FloatArray, img: FloatArray, size: tuple[int, int], starts: li
     free = [0, 1, 2, 3, 4, 5, 6] + ([7] if fit_k1 else [])
     best: tuple[float, FloatArray] | None = None
     for f in starts:
-        K = np.array([[f, 0, ppx], [0, f, ppy], [0, 0, 1]], np.float64)
+        K = _camera_matrix(f, ppx, ppy)
         res0 = _pnp(obj, img, Intrinsics(K, np.zeros(5), size, estimated=True))
         if res0 is None:
             continue
@@ -442,7 +448,7 @@ def _map_fit(obj: FloatArray, img: FloatArray, size: tuple[int, int], starts: li
 
         def residuals(v: FloatArray) -> tuple[FloatArray, FloatArray, float]:
             fv = float(np.exp(v[6]))
-            Kv = np.array([[fv, 0, ppx], [0, fv, ppy], [0, 0, 1]], np.float64)
+            Kv = _camera_matrix(fv, ppx, ppy)
             d = np.array([v[7], 0, 0, 0, 0], np.float64)
             proj, jac = cv2.projectPoints(obj, v[:3], v[3:6], Kv, d)
             u = float(v[6] - np.log(f_prior))
@@ -482,7 +488,7 @@ def _map_fit(obj: FloatArray, img: FloatArray, size: tuple[int, int], starts: li
         return None
     x = best[1]
     fv = float(np.exp(x[6]))
-    K = np.array([[fv, 0, ppx], [0, fv, ppy], [0, 0, 1]], np.float64)
+    K = _camera_matrix(fv, ppx, ppy)
     return Intrinsics(K, np.array([x[7], 0, 0, 0, 0], np.float64), (int(w), int(h)),
                       estimated=True)
 
@@ -492,7 +498,7 @@ def _calibrate_one_view(obj: FloatArray, img: FloatArray, size: tuple[int, int],
                         ) -> Intrinsics | None:
     w, h = size
     ppx, ppy = centre or (w / 2, h / 2)
-    K = np.array([[f, 0, ppx], [0, f, ppy], [0, 0, 1]], np.float64)
+    K = _camera_matrix(f, ppx, ppy)
     flags = (cv2.CALIB_USE_INTRINSIC_GUESS | cv2.CALIB_FIX_PRINCIPAL_POINT
              | cv2.CALIB_FIX_ASPECT_RATIO | cv2.CALIB_ZERO_TANGENT_DIST | cv2.CALIB_FIX_K2
              | cv2.CALIB_FIX_K3)
