@@ -412,7 +412,7 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
             "1 photo" if left_out == 1 else f"{left_out} photos")
         result.warnings.insert(0, {
             "photo": None, "reason": "left-out",
-            "message": f"{source.name}: {many} in its folders not read (only the folder's "
+            "message": f"{source}: {many} in its folders not read (only the folder's "
                        "own photos are replayed): give the folder that holds the game's "
                        "photos, or put them all in one folder"})
     out = result.to_json()

@@ -179,8 +179,8 @@ def test_a_folder_of_many_albums_is_not_read_whole(tmp_path) -> None:
         _album_photos(tmp_path, most=2)
 
 
-def test_photos_in_a_folders_folders_are_said_not_read(classic_game, tmp_path,
-                                                       capsys) -> None:
+def test_photos_in_a_folders_folders_are_said_not_read(classic_game, tmp_path, capsys,
+                                                       monkeypatch) -> None:
     # a folder with the game's photos and older ones put aside in a folder of it: the
     # folder's own are replayed (as before), the players told of the others
     from companion.commands import _photos_below
@@ -194,11 +194,15 @@ def test_photos_in_a_folders_folders_are_said_not_read(classic_game, tmp_path,
     out = _replay(capsys, str(game), *COLORS)
     assert out["warnings"][0] == {
         "photo": None, "reason": "left-out",
-        "message": "game: 2 photos in its folders not read (only the folder's own photos "
-                   "are replayed): give the folder that holds the game's photos, or put "
-                   "them all in one folder"}
+        "message": f"{game}: 2 photos in its folders not read (only the folder's own "
+                   "photos are replayed): give the folder that holds the game's photos, or "
+                   "put them all in one folder"}
     assert [m["notation"] for m in out["moves"]] == [
         "S c12 red1@0E", "N c10 green1@0E", "S c12 red1@0E"]
+    # the folder named as it was given ("." when run in it)
+    monkeypatch.chdir(game)
+    out = _replay(capsys, ".", *COLORS)
+    assert out["warnings"][0]["message"].startswith(".: 2 photos in its folders not read")
     # a photo library below is not walked to its end
     assert _photos_below(game, most=1) == 1
     (game / "earlier" / names[4]).unlink()
