@@ -31,7 +31,8 @@ from companion.vision.reader import read_image
 COLUMNS = ("name", "kind", "visible_sites", "wrong", "unseen_visible", "hidden", "hidden_read",
            "cards_expected", "cards_wrong", "cards_missed", "cards_extra", "error", "t_markers",
            "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect", "tone",
-           "lift", "blur", "unresolved", "unresolved_right", "gain_red", "gain_blue")
+           "lift", "blur", "unresolved", "unresolved_right", "gain_red", "gain_blue",
+           "unseen_reasons")
 
 
 @dataclass
@@ -49,6 +50,9 @@ class Totals:
     cards_extra: int = 0
     unresolved: int = 0
     unresolved_right: int = 0
+    #: visible sites reported unseen, by why the reader left them so ("close",
+    #: "covered", ...; "other" for none said): where the unseen rate goes
+    unseen_reasons: dict[str, int] = field(default_factory=dict)
     times: dict[str, list[float]] = field(default_factory=dict)
     against: Totals | None = None  # the second config's totals, in an A/B comparison
     differences: Differences | None = None
@@ -71,6 +75,8 @@ class Totals:
                 setattr(out, f, getattr(out, f) + getattr(t, f))
             for k, v in t.times.items():
                 out.times.setdefault(k, []).extend(v)
+            for why, n in t.unseen_reasons.items():
+                out.unseen_reasons[why] = out.unseen_reasons.get(why, 0) + n
         seconds = [t.against for t in parts if t.against is not None]
         if seconds and len(seconds) == len(parts):
             out.against = cls.merged(seconds)
@@ -87,6 +93,8 @@ class Totals:
             "cost": self.cost,
             "hidden": self.hidden, "hidden_read": self.hidden_read,
             "unresolved": self.unresolved, "unresolved_right": self.unresolved_right,
+            "unseen_by_reason": dict(sorted(self.unseen_reasons.items(),
+                                            key=lambda kv: (-kv[1], kv[0]))),
             "cards": self.cards, "cards_wrong": self.cards_wrong,
             "cards_missed": self.cards_missed, "cards_extra": self.cards_extra,
             "card_accuracy": (self.cards - self.cards_wrong - self.cards_missed)
@@ -225,6 +233,13 @@ def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: An
     # beside the reading, not in it: the reading's JSON is the public format
     reasons = {d.site.code: d.reason for d in reading.details if d.reason}
     row.update(compare(rj, truth))
+    why: dict[str, int] = {}
+    for site, (_, verdict) in site_verdicts(rj, truth).items():
+        if verdict == "unseen":
+            key = reasons.get(site.code) or "other"
+            why[key] = why.get(key, 0) + 1
+    row["unseen_by_reason"] = why
+    row["unseen_reasons"] = " ".join(f"{k}={n}" for k, n in sorted(why.items()))
     row["tone"] = reading.tone  # the tone exponent its colours were read under
     row["lift"] = reading.lift  # the raised black taken off the photo
     # the cast the colours were read under (red and blue gains; 1, 1: none)
@@ -264,6 +279,8 @@ class _Tally:
         tot.times.setdefault("decode_detect", []).append(row["t_decode_detect"])
         for name, column in _SUMMED:
             setattr(tot, name, getattr(tot, name) + row[column])
+        for why, n in row["unseen_by_reason"].items():
+            tot.unseen_reasons[why] = tot.unseen_reasons.get(why, 0) + n
 
     def write(self, csv_path: str | Path) -> None:
         with open(csv_path, "w", newline="", encoding="utf-8") as fh:

@@ -41,6 +41,13 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
                      ("unresolved", "unresolved"), ("unresolved_right", "unresolved_right")):
         assert tot[key] == sum(int(r[col]) for r in rows), key
     assert tot["photos"] == 2 and tot["failed"] == 0
+    # the unseen sites by why the reader left them so, per row and in all
+    why = [dict(kv.split("=") for kv in r["unseen_reasons"].split()) for r in rows]
+    assert [sum(int(n) for n in w.values()) for w in why] == [
+        int(r["unseen_visible"]) for r in rows]
+    assert sum(tot["unseen_by_reason"].values()) == tot["unseen_visible"]
+    assert set(tot["unseen_by_reason"]) <= {"close", "steep", "covered", "hidden",
+                                             "foot hidden", "supply", "board", "other"}
     # measured on these renders (wrong 1, unseen 6, cards 6 of 6); a worse reader fails.
     # Unseen 4 before an empty reading of another colour than the print went to unseen
     # (sites.print_colour_offset): empty sites under an arm's bluish shadow; 5 before
@@ -209,6 +216,9 @@ def test_several_folders_are_several_sets_and_all_of_them(
         assert both[key] == one[key] + two[key], key
         assert both["against"][key] == one["against"][key] + two["against"][key], key
     assert both["photos"] == 2
+    assert sum(both["unseen_by_reason"].values()) == both["unseen_visible"]
+    assert all(both["unseen_by_reason"][k] == one["unseen_by_reason"].get(k, 0)
+               + two["unseen_by_reason"].get(k, 0) for k in both["unseen_by_reason"])
     assert both["cost"] == 4 * both["wrong"] + both["unseen_visible"] + 4 * both["hidden_read"]
     assert both["differences"]["sites"] == (one["differences"]["sites"]
                                             + two["differences"]["sites"])
