@@ -32,7 +32,7 @@ COLUMNS = ("name", "kind", "visible_sites", "wrong", "unseen_visible", "hidden",
            "cards_expected", "cards_wrong", "cards_missed", "cards_extra", "error", "t_markers",
            "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect", "tone",
            "lift", "blur", "unresolved", "unresolved_right", "gain_red", "gain_blue",
-           "unseen_reasons")
+           "unseen_reasons", "wrong_kinds")
 
 
 @dataclass
@@ -53,6 +53,8 @@ class Totals:
     #: visible sites reported unseen, by why the reader left them so ("close",
     #: "covered", ...; "other" for none said): where the unseen rate goes
     unseen_reasons: dict[str, int] = field(default_factory=dict)
+    #: visible sites read wrong, by how (:func:`wrong_kind`)
+    wrong_kinds: dict[str, int] = field(default_factory=dict)
     times: dict[str, list[float]] = field(default_factory=dict)
     against: Totals | None = None  # the second config's totals, in an A/B comparison
     differences: Differences | None = None
@@ -77,6 +79,8 @@ class Totals:
                 out.times.setdefault(k, []).extend(v)
             for why, n in t.unseen_reasons.items():
                 out.unseen_reasons[why] = out.unseen_reasons.get(why, 0) + n
+            for how, n in t.wrong_kinds.items():
+                out.wrong_kinds[how] = out.wrong_kinds.get(how, 0) + n
         seconds = [t.against for t in parts if t.against is not None]
         if seconds and len(seconds) == len(parts):
             out.against = cls.merged(seconds)
@@ -95,6 +99,8 @@ class Totals:
             "unresolved": self.unresolved, "unresolved_right": self.unresolved_right,
             "unseen_by_reason": dict(sorted(self.unseen_reasons.items(),
                                             key=lambda kv: (-kv[1], kv[0]))),
+            "wrong_by_kind": dict(sorted(self.wrong_kinds.items(),
+                                         key=lambda kv: (-kv[1], kv[0]))),
             "cards": self.cards, "cards_wrong": self.cards_wrong,
             "cards_missed": self.cards_missed, "cards_extra": self.cards_extra,
             "card_accuracy": (self.cards - self.cards_wrong - self.cards_missed)
@@ -112,6 +118,21 @@ VERDICTS = ("right", "wrong", "unseen", "hidden", "hidden_read")
 #: How much worse each verdict is, to say whether a change helped: a wrong site costs
 #: four unseen ones (the goals allow 0.5% wrong against 2% unseen).
 _COST = {"right": 0, "hidden": 0, "unseen": 1, "wrong": 4, "hidden_read": 4}
+
+
+def wrong_kind(truth: str, read: str) -> str:
+    """How a site was read wrong, from its truth and reading texts (``3 red``,
+    ``empty``): "phantom" (an empty site read as a tower), "missed" (a tower read
+    empty), "height" (its colour right, a storey or more off), "colour" (its height
+    right) or "both"."""
+    if truth == "empty":
+        return "phantom"
+    if read == "empty":
+        return "missed"
+    (th, tc), (rh, rc) = truth.split(" ", 1), read.split(" ", 1)
+    if tc == rc:
+        return "height"
+    return "colour" if th == rh else "both"
 
 
 def _site_text(entry: tuple[int, str | None] | None) -> str:
@@ -234,12 +255,18 @@ def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: An
     reasons = {d.site.code: d.reason for d in reading.details if d.reason}
     row.update(compare(rj, truth))
     why: dict[str, int] = {}
-    for site, (_, verdict) in site_verdicts(rj, truth).items():
+    how: dict[str, int] = {}
+    expected = _towers(truth["expected"]["sites"])
+    for site, (text, verdict) in site_verdicts(rj, truth).items():
         if verdict == "unseen":
             key = reasons.get(site.code) or "other"
             why[key] = why.get(key, 0) + 1
-    row["unseen_by_reason"] = why
+        elif verdict == "wrong":
+            key = wrong_kind(_site_text(expected.get(site)), text)
+            how[key] = how.get(key, 0) + 1
+    row["unseen_by_reason"], row["wrong_by_kind"] = why, how
     row["unseen_reasons"] = " ".join(f"{k}={n}" for k, n in sorted(why.items()))
+    row["wrong_kinds"] = " ".join(f"{k}={n}" for k, n in sorted(how.items()))
     row["tone"] = reading.tone  # the tone exponent its colours were read under
     row["lift"] = reading.lift  # the raised black taken off the photo
     # the cast the colours were read under (red and blue gains; 1, 1: none)
@@ -281,6 +308,8 @@ class _Tally:
             setattr(tot, name, getattr(tot, name) + row[column])
         for why, n in row["unseen_by_reason"].items():
             tot.unseen_reasons[why] = tot.unseen_reasons.get(why, 0) + n
+        for how, n in row["wrong_by_kind"].items():
+            tot.wrong_kinds[how] = tot.wrong_kinds.get(how, 0) + n
 
     def write(self, csv_path: str | Path) -> None:
         with open(csv_path, "w", newline="", encoding="utf-8") as fh:

@@ -48,6 +48,9 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert sum(tot["unseen_by_reason"].values()) == tot["unseen_visible"]
     assert set(tot["unseen_by_reason"]) <= {"close", "steep", "covered", "hidden",
                                              "foot hidden", "supply", "board", "other"}
+    how = [dict(kv.split("=") for kv in r["wrong_kinds"].split()) for r in rows]
+    assert [sum(int(n) for n in w.values()) for w in how] == [int(r["wrong"]) for r in rows]
+    assert sum(tot["wrong_by_kind"].values()) == tot["wrong"]
     # measured on these renders (wrong 1, unseen 6, cards 6 of 6); a worse reader fails.
     # Unseen 4 before an empty reading of another colour than the print went to unseen
     # (sites.print_colour_offset): empty sites under an arm's bluish shadow; 5 before
@@ -217,6 +220,7 @@ def test_several_folders_are_several_sets_and_all_of_them(
         assert both["against"][key] == one["against"][key] + two["against"][key], key
     assert both["photos"] == 2
     assert sum(both["unseen_by_reason"].values()) == both["unseen_visible"]
+    assert sum(both["wrong_by_kind"].values()) == both["wrong"]
     assert all(both["unseen_by_reason"][k] == one["unseen_by_reason"].get(k, 0)
                + two["unseen_by_reason"].get(k, 0) for k in both["unseen_by_reason"])
     assert both["cost"] == 4 * both["wrong"] + both["unseen_visible"] + 4 * both["hidden_read"]
@@ -229,3 +233,13 @@ def test_several_folders_are_several_sets_and_all_of_them(
     assert list(_run(capsys, "--folder", str(a))) == ["folder"]
     assert main(["evaluate", "--folder", str(a), "--folder", str(a)]) == 1
     assert capsys.readouterr().err == "companion evaluate: a folder is named twice\n"
+
+
+@pytest.mark.parametrize("truth,read,kind", [
+    ("empty", "2 red", "phantom"), ("3 blue", "empty", "missed"),
+    ("3 blue", "4 blue", "height"), ("3 blue", "3 green", "colour"),
+    ("3 blue", "1 green", "both")])
+def test_how_a_site_was_read_wrong(truth: str, read: str, kind: str) -> None:
+    from companion.vision.evaluate import wrong_kind
+
+    assert wrong_kind(truth, read) == kind
