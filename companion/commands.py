@@ -300,36 +300,37 @@ def _has_photos(folder: Path) -> bool:
     return any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in folder.iterdir())
 
 
-def _photos_below(folder: Path, most: int = 1000) -> int:
-    """How many photos lie in the folders of a folder that has photos of its own (up
-    to ``most``: a photo library below is not walked to its end). Only the folder's
-    own photos are replayed; the players are told of the others."""
+def _photos_in_folders(folder: Path, most: int) -> list[Path]:
+    """The photos in the folders of a folder, in name order, as a zip of it is read
+    (hidden files and folders, ``__MACOSX``, left out): no more than ``most + 1`` of
+    them, so a photo library below is not walked to its end."""
     from companion.store.safety import is_image_name
 
-    n = 0
+    found: list[Path] = []
     for p in folder.rglob("*"):
         parts = p.relative_to(folder).parts
         if len(parts) > 1 and p.is_file() and is_image_name(parts):
-            n += 1
-            if n >= most:
+            found.append(p)
+            if len(found) > most:
                 break
-    return n
+    return sorted(found)
+
+
+def _photos_below(folder: Path, most: int = 1000) -> int:
+    """How many photos lie in the folders of a folder that has photos of its own (up
+    to ``most``). Only the folder's own photos are replayed; the players are told of
+    the others."""
+    return min(len(_photos_in_folders(folder, most)), most)
 
 
 def _album_photos(folder: Path, most: int = 1000) -> list[Path]:
     """The photos in the folders of a folder that has none of its own (two phones'
-    albums copied side by side), as a zip of them is read (hidden files and
-    folders left out), and no more than ``most`` (a folder of a whole photo library
-    is not a game)."""
-    from companion.store.safety import is_image_name
-
-    found: list[Path] = []
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and is_image_name(p.relative_to(folder).parts):
-            found.append(p)
-            if len(found) > most:
-                raise CommandError(f"{folder}: more than {most} photos in its folders: "
-                                   "give the folder of one game")
+    albums copied side by side), and no more than ``most`` (a folder of a whole
+    photo library is not a game)."""
+    found = _photos_in_folders(folder, most)
+    if len(found) > most:
+        raise CommandError(f"{folder}: more than {most} photos in its folders: "
+                           "give the folder of one game")
     return found
 
 
