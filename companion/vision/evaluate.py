@@ -77,10 +77,8 @@ class Totals:
                 setattr(out, f, getattr(out, f) + getattr(t, f))
             for k, v in t.times.items():
                 out.times.setdefault(k, []).extend(v)
-            for why, n in t.unseen_reasons.items():
-                out.unseen_reasons[why] = out.unseen_reasons.get(why, 0) + n
-            for how, n in t.wrong_kinds.items():
-                out.wrong_kinds[how] = out.wrong_kinds.get(how, 0) + n
+            _add_counts(out.unseen_reasons, t.unseen_reasons)
+            _add_counts(out.wrong_kinds, t.wrong_kinds)
         seconds = [t.against for t in parts if t.against is not None]
         if seconds and len(seconds) == len(parts):
             out.against = cls.merged(seconds)
@@ -118,6 +116,11 @@ VERDICTS = ("right", "wrong", "unseen", "hidden", "hidden_read")
 #: How much worse each verdict is, to say whether a change helped: a wrong site costs
 #: four unseen ones (the goals allow 0.5% wrong against 2% unseen).
 _COST = {"right": 0, "hidden": 0, "unseen": 1, "wrong": 4, "hidden_read": 4}
+
+
+def _add_counts(into: dict[str, int], counts: Mapping[str, int]) -> None:
+    for key, n in counts.items():
+        into[key] = into.get(key, 0) + n
 
 
 def wrong_kind(truth: str, read: str) -> str:
@@ -173,12 +176,15 @@ def site_verdicts(reading_json: Mapping[str, Any], truth: Mapping[str, Any]
     return out
 
 
-def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any]) -> dict[str, int]:
-    """Count errors of one ``companion read`` object against a sim truth."""
+def compare(reading_json: Mapping[str, Any], truth: Mapping[str, Any],
+            verdicts: Mapping[Site, tuple[str, str]] | None = None) -> dict[str, int]:
+    """Count errors of one ``companion read`` object against a sim truth
+    (``verdicts``: its :func:`site_verdicts`, when the caller has them)."""
     exp_sites = _towers(truth["expected"]["sites"])
     guessed = {Site.from_json(e): (e["height"], e["owner"])
                for e in reading_json.get("unresolved", [])}
-    verdicts = site_verdicts(reading_json, truth)
+    if verdicts is None:
+        verdicts = site_verdicts(reading_json, truth)
     counts = {v: 0 for v in VERDICTS}
     for _, verdict in verdicts.values():
         counts[verdict] += 1
@@ -253,11 +259,12 @@ def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: An
     rj = reading.to_json()
     # beside the reading, not in it: the reading's JSON is the public format
     reasons = {d.site.code: d.reason for d in reading.details if d.reason}
-    row.update(compare(rj, truth))
+    verdicts = site_verdicts(rj, truth)
+    row.update(compare(rj, truth, verdicts))
     why: dict[str, int] = {}
     how: dict[str, int] = {}
     expected = _towers(truth["expected"]["sites"])
-    for site, (text, verdict) in site_verdicts(rj, truth).items():
+    for site, (text, verdict) in verdicts.items():
         if verdict == "unseen":
             key = reasons.get(site.code) or "other"
             why[key] = why.get(key, 0) + 1
@@ -306,10 +313,8 @@ class _Tally:
         tot.times.setdefault("decode_detect", []).append(row["t_decode_detect"])
         for name, column in _SUMMED:
             setattr(tot, name, getattr(tot, name) + row[column])
-        for why, n in row["unseen_by_reason"].items():
-            tot.unseen_reasons[why] = tot.unseen_reasons.get(why, 0) + n
-        for how, n in row["wrong_by_kind"].items():
-            tot.wrong_kinds[how] = tot.wrong_kinds.get(how, 0) + n
+        _add_counts(tot.unseen_reasons, row["unseen_by_reason"])
+        _add_counts(tot.wrong_kinds, row["wrong_by_kind"])
 
     def write(self, csv_path: str | Path) -> None:
         with open(csv_path, "w", newline="", encoding="utf-8") as fh:
