@@ -72,9 +72,9 @@ def safe_extract_zip(source: bytes | bytearray | memoryview | str | os.PathLike[
             infos = zf.infolist()
         except Exception as exc:  # zipfile raises many kinds on bad input
             raise ArchiveError(f"not a readable zip archive ({error_text(exc)})") from None
-        plan, skipped = _plan(infos, max_files, max_total_bytes, keep_names, flatten)
+        plan, skipped, clashing = _plan(infos, max_files, max_total_bytes, keep_names, flatten)
         out = _extract(zf, plan, skipped, Path(dest_dir), max_total_bytes)
-        out.renamed = flatten and bool(_clashing_images(infos))
+        out.renamed = bool(clashing)
         return out
 
 
@@ -120,7 +120,10 @@ def _is_dir(info: zipfile.ZipInfo) -> bool:
 
 def _plan(infos: list[zipfile.ZipInfo], max_files: int, max_total_bytes: int,
           keep_names: Collection[str], flatten: bool,
-          ) -> tuple[list[tuple[zipfile.ZipInfo, str, bool]], list[str]]:
+          ) -> tuple[list[tuple[zipfile.ZipInfo, str, bool]], list[str], set[str]]:
+    """What to extract and where, the names skipped, and (``flatten``) the image
+    names that clash (:func:`_clashing_images`: those images named with their
+    folders)."""
     files = [i for i in infos if not _is_dir(i)]
     if len(files) > max_files:
         raise ArchiveError(f"refused: {len(files)} files in the archive (at most {max_files})")
@@ -156,7 +159,7 @@ def _plan(infos: list[zipfile.ZipInfo], max_files: int, max_total_bytes: int,
             raise ArchiveError(f"refused: the archive unpacks to more than {max_total_bytes} "
                                "bytes")
         plan.append((info, rel, is_image))
-    return plan, skipped
+    return plan, skipped, clashing
 
 
 def _clashing_images(infos: list[zipfile.ZipInfo]) -> set[str]:
