@@ -60,10 +60,10 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         photos.sort(key=lambda f: natural_key(_safe_stem(f.name)))
         # the photos keep their names in the folder, which orders them as a folder on
         # the command line is (two cameras' by their clocks, a counter that wrapped);
-        # names that clash (two phones' IMG_0001) are numbered in upload order instead
+        # names that clash (two phones' IMG_0001) are numbered in upload order, and,
+        # being more than one camera's, ordered by the times the photos were taken
+        # when every one has its time
         stems = [_safe_stem(f.name) for f in photos]
-        # (names that clash come from more than one camera: ordered by the times the
-        # photos were taken when every one has its time)
         several = len({s.lower() for s in stems}) < len(stems)
         if several:
             written = [f"{n:04d}-{s}" for n, s in enumerate(stems)]
