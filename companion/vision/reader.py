@@ -624,7 +624,6 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
     rename = dict(zip(sites.model.names, sites.names, strict=True))
     steep = _unresolved_heights(sites, view.pose)
     beyond = _beyond_supply(sites)
-    board = _board_footed(sites)
     for r in sites.results:
         if r.height is None:
             unseen.append(r.site)
@@ -632,8 +631,6 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
             view_ = SiteView(r.height, rename.get(r.color, r.color))
             if r.site in beyond:
                 r.reason = "supply"
-            elif r.site in board and not r.reason:
-                r.reason = "board"
             if r.reason in ("close", "supply", "board") or r.site in steep:
                 # the guess kept apart; the details keep the reading (a tower that beat
                 # a far different reading or a storey more or less by a hair,
@@ -669,26 +666,6 @@ def _beyond_supply(sites: _Sites) -> set[Site]:
         if r.height == 1 and r.color is not None:
             ones.setdefault(r.color, []).append(r.site)
     return {s for found in ones.values() if len(found) > most for s in found}
-
-
-def _board_footed(sites: _Sites) -> set[Site]:
-    """One-storey towers whose footprint looks like the board, not like plastic (the
-    empty site's ``empty_board`` evidence, :attr:`SiteResult.foot_board`, at
-    ``sites.board_foot_doubt`` or more; null: none): reported ``unseen`` (reason
-    "board").
-
-    A block covers its footprint, so its samples there are its own plastic. A
-    one-storey reading on samples that look like the board is the print itself
-    (a blue lamp over a pale print, a dark print under a black colour) as often
-    as a block coloured like the board: on 26 sets (raycast, Mitsuba,
-    `companion/sim`, `synth.py`) 17 wrong or hidden sites against 13 right
-    (docs/vision-errors.md, fifty-seventh session).
-    """
-    least = sites.reader.cfg.get("board_foot_doubt")
-    if least is None:
-        return set()
-    return {r.site for r in sites.results
-            if r.height == 1 and r.color is not None and r.foot_board >= float(least)}
 
 
 def _covered_guesses(sites: _Sites, rename: Mapping[str, str]) -> dict[Site, SiteView]:

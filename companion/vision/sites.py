@@ -961,6 +961,15 @@ class SiteReader:
         A doubted tower keeps its
         height and colour as the guess (the reader lists it ``unresolved``, as
         the heights a steep view cannot tell); a doubted empty site has none.
+
+        A one-storey tower not doubted so whose footprint looks like the board
+        (``foot_board`` of ``board_foot_doubt`` or more; null: none) is doubted
+        as "board": a block covers its footprint, so its samples there are its
+        own plastic, and a one-storey reading on board-like samples is the print
+        itself (a blue lamp over a pale print, a dark print under a black colour)
+        as often as a block coloured like the board: on 26 sets (raycast,
+        Mitsuba, `companion/sim`, `synth.py`) 17 wrong or hidden sites against
+        13 right (docs/vision-errors.md, fifty-seventh session).
         """
         empty = float(self.cfg["empty_doubt_margin"])
         tower = float(self.cfg["tower_doubt_margin"])
@@ -968,19 +977,25 @@ class SiteReader:
         over_empty = float(self.cfg.get("tower_empty_doubt_margin") or 0.0)
         board = self.cfg.get("empty_doubt_board")
         board_foot = float("inf") if board is None else float(board)
+        least = self.cfg.get("board_foot_doubt")
+        one_on_board = float("inf") if least is None else float(least)
         for r in results:
-            if r.reason or r.height is None or not r.rivals:
+            if r.reason or r.height is None:
                 continue
-            h, c, _ = r.rivals[0]
-            if r.height == 0:
-                close = h > 0 and r.margin < empty and r.foot_board < board_foot
-            else:
-                far = abs(h - r.height) >= 2 or c != r.color
-                close = r.margin < (over_empty if h == 0 else tower if far else storey)
-            if close:
-                r.reason = "close"
+            if r.rivals:
+                h, c, _ = r.rivals[0]
                 if r.height == 0:
-                    r.height, r.color = None, None
+                    close = h > 0 and r.margin < empty and r.foot_board < board_foot
+                else:
+                    far = abs(h - r.height) >= 2 or c != r.color
+                    close = r.margin < (over_empty if h == 0 else tower if far else storey)
+                if close:
+                    r.reason = "close"
+                    if r.height == 0:
+                        r.height, r.color = None, None
+                    continue
+            if r.height == 1 and r.color is not None and r.foot_board >= one_on_board:
+                r.reason = "board"
 
     def _check_empty_sites(self, image: np.ndarray, pose: Pose, strips: Strips,
                            results: list[SiteResult]) -> None:

@@ -10,29 +10,30 @@ coloured like the board: reported ``unseen`` (reason "board"), the guess kept in
 from __future__ import annotations
 
 import itertools
-from types import SimpleNamespace
 
 from companion.rules import Site
 from companion.sim import labelled_set
-from companion.vision.reader import _board_footed, read_image
-from companion.vision.sites import SiteResult
+from companion.vision.geometry import board_geometry
+from companion.vision.reader import read_image
+from companion.vision.sites import SiteReader, SiteResult
 
 
-def _sites(cfg: dict[str, object], *results: SiteResult) -> SimpleNamespace:
-    return SimpleNamespace(reader=SimpleNamespace(cfg=cfg), results=list(results))
+def _board_footed(least: float | None, *results: SiteResult) -> set[Site]:
+    """The sites the reader's doubts send to unseen as "board" (fresh copies read)."""
+    fresh = [SiteResult(r.site, r.height, r.color, foot_board=r.foot_board) for r in results]
+    SiteReader(board_geometry(), {"board_foot_doubt": least})._doubt_close_readings(fresh)
+    return {r.site for r in fresh if r.reason == "board"}
 
 
 def test_only_one_storey_towers_on_a_board_like_footprint() -> None:
     a, b, c, d, e = (Site.from_index(k) for k in range(5))
-    sites = _sites({"board_foot_doubt": 0.7},
-                   SiteResult(a, 1, "blue", foot_board=0.7),
-                   SiteResult(b, 1, "blue", foot_board=0.69),
-                   SiteResult(c, 2, "blue", foot_board=0.95),
-                   SiteResult(d, 0, None, foot_board=0.95),
-                   SiteResult(e, None, None, foot_board=0.95))
-    assert _board_footed(sites) == {a}  # type: ignore[arg-type]
-    assert _board_footed(_sites({"board_foot_doubt": None},  # type: ignore[arg-type]
-                                *sites.results)) == set()
+    results = (SiteResult(a, 1, "blue", foot_board=0.7),
+               SiteResult(b, 1, "blue", foot_board=0.69),
+               SiteResult(c, 2, "blue", foot_board=0.95),
+               SiteResult(d, 0, None, foot_board=0.95),
+               SiteResult(e, None, None, foot_board=0.95))
+    assert _board_footed(0.7, *results) == {a}
+    assert _board_footed(None, *results) == set()
 
 
 def test_a_hidden_sites_one_storey_reading_on_the_board_goes_to_unseen() -> None:
