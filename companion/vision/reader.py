@@ -101,7 +101,8 @@ class Reading:
     #: from a far different reading or a storey more or less (won by a hair:
     #: "close"), or one-storey towers of a colour read more often than the colour
     #: has one-storey blocks ("supply"), or whose footprint looks like the board
-    #: ("board"): in ``unseen``,
+    #: ("board"), or won narrowly with a side face as bright as the top ("side"):
+    #: in ``unseen``,
     #: with the reader's best guess here for tools that weigh it against other
     #: evidence (the replay and the live table, which know a block went there)
     unresolved: dict[Site, SiteView] = field(default_factory=dict)
@@ -631,7 +632,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
             view_ = SiteView(r.height, rename.get(r.color, r.color))
             if r.site in beyond:
                 r.reason = "supply"
-            if r.reason in ("close", "supply", "board") or r.site in steep:
+            if r.reason in ("close", "supply", "board", "side") or r.site in steep:
                 # the guess kept apart; the details keep the reading (a tower that beat
                 # a far different reading or a storey more or less by a hair,
                 # sites.tower_doubt_margin and storey_doubt_margin, or a

@@ -107,10 +107,13 @@ def test_sites_an_arm_covers_together_are_not_read_as_towers():
     # 12 unseen, 11 without the glare rule, before a storey more or less within a
     # point of the reading made it unseen (sites.storey_doubt_margin: one right);
     # (2, 13, 0) before a tower that beat the empty site by under half a point went to
-    # unseen (sites.tower_empty_doubt_margin: two wrong)
-    assert tally(None) == (0, 15, 0) == tally(OFF)
-    assert tally({"sites": {"covered_tower_radius_mm": 0.0}}) == (0, 15, 1)
-    assert tally({"sites": {"glare_log": 0.0}}) == (0, 14, 0)  # (2, 12, 0) before it
+    # unseen (sites.tower_empty_doubt_margin: two wrong); (0, 15, 0) before a narrow
+    # tower whose side is nearly as bright as its top went to unseen
+    # (sites.bright_side_margin: 0C and 3E, two right, beside the arm)
+    assert tally(None) == (0, 17, 0) == tally(OFF)
+    assert tally({"sites": {"covered_tower_radius_mm": 0.0}}) == (0, 17, 1)
+    # (2, 12, 0) before it; (0, 14, 0) before the bright-side doubt (0C and 3E again)
+    assert tally({"sites": {"glare_log": 0.0}}) == (0, 16, 0)
 
 
 def test_the_print_colour_offset_is_taken_against_the_print_and_its_own_city():
@@ -242,8 +245,10 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     # unseen rather than wrong, 3C
     # unseen rather than right, 1NE and 4NW read as black towers, both wrong); (3, 21)
     # before a tower that beat the empty site by under half a point went to unseen
-    # (sites.tower_empty_doubt_margin: a wrong one)
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 22), (13, 15)]
+    # (sites.tower_empty_doubt_margin: a wrong one); (13, 15) for the reading before,
+    # until a narrow tower whose side is as bright as its top went to unseen
+    # (sites.bright_side_margin: 2S, a wrong 2-storey black)
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 22), (12, 16)]
 
 
 def test_covered_sites_are_chained_by_the_radius():
@@ -337,8 +342,10 @@ def test_an_empty_site_is_not_read_on_a_footprint_that_shows_plastic():
     now = {d.site: d for d in reading.details}[site]
     assert (now.height, now.reason) == (None, "covered") and site in reading.unseen
     tally = [compare(x.to_json(), truth) for x in (before, reading)]
+    # (2, 1, 0), (1, 2, 0) before a narrow tower whose side is as bright as its top
+    # went to unseen (sites.bright_side_margin: 2SW, a wrong 9-storey black, in both)
     assert [(c["wrong"], c["unseen_visible"], c["hidden_read"]) for c in tally] == [
-        (2, 1, 0), (1, 2, 0)]
+        (1, 2, 0), (0, 3, 0)]
     # every other site reads as before
     assert [(d.site, d.height, d.color) for d in before.details if d.site != site] == [
         (d.site, d.height, d.color) for d in reading.details if d.site != site]

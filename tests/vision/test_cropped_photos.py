@@ -62,7 +62,9 @@ def test_a_cropped_photos_lens_centre_is_looked_for():
     assert (found.pose.intrinsics.K[0, 2], found.pose.intrinsics.K[1, 2]) == (784, 600)
     assert found.timings["centre_search"] > 0 and found.pose.intrinsics.estimated
     assert [compare(r.to_json(), photo.truth)["wrong"] for r in (kept, found)] == [2, 1]
-    assert [compare(r.to_json(), photo.truth)["unseen_visible"] for r in (kept, found)] == [8, 2]
+    # [8, 2] before a narrow tower whose side is nearly as bright as its top went to
+    # unseen (sites.bright_side_margin: the uncentred read's 0NE, a right 1-storey black)
+    assert [compare(r.to_json(), photo.truth)["unseen_visible"] for r in (kept, found)] == [9, 2]
     # a photo of a camera's shape is read as it is
     whole = read_image(photo.image, None, colors)
     assert "centre_search" not in whole.timings and whole.pose.intrinsics.K[0, 2] == 800

@@ -47,7 +47,8 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         int(r["unseen_visible"]) for r in rows]
     assert sum(tot["unseen_by_reason"].values()) == tot["unseen_visible"]
     assert set(tot["unseen_by_reason"]) <= {"close", "steep", "covered", "hidden",
-                                             "foot hidden", "supply", "board", "other"}
+                                             "foot hidden", "supply", "board", "side",
+                                             "other"}
     how = [dict(kv.split("=") for kv in r["wrong_kinds"].split()) for r in rows]
     assert [sum(int(n) for n in w.values()) for w in how] == [int(r["wrong"]) for r in rows]
     assert sum(tot["wrong_by_kind"].values()) == tot["wrong"]
