@@ -46,29 +46,31 @@ def test_only_narrow_towers_whose_side_is_nearly_as_bright_as_the_top() -> None:
     # fewer than three sure towers with their side in view: the photo's step is unknown
     assert _sided({}, *sure[:2], *results[3:]) == set()
     assert _sided({"bright_side_sure_margin": 4.5}, *results) == set()
+    # under flat light the sure towers' tops are no brighter than their sides: no cue
+    assert _sided({"bright_side_least_step": 0.81}, *results) == set()
+    assert _sided({"bright_side_least_step": 0.8}, *results) == {s[3], s[9]}
 
 
-def test_a_reading_a_storey_too_tall_goes_to_unseen() -> None:
-    # companion/sim phone 500-0003: Hong Kong NE holds a 24-storey black tower,
-    # read as 25 storeys by 1.8 points; just below that reading's top band the
-    # photo shows the true top, as bright as the band itself
-    _, shot = labelled_photo(500, 3, "phone")
+def test_a_reading_two_storeys_too_tall_goes_to_unseen() -> None:
+    # companion/sim phone 500-0011: Hong Kong N holds a 4-storey yellow tower, read
+    # as 6 storeys by 2.1 points; just below that reading's top band the photo shows
+    # the true top, as bright as the band itself (the photo's sure towers: 0.36-0.49)
+    _, shot = labelled_photo(500, 11, "phone")
     colors = shot.truth["expected"]["colors"]
-    site = Site(4, 0, 2)
+    site = Site(3, 0, 1)
     before = read_image(shot.image, None, colors, {"sites": {"bright_side_margin": None}})
     after = read_image(shot.image, None, colors)
-    assert (before.sites[site].height, before.sites[site].owner) == (25, "black")
-    assert {e["height"] for e in shot.truth["board"]["sites"]
-            if (e["city"], e["row"], e["col"]) == (4, 0, 2)} == {24}
+    assert (before.sites[site].height, before.sites[site].owner) == (6, "yellow")
+    assert {(e["height"], e["owner"]) for e in shot.truth["board"]["sites"]
+            if (e["city"], e["row"], e["col"]) == (3, 0, 1)} == {(4, "yellow")}
     [detail] = [d for d in after.details if d.site == site]
-    assert detail.reason == "side" and detail.height == 25
-    assert round(detail.margin, 2) < 3.0 and detail.side_step < 0.2
+    assert detail.reason == "side" and detail.height == 6
+    assert 2.0 < detail.margin < 2.1 and abs(detail.side_step) < 0.02
     assert site in after.unseen and site not in after.sites
-    assert (after.unresolved[site].height, after.unresolved[site].owner) == (25, "black")
+    assert (after.unresolved[site].height, after.unresolved[site].owner) == (6, "yellow")
     entry = next(e for e in after.to_json()["unresolved"] if Site.from_json(e) == site)
     assert entry["reason"] == "side"
-    # the other sites are read as before; two more with a bright side were already
-    # unseen (heights this steep a view cannot tell), and say the side now
+    # the other sites are read as before, and the doubt sends no other site to unseen
     assert {s: v for s, v in before.sites.items() if s != site} == after.sites
     assert set(after.unseen) == set(before.unseen) | {site}
-    assert len([d for d in after.details if d.reason == "side"]) == 3
+    assert [d.site for d in after.details if d.reason == "side"] == [site]
