@@ -918,6 +918,7 @@ class SiteReader:
         if cfg["print_check"]:
             self._check_empty_sites(image, pose, strips, results)
         self._doubt_close_readings(results)
+        self._doubt_bright_sides(results)
         if cfg["refit_colours"]:
             fitted = self._refit(results, model)
             if fitted is not None:
@@ -1001,11 +1002,10 @@ class SiteReader:
                     continue
             if r.height == 1 and r.color is not None and r.foot_board >= one_on_board:
                 r.reason = "board"
-        self._doubt_bright_sides(results)
 
     def _doubt_bright_sides(self, results: list[SiteResult]) -> None:
         """A tower whose side face is as bright as its top, won by under
-        ``bright_side_margin``, goes to ``unseen`` ("side").
+        ``bright_side_margin`` and not doubted already, goes to ``unseen`` ("side").
 
         Just below a top the tower's own side face shows, a vertical face that
         the light reaches less than the top: in a photo the sure towers' tops are

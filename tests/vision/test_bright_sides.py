@@ -19,10 +19,13 @@ from companion.vision.sites import SiteReader, SiteResult
 
 
 def _sided(cfg: dict[str, Any], *results: SiteResult) -> set[Site]:
-    """The sites the reader's doubts send to unseen as "side" (fresh copies read)."""
+    """The sites the reader's doubts send to unseen as "side" (fresh copies read, the
+    other doubts first, as the reader has them)."""
     fresh = [SiteResult(r.site, r.height, r.color, margin=r.margin, side_step=r.side_step)
              for r in results]
-    SiteReader(board_geometry(), cfg)._doubt_close_readings(fresh)
+    reader = SiteReader(board_geometry(), cfg)
+    reader._doubt_close_readings(fresh)
+    reader._doubt_bright_sides(fresh)
     return {r.site for r in fresh if r.reason == "side"}
 
 
