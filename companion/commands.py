@@ -300,6 +300,11 @@ def _has_photos(folder: Path) -> bool:
     return any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in folder.iterdir())
 
 
+#: how many photos the folders of a folder may hold for a replay (a folder of a whole
+#: photo library is not a game), and how far they are counted when left out
+MOST_FOLDER_PHOTOS = 1000
+
+
 def _photos_in_folders(folder: Path, most: int) -> list[Path]:
     """The photos in the folders of a folder, in name order, as a zip of it is read
     (hidden files and folders, ``__MACOSX``, left out): no more than ``most + 1`` of
@@ -316,14 +321,14 @@ def _photos_in_folders(folder: Path, most: int) -> list[Path]:
     return sorted(found)
 
 
-def _photos_below(folder: Path, most: int = 1000) -> int:
+def _photos_below(folder: Path, most: int = MOST_FOLDER_PHOTOS) -> int:
     """How many photos lie in the folders of a folder that has photos of its own (up
     to ``most``). Only the folder's own photos are replayed; the players are told of
     the others."""
     return min(len(_photos_in_folders(folder, most)), most)
 
 
-def _album_photos(folder: Path, most: int = 1000) -> list[Path]:
+def _album_photos(folder: Path, most: int = MOST_FOLDER_PHOTOS) -> list[Path]:
     """The photos in the folders of a folder that has none of its own (two phones'
     albums copied side by side), and no more than ``most`` (a folder of a whole
     photo library is not a game)."""
@@ -409,7 +414,7 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
     if mismatch:
         result.warnings.insert(0, {"photo": None, "reason": "colours", "message": mismatch})
     if left_out:
-        many = f"{left_out} or more photos" if left_out >= 1000 else (
+        many = f"{left_out} or more photos" if left_out >= MOST_FOLDER_PHOTOS else (
             "1 photo" if left_out == 1 else f"{left_out} photos")
         result.warnings.insert(0, {
             "photo": None, "reason": "left-out",
