@@ -74,6 +74,15 @@ class SiteResult:
     side_step: float = float("nan")
     tower_side_step: float = float("nan")
 
+    def take_tower(self) -> None:
+        """Read the site as its best tower (``tower``), every field that describes the
+        reading taken from it: the rescues of a tower the empty site or a doubt beat."""
+        tw = self.tower
+        assert tw is not None
+        self.height, self.color, self.reason = tw[0], tw[1], ""
+        self.depth, self.visible, self.uniform, self.top_feature = tw[2], tw[3], tw[4], tw[6]
+        self.side_step = self.tower_side_step
+
 
 def covered_tower_lead(r: SiteResult, cfg: Mapping[str, Any]) -> float | None:
     """How far a covered site's best tower leads the next hypothesis, when it passes
@@ -1217,7 +1226,7 @@ class SiteReader:
             r = results[i]
             lead = covered_tower_lead(r, cfg)
             if lead is not None and r.tower is not None:
-                rescue.append((i, lead, r.tower))
+                rescue.append((i, lead))
         if not rescue:
             return
         # the arms: chains of covered sites (clustered only when some site qualifies)
@@ -1225,14 +1234,12 @@ class SiteReader:
         size = np.bincount(group)
         arm = {i for i, k in zip(covered, group, strict=True)
                if size[k] >= int(cfg["covered_tower_cluster"])}
-        for i, lead, tw in rescue:
+        for i, lead in rescue:
             if i in arm:
                 continue
             r = results[i]
-            r.height, r.color, r.reason = tw[0], tw[1], ""
+            r.take_tower()
             r.score, r.margin = float(r.rivals[0][2]), lead
-            r.depth, r.visible, r.uniform, r.top_feature = tw[2], tw[3], tw[4], tw[6]
-            r.side_step = r.tower_side_step
 
     def _split_shadow_ncc(self, x: FloatArray, tmpl: FloatArray) -> float:
         """The print's correlation with a hard shadow's edge taken out (-1: no such edge).
@@ -1499,9 +1506,7 @@ class SiteReader:
                 for (j, _, _, colour), hull in zip(towers, hulls, strict=True)
                 if rank[j] > rank[i] and colour == tw[1])
             if not explained:
-                r.height, r.color, r.reason = tw[0], tw[1], ""
-                r.depth, r.visible, r.uniform, r.top_feature = tw[2], tw[3], tw[4], tw[6]
-                r.side_step = r.tower_side_step
+                r.take_tower()
 
     def _score_under(self, idx: np.ndarray, occluded: np.ndarray, st: Strips,
                      sf: StripFeatures, model: ColourModel) -> list[SiteResult]:
