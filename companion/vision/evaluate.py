@@ -32,7 +32,10 @@ COLUMNS = ("name", "kind", "visible_sites", "wrong", "unseen_visible", "hidden",
            "cards_expected", "cards_wrong", "cards_missed", "cards_extra", "error", "t_markers",
            "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect", "tone",
            "lift", "blur", "unresolved", "unresolved_right", "gain_red", "gain_blue",
-           "unseen_reasons", "wrong_kinds")
+           "unseen_reasons", "wrong_kinds", "elevation")
+
+#: How wide an elevation band of :attr:`Totals.by_elevation` is (degrees).
+ELEVATION_BAND_DEG = 10
 
 
 @dataclass
@@ -55,6 +58,10 @@ class Totals:
     unseen_reasons: dict[str, int] = field(default_factory=dict)
     #: visible sites read wrong, by how (:func:`wrong_kind`)
     wrong_kinds: dict[str, int] = field(default_factory=dict)
+    #: the sites' counts by the camera's elevation (band "50-60" -> "visible",
+    #: "wrong", "unseen_visible", "hidden_read", "photos"): a steep view loses the
+    #: storeys, a low one hides sites, and one rate over all views says neither
+    by_elevation: dict[str, dict[str, int]] = field(default_factory=dict)
     times: dict[str, list[float]] = field(default_factory=dict)
     against: Totals | None = None  # the second config's totals, in an A/B comparison
     differences: Differences | None = None
@@ -79,6 +86,8 @@ class Totals:
                 out.times.setdefault(k, []).extend(v)
             _add_counts(out.unseen_reasons, t.unseen_reasons)
             _add_counts(out.wrong_kinds, t.wrong_kinds)
+            for band, counts in t.by_elevation.items():
+                _add_counts(out.by_elevation.setdefault(band, {}), counts)
         seconds = [t.against for t in parts if t.against is not None]
         if seconds and len(seconds) == len(parts):
             out.against = cls.merged(seconds)
@@ -99,6 +108,8 @@ class Totals:
                                             key=lambda kv: (-kv[1], kv[0]))),
             "wrong_by_kind": dict(sorted(self.wrong_kinds.items(),
                                          key=lambda kv: (-kv[1], kv[0]))),
+            "by_elevation": {band: _band_json(c) for band, c in sorted(
+                self.by_elevation.items(), key=lambda kv: int(kv[0].split("-")[0]))},
             "cards": self.cards, "cards_wrong": self.cards_wrong,
             "cards_missed": self.cards_missed, "cards_extra": self.cards_extra,
             "card_accuracy": (self.cards - self.cards_wrong - self.cards_missed)
@@ -121,6 +132,24 @@ _COST = {"right": 0, "hidden": 0, "unseen": 1, "wrong": 4, "hidden_read": 4}
 def _add_counts(into: dict[str, int], counts: Mapping[str, int]) -> None:
     for key, n in counts.items():
         into[key] = into.get(key, 0) + n
+
+
+def elevation_band(elevation_deg: float) -> str:
+    """The band of :data:`ELEVATION_BAND_DEG` degrees an elevation falls in ("70-80")."""
+    low = int(elevation_deg // ELEVATION_BAND_DEG) * ELEVATION_BAND_DEG
+    return f"{low}-{low + ELEVATION_BAND_DEG}"
+
+
+def _band_json(counts: Mapping[str, int]) -> dict[str, Any]:
+    visible = counts.get("visible", 0)
+    out: dict[str, Any] = {"photos": counts.get("photos", 0), "visible_sites": visible}
+    for key in ("wrong", "unseen_visible", "hidden_read"):
+        out[key] = counts.get(key, 0)
+    out["wrong_rate"] = out["wrong"] / max(1, visible)
+    out["unseen_rate"] = out["unseen_visible"] / max(1, visible)
+    out["cost"] = (_COST["wrong"] * out["wrong"] + _COST["unseen"] * out["unseen_visible"]
+                   + _COST["hidden_read"] * out["hidden_read"])
+    return out
 
 
 def wrong_kind(truth: str, read: str) -> str:
@@ -279,6 +308,8 @@ def _read_row(name: str, image: np.ndarray, truth: Mapping[str, Any], camera: An
     # the cast the colours were read under (red and blue gains; 1, 1: none)
     row["gain_red"], row["gain_blue"] = reading.gains
     row["blur"] = "" if reading.blur is None else reading.blur  # across the markers
+    # the camera's elevation as the reader estimated it (the truth need not say)
+    row["elevation"] = round(float(reading.pose.elevation_deg), 1)
     for k, v in reading.timings.items():
         row[f"t_{k}"] = v
     return row, rj, reasons
@@ -315,6 +346,9 @@ class _Tally:
             setattr(tot, name, getattr(tot, name) + row[column])
         _add_counts(tot.unseen_reasons, row["unseen_by_reason"])
         _add_counts(tot.wrong_kinds, row["wrong_by_kind"])
+        _add_counts(tot.by_elevation.setdefault(elevation_band(row["elevation"]), {}), {
+            "photos": 1, "visible": row["visible_sites"], "wrong": row["wrong"],
+            "unseen_visible": row["unseen_visible"], "hidden_read": row["hidden_read"]})
 
     def write(self, csv_path: str | Path) -> None:
         with open(csv_path, "w", newline="", encoding="utf-8") as fh:

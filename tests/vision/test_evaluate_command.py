@@ -71,6 +71,20 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         assert t["t_total"] >= t["t_sites"] + t["t_cards"]
     assert set(tot["median_ms"]) == {"markers", "pose", "sites", "cards", "total",
                                      "decode_detect"}
+    # by the camera's elevation as read: each row's estimate, and the bands add up
+    from companion.vision.evaluate import elevation_band
+
+    bands: dict[str, list[dict[str, str]]] = {}
+    for r in rows:
+        assert 50 <= float(r["elevation"]) <= 82, r["elevation"]  # the mounted range
+        bands.setdefault(elevation_band(float(r["elevation"])), []).append(r)
+    assert list(tot["by_elevation"]) == sorted(bands, key=lambda b: int(b.split("-")[0]))
+    for band, members in bands.items():
+        got = tot["by_elevation"][band]
+        assert got["photos"] == len(members)
+        for key in ("visible_sites", "wrong", "unseen_visible", "hidden_read"):
+            assert got[key] == sum(int(r[key]) for r in members), (band, key)
+        assert got["cost"] == 4 * got["wrong"] + got["unseen_visible"] + 4 * got["hidden_read"]
 
 
 def test_unresolved_heights_count_as_unseen_and_their_guesses_are_scored() -> None:
@@ -244,3 +258,24 @@ def test_how_a_site_was_read_wrong(truth: str, read: str, kind: str) -> None:
     from companion.vision.evaluate import wrong_kind
 
     assert wrong_kind(truth, read) == kind
+
+
+def test_elevation_bands_and_their_merge() -> None:
+    from companion.vision.evaluate import Totals, elevation_band
+
+    assert [elevation_band(e) for e in (40.0, 49.99, 50.0, 81.7, 90.0)] == [
+        "40-50", "40-50", "50-60", "80-90", "90-100"]
+    a = Totals(by_elevation={"70-80": {"photos": 1, "visible": 40, "wrong": 2,
+                                       "unseen_visible": 9, "hidden_read": 1}})
+    b = Totals(by_elevation={"70-80": {"photos": 2, "visible": 80, "wrong": 1,
+                                       "unseen_visible": 11, "hidden_read": 0},
+                             "40-50": {"photos": 1, "visible": 50, "wrong": 0,
+                                       "unseen_visible": 3, "hidden_read": 0}})
+    out = Totals.merged([a, b]).to_json()["by_elevation"]
+    assert list(out) == ["40-50", "70-80"]
+    assert out["70-80"] == {"photos": 3, "visible_sites": 120, "wrong": 3,
+                            "unseen_visible": 20, "hidden_read": 1, "wrong_rate": 0.025,
+                            "unseen_rate": 20 / 120, "cost": 36}
+    assert out["40-50"]["cost"] == 3 and out["40-50"]["wrong_rate"] == 0.0
+    # the parts are left as they were
+    assert a.by_elevation["70-80"]["photos"] == 1
