@@ -706,15 +706,11 @@ def _doctor_markers(camera_spec: str | None, intrinsics: Any = None) -> dict[str
 
 def good_elevation(profile: dict[str, Any] | None = None) -> tuple[tuple[float, float],
                                                                    tuple[float, float]]:
-    """The camera elevations (degrees) heights are read well between, and best
-    between: the board profile's ``camera_advice`` (measured by elevation on the
-    raycast sets, docs/vision-errors.md; a profile without it gets no advice)."""
-    from companion.profiles import load_profile
+    """:func:`companion.vision.geometry.good_elevation`, imported when asked: this module
+    loads no OpenCV until a command needs it."""
+    from companion.vision.geometry import good_elevation as advice
 
-    advice = (load_profile() if profile is None else profile).get("camera_advice") or {}
-    good = advice.get("good_elevation_deg") or (0.0, 90.0)
-    best = advice.get("best_elevation_deg") or good
-    return (float(good[0]), float(good[1])), (float(best[0]), float(best[1]))
+    return advice(profile)
 
 
 def view_of_board(markers: Any, shape: tuple[int, ...], intrinsics: Any = None

@@ -495,3 +495,14 @@ def intrinsics_for_fov(size: tuple[int, int], hfov_deg: float,
     d = np.zeros(5)
     d[:len(dist)] = dist
     return Intrinsics(K, d, (int(w), int(h)))
+
+
+def good_elevation(profile: dict[str, Any] | None = None) -> tuple[tuple[float, float],
+                                                                   tuple[float, float]]:
+    """The camera elevations (degrees) heights are read well between, and best
+    between: the board profile's ``camera_advice`` (measured by elevation on the
+    raycast sets, docs/vision-errors.md; a profile without it gets no advice)."""
+    advice = (load_profile() if profile is None else profile).get("camera_advice") or {}
+    good = advice.get("good_elevation_deg") or (0.0, 90.0)
+    best = advice.get("best_elevation_deg") or good
+    return (float(good[0]), float(good[1])), (float(best[0]), float(best[1]))

@@ -453,7 +453,8 @@ def photo_warnings(reading: Reading, config: Mapping[str, Any] | None = None
                    ) -> list[dict[str, str]]:
     """What a player should know of how a photo was read (``companion read``'s and the
     replay's warnings, beside the colours and a damaged file): a board shown small,
-    a mirrored photo read flipped back, a photo that looks cropped."""
+    a mirrored photo read flipped back, a photo that looks cropped, a photo taken
+    from so steep a view that many heights go unread."""
     out = []
     small = small_warning(reading.site_px, config)
     if small is not None:
@@ -465,7 +466,30 @@ def photo_warnings(reading: Reading, config: Mapping[str, Any] | None = None
     cropped = cropped_warning(reading, config)
     if cropped is not None:
         out.append({"reason": "cropped", "message": cropped})
+    steep = steep_warning(reading)
+    if steep is not None:
+        out.append({"reason": "steep", "message": steep})
     return out
+
+
+def steep_warning(reading: Reading) -> str | None:
+    """The warning for a photo taken from steeper than the board profile's good
+    elevations (``camera_advice``; None: not so steep, or no advice).
+
+    From above a storey more or less barely moves a tower's top: on the 26 sets of
+    four renderers, 70-80 degrees read 3-4% of the visible sites wrong and left
+    21-27% unseen, 50-60 degrees 0.5% and 8-9% (docs/vision-errors.md, sixtieth
+    session). The words are the same for every such photo, so a replay says them
+    once for all its photos."""
+    from companion.vision.geometry import good_elevation
+
+    (_, high), (best_low, best_high) = good_elevation()
+    if reading.pose.elevation_deg <= high:
+        return None
+    return (f"taken from steeper than {high:.0f} degrees above the table: from there a "
+            "storey more or less barely moves a tower's top, so many heights are left "
+            f"unseen or read a storey off; photos from {best_low:.0f}-{best_high:.0f} "
+            "degrees read them")
 
 
 def cropped_warning(reading: Reading, config: Mapping[str, Any] | None = None) -> str | None:
@@ -1313,7 +1337,8 @@ def read_paths(paths: Sequence[str | Path], camera_path: str | Path | None = Non
     photo's tops show another colour set than the colours named; ``{"reason":
     "damaged", ...}`` when its JPEG data is damaged (decoded anyway: the part
     after the damage grey or shifted); ``{"reason": "small", ...}`` when its board
-    is shown small, ``{"reason": "mirrored", ...}`` when it was read flipped back
+    is shown small, ``{"reason": "mirrored", ...}`` when it was read flipped back,
+    ``{"reason": "steep", ...}`` when it was taken from too steep a view
     (:func:`photo_warnings`)."""
     camera = load_camera(camera_path)
     out = []

@@ -35,6 +35,16 @@ from photogame import (
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
+def _not_steep(warnings: list[dict]) -> list[dict]:
+    """The warnings but those of photos taken steeper than the profile advises (each hand-held
+    camera draws its own elevation; ``steep_warning``'s own tests say which), whose words
+    must still be the steep warning's."""
+    steep = [w for w in warnings if w["reason"] == "steep"]
+    for w in steep:
+        assert w["message"].startswith(w["photo"] + ": taken from steeper than 70 degrees")
+    return [w for w in warnings if w["reason"] != "steep"]
+
+
 def _replay(folder: Path) -> dict:
     proc = subprocess.run([sys.executable, "-m", "companion", "replay", str(folder), "--json"],
                           capture_output=True, text=True, timeout=300)
@@ -56,7 +66,7 @@ def test_one_photo_per_turn_gives_the_exact_moves_and_round_score(per_turn):
     game, folder, out = per_turn
     assert [m["notation"] for m in out["moves"]] == [str(m) for m in game.moves]
     assert [m["turn"] for m in out["moves"]] == list(range(1, 13))
-    assert out["warnings"] == []
+    assert _not_steep(out["warnings"]) == []
     assert len(out["rounds"]) == 1
     assert out["rounds"][0]["colors"] == game.final.scores[0].to_json()["colors"]
     # the reader's misreads are reported, kept apart from the warnings
@@ -70,8 +80,9 @@ def test_a_folder_without_game_json_infers_the_players(per_turn, tmp_path):
     for p in folder.glob("*.jpg"):
         shutil.copy(p, bare / p.name)
     out = _replay(bare)
-    assert [w["reason"] for w in out["warnings"]] == ["inferred-players"]
-    assert "players inferred from the photos" in out["warnings"][0]["message"]
+    warnings = _not_steep(out["warnings"])
+    assert [w["reason"] for w in warnings] == ["inferred-players"]
+    assert "players inferred from the photos" in warnings[0]["message"]
     assert [(p["seat"], p["colors"]) for p in out["players"]] == \
         [(p.seat.value, list(p.colors)) for p in game.config.players]
     assert [m["notation"] for m in out["moves"]] == [str(m) for m in game.moves]
@@ -124,4 +135,4 @@ def test_photos_of_different_sizes(tmp_path):
           size=lambda n: sizes[n % len(sizes)])
     out = _replay(tmp_path)
     assert [m["notation"] for m in out["moves"]] == [str(m) for m in game.moves]
-    assert out["warnings"] == []
+    assert _not_steep(out["warnings"]) == []

@@ -51,4 +51,10 @@ def test_replay_of_ray_traced_photos_is_exact(folder: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert [m["notation"] for m in out["moves"]] == truth["moves"]
-    assert out["warnings"] == []
+    # nothing to warn of but the photos taken steeper than the profile's 70 degrees
+    # (each photo's own camera: its truth file says from where)
+    steep = {p.with_suffix(".jpg").name for p in folder.glob("IMG_*.json")
+             if json.loads(p.read_text())["meta"]["elevation_deg"] > 70}
+    assert steep == {"IMG_000.jpg", "IMG_002.jpg"}  # 75 and 78 degrees; the others 56, 57
+    assert {w["photo"] for w in out["warnings"] if w["reason"] == "steep"} == steep
+    assert [w for w in out["warnings"] if w["reason"] != "steep"] == []
