@@ -178,6 +178,7 @@ def test_option_values_out_of_range_are_usage_errors(
 @pytest.mark.parametrize(("override", "message"), [
     ('{"sites": {"max_height": 100000}}', "sites.max_height must be from 1 to 400, got 100000"),
     ('{"sites": {"depth_step_mm": NaN}}', "sites.depth_step_mm must be a finite number, got nan"),
+    ('{"sites": {"print_grid": 1000}}', "sites.print_grid must be from 4 to 100, got 1000"),
 ])
 def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], override: str,
                                         message: str) -> None:

@@ -48,13 +48,19 @@ class WhiteBalance:
         return cls(np.full(3, 255.0), np.zeros(3))
 
 
+#: the longest map side cv2.remap takes (its maps' sides must be under SHRT_MAX)
+_REMAP_SIDE = 32766
+
+
 def sample_bilinear(image: np.ndarray, pts: FloatArray) -> FloatArray:
     """Bilinear samples (N, C) of an image at float pixel positions (N, 2)."""
     pts = np.asarray(pts, np.float32).reshape(-1, 1, 2)
     if pts.shape[0] == 0:
         return np.zeros((0, image.shape[2] if image.ndim == 3 else 1), np.float32)
-    out = cv2.remap(image, pts[..., 0], pts[..., 1], cv2.INTER_LINEAR,
-                    borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    # remap refuses a map side of 32767 or more: that many points at a time
+    out = np.concatenate([cv2.remap(image, part[..., 0], part[..., 1], cv2.INTER_LINEAR,
+                                    borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+                          for part in np.split(pts, range(_REMAP_SIDE, len(pts), _REMAP_SIDE))])
     return np.asarray(out, np.float32).reshape(pts.shape[0], -1)
 
 

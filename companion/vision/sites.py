@@ -1182,9 +1182,10 @@ class SiteReader:
     def _print_grid(self, pose: Pose, strips: Strips, n: int, half: float,
                     shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
         """Where :meth:`_check_empty_sites` samples each site's footprint (n x n points
-        ``half`` mm either side): the remap maps (1, S * n * n), which samples are in
+        ``half`` mm either side): the remap maps (S, n * n), which samples are in
         the photo (S, n * n), and the nearest pixel of each. The pose's alone: kept
-        with its strips."""
+        with its strips. (A site a row: remap refuses a map side of 32767 or more,
+        which one row of all sites reached at a grid of 25.)"""
         H, W = shape
         key = ("print_grid", n, half, shape)
         hit: tuple[np.ndarray, ...] | None = strips.cache.get(key)
@@ -1200,8 +1201,9 @@ class SiteReader:
               & (pix[:, 1] <= H - 1)).reshape(len(g.sites), -1)
         px = np.clip(np.round(pix[:, 0]).astype(np.int64), 0, W - 1)
         py = np.clip(np.round(pix[:, 1]).astype(np.int64), 0, H - 1)
-        return strips.keep(key, (np.ascontiguousarray(pix[:, 0]).reshape(1, -1),
-                                 np.ascontiguousarray(pix[:, 1]).reshape(1, -1), ok, px, py))
+        rows = len(g.sites)
+        return strips.keep(key, (np.ascontiguousarray(pix[:, 0]).reshape(rows, -1),
+                                 np.ascontiguousarray(pix[:, 1]).reshape(rows, -1), ok, px, py))
 
     def _covered_towers(self, results: list[SiteResult], covered: list[int]) -> None:
         """A lone site whose print check fails and whose best tower nearly won is that tower.

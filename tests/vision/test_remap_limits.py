@@ -1,0 +1,41 @@
+"""cv2.remap refuses a map side of 32767 or more: the samplers lay their points out
+within it, so a finer print grid or many points read instead of failing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from companion.sim import sample_photo
+from companion.vision.colours import sample_bilinear
+from companion.vision.reader import read_image
+
+
+def test_many_points_are_sampled_in_parts() -> None:
+    rng = np.random.default_rng(0)
+    image = rng.integers(0, 256, (90, 120, 3)).astype(np.float32)
+    # one column of 70,000 rows failed; at whole and half pixels remap's quantised
+    # weights are exact
+    pts = rng.integers(0, 88, (70000, 2)) + rng.choice([0.0, 0.5], (70000, 2))
+    got = sample_bilinear(image, pts)
+    assert got.shape == (70000, 3)
+    # bilinear by hand at a few of them
+    for k in (0, 32765, 32766, 32767, 69999):
+        x, y = pts[k]
+        x0, y0 = int(x), int(y)
+        fx, fy = x - x0, y - y0
+        patch = image[y0:y0 + 2, x0:x0 + 2].astype(np.float64)
+        want = ((1 - fy) * ((1 - fx) * patch[0, 0] + fx * patch[0, 1])
+                + fy * ((1 - fx) * patch[1, 0] + fx * patch[1, 1]))
+        assert np.allclose(got[k], want, atol=1e-3), k
+
+
+def test_a_print_grid_past_one_rows_limit_reads() -> None:
+    # 54 sites x 26 x 26 samples in one row was past remap's limit (an OpenCV
+    # assertion in the middle of a read); a site a row is not
+    photo = sample_photo(10, "mounted")
+    colors = photo.truth["expected"]["colors"]
+    fine = read_image(photo.image, None, colors, {"sites": {"print_grid": 26}})
+    shipped = read_image(photo.image, None, colors)
+    # this frame reads the same at either grid: 16 towers, the same 17 sites unseen
+    assert len(fine.sites) == 16 and len(fine.unseen) == 17
+    assert fine.sites == shipped.sites and sorted(fine.unseen) == sorted(shipped.unseen)
