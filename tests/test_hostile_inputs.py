@@ -179,6 +179,14 @@ def test_option_values_out_of_range_are_usage_errors(
     ('{"sites": {"max_height": 100000}}', "sites.max_height must be from 1 to 400, got 100000"),
     ('{"sites": {"depth_step_mm": NaN}}', "sites.depth_step_mm must be a finite number, got nan"),
     ('{"sites": {"print_grid": 1000}}', "sites.print_grid must be from 4 to 100, got 1000"),
+    # a division by zero, 82 GB of samples, a segfault of 1,000,000 BLAS threads, an
+    # OpenCV assertion on an empty map: each refused before any photo is read
+    ('{"sharpness": {"step_mm": 0}}', "sharpness.step_mm must be from 0.05 to 2, got 0"),
+    ('{"sites": {"depth_step_mm": 1e-09}}',
+     "sites.depth_step_mm must be from 0.1 to 10, got 1e-09"),
+    ('{"sites": {"blas_threads": 1000000}}',
+     "sites.blas_threads must be from 1 to 16, got 1000000"),
+    ('{"cards": {"px_per_mm": 0}}', "cards.px_per_mm must be from 0.5 to 10, got 0"),
 ])
 def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], override: str,
                                         message: str) -> None:

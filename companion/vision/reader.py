@@ -917,8 +917,10 @@ def _sharpen(image: np.ndarray, blur: float | None, cfg: Mapping[str, Any]
     """
     if blur is None or blur < float(cfg["trigger_px"]):
         return None
-    excess = float(np.sqrt(min(blur, float(cfg["max_px"])) ** 2
-                           - float(cfg["reference_px"]) ** 2))
+    excess2 = min(blur, float(cfg["max_px"])) ** 2 - float(cfg["reference_px"]) ** 2
+    if excess2 <= 0:
+        return None  # no blurrier than the reference (a trigger set under it)
+    excess = float(np.sqrt(excess2))
     k = noise_to_signal_for(excess, float(cfg["max_noise_gain"]), float(cfg["noise_to_signal"]))
     return deblur(image, excess, k)
 

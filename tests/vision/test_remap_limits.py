@@ -3,11 +3,20 @@ within it, so a finer print grid or many points read instead of failing."""
 
 from __future__ import annotations
 
+from functools import cache
+from typing import Any
+
 import numpy as np
+import pytest
 
 from companion.sim import sample_photo
 from companion.vision.colours import sample_bilinear
 from companion.vision.reader import read_image
+
+
+@cache
+def _frame() -> Any:
+    return sample_photo(12, "mounted")
 
 
 def test_many_points_are_sampled_in_parts() -> None:
@@ -39,3 +48,22 @@ def test_a_print_grid_past_one_rows_limit_reads() -> None:
     # this frame reads the same at either grid: 16 towers, the same 17 sites unseen
     assert len(fine.sites) == 16 and len(fine.unseen) == 17
     assert fine.sites == shipped.sites and sorted(fine.unseen) == sorted(shipped.unseen)
+
+
+def _ranged() -> list[tuple[str, str, float]]:
+    from companion.vision.settings import default_config
+
+    return [(section, key, bound) for section, values in default_config().items()
+            if isinstance(values, dict)
+            for key, bounds in values.get("_ranges", {}).items() for bound in bounds]
+
+
+@pytest.mark.parametrize(("section", "key", "value"), _ranged())
+def test_every_ranged_key_reads_at_both_ends(section: str, key: str, value: float) -> None:
+    # the ranges `--config` is held to (the sizes of arrays, a division, threads hang
+    # on those keys): at either end a frame is still read, not refused mid-read
+    # (sharpness.trigger_px under reference_px took the root of a negative number)
+    photo = _frame()
+    reading = read_image(photo.image, None, photo.truth["expected"]["colors"],
+                         {section: {key: value}})
+    assert len(reading.unseen) < 54
