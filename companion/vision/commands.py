@@ -20,8 +20,10 @@ def cmd_read(args: Any) -> int:
             [out] = read_paths([path], camera_path=args.camera, colors=colors)
         except (VisionError, ValueError) as exc:
             msg = str(exc)
-            print(f"companion read: {msg if msg.startswith(str(path)) else f'{path}: {msg}'}",
-                  file=sys.stderr)
+            # the photo named once: first, unless the message names it already
+            # ("...: not an image", "no board markers found in PHOTO")
+            named = msg.startswith(str(path)) or msg.endswith(f" in {path}")
+            print(f"companion read: {msg if named else f'{path}: {msg}'}", file=sys.stderr)
             status = 1
             if args.camera and "camera" in msg:
                 return status  # the same bad camera file would fail every photo

@@ -70,10 +70,18 @@ def test_two_markers_suffice(photos):
     assert len(reading.pose.markers) == len(found) - 2
 
 
-def test_no_board_is_a_clean_error():
+def test_no_board_is_a_clean_error(tmp_path, capsys):
     blank = np.full((720, 1280, 3), 120, np.uint8)
     with pytest.raises(BoardNotFoundError):
         read_image(blank)
+    # the command names the photo once (it was "PHOTO: no board markers found in PHOTO")
+    path = tmp_path / "table.png"
+    cv2.imwrite(str(path), blank)
+    from companion.cli import main
+
+    assert main(["read", str(path)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"companion read: no board markers found in {path}")
 
 
 def test_read_command_output_and_errors(tmp_path, photos):
