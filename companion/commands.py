@@ -718,7 +718,7 @@ def view_of_board(markers: Any, shape: tuple[int, ...], intrinsics: Any = None
     """How steeply the camera looks at the board (from its markers, with the
     calibrated ``intrinsics`` or, without them, intrinsics estimated from the
     markers), with advice when heights will be hard to read from there."""
-    from companion.vision.geometry import board_geometry
+    from companion.vision.geometry import board_geometry, view_advice
     from companion.vision.pose import estimate_intrinsics, solve_pose
 
     g = board_geometry()
@@ -729,17 +729,9 @@ def view_of_board(markers: Any, shape: tuple[int, ...], intrinsics: Any = None
     elevation = pose.elevation_deg
     out: dict[str, Any] = {"elevation_deg": round(elevation, 1),
                            "intrinsics": "estimated" if intrinsics is None else "calibrated"}
-    (low, high), (best_low, best_high) = good_elevation()
-    band = f"{low:.0f}-{high:.0f} degrees ({best_low:.0f}-{best_high:.0f} is best)"
-    if elevation > high:
-        out["view_advice"] = (
-            f"the camera looks down at {elevation:.0f} degrees: from so steep a view a "
-            "storey more or less barely moves a tower's top, and many heights go unread; "
-            f"tilt it to {band}")
-    elif elevation < low:
-        out["view_advice"] = (
-            f"the camera looks at the board from {elevation:.0f} degrees: tall towers hide "
-            f"the sites behind them; raise it to {band}")
+    advice = view_advice(elevation, good_elevation())
+    if advice is not None:
+        out["view_advice"] = advice
     return out
 
 

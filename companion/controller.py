@@ -41,6 +41,7 @@ from companion.session import GameSession, JournalFailure
 from companion.tracking import Decision, best_build, committed, decide, stacked_pair
 from companion.vision.change import ArmWatch, DiffMotionGate
 from companion.vision.errors import CameraFileError, MirroredError, TooSmallError
+from companion.vision.geometry import view_advice
 
 __all__ = ["ArmWatch", "Controller", "ControllerStats", "DiffMotionGate", "pose_shift_px"]
 
@@ -268,6 +269,7 @@ class Controller:
         self._unsaved: int | None = None  # the players' warning while the journal refuses
         self._camera_refused = False  # told the players their camera file does not fit
         self._small_told = False  # told the players their camera shows the board small
+        self._view_told = False  # told them it looks at the board too steeply or too low
         self._pose: Any = None
         self._cards: dict[Seat, Any] = {}
         self._prev_still: np.ndarray | None = None
@@ -434,6 +436,17 @@ class Controller:
             log.warning("%s", small)
             self.session.report("camera", f"{small[:1].upper()}{small[1:]}; move the camera "
                                           "closer or raise its resolution")
+        elevation = getattr(reading.pose, "elevation_deg", None)  # (a fake reader's: none)
+        if elevation is not None and not self._view_told and self.session.has_game:
+            # a camera looking down too steeply reads many heights a storey off or not at
+            # all, one too low hides sites behind tall towers: told once, as `companion
+            # doctor` tells it (the moves are still decided from the record and the fit of
+            # each new block)
+            advice = view_advice(float(elevation))
+            if advice is not None:
+                self._view_told = True
+                log.warning("%s", advice)
+                self.session.report("camera", f"{advice[:1].upper()}{advice[1:]}")
         if pose_shift_px(self._pose, reading.pose) > self.bump_px:
             # the earlier still frame no longer lines up: trust the whole reading once
             log.warning("the camera or the board moved: pose re-estimated")

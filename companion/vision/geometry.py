@@ -506,3 +506,21 @@ def good_elevation(profile: dict[str, Any] | None = None) -> tuple[tuple[float, 
     good = advice.get("good_elevation_deg") or (0.0, 90.0)
     best = advice.get("best_elevation_deg") or good
     return (float(good[0]), float(good[1])), (float(best[0]), float(best[1]))
+
+
+def view_advice(elevation_deg: float,
+                bands: tuple[tuple[float, float], tuple[float, float]] | None = None
+                ) -> str | None:
+    """What to do with a camera that looks at the board from ``elevation_deg`` (None:
+    within the good band of :func:`good_elevation`, or of ``bands``): `companion
+    doctor`'s advice, and the live table's to its players."""
+    (low, high), (best_low, best_high) = good_elevation() if bands is None else bands
+    band = f"{low:.0f}-{high:.0f} degrees ({best_low:.0f}-{best_high:.0f} is best)"
+    if elevation_deg > high:
+        return (f"the camera looks down at {elevation_deg:.0f} degrees: from so steep a view "
+                "a storey more or less barely moves a tower's top, and many heights go "
+                f"unread; tilt it to {band}")
+    if elevation_deg < low:
+        return (f"the camera looks at the board from {elevation_deg:.0f} degrees: tall "
+                f"towers hide the sites behind them; raise it to {band}")
+    return None

@@ -274,6 +274,35 @@ def test_a_camera_that_shows_the_board_small_is_read_and_told_once():
         "camera closer or raise its resolution")]
 
 
+@pytest.mark.parametrize(("elevation", "told"), [
+    (78.0, "The camera looks down at 78 degrees: from so steep a view a storey more or less "
+           "barely moves a tower's top, and many heights go unread; tilt it to 45-70 degrees "
+           "(50-65 is best)"),
+    (41.0, "The camera looks at the board from 41 degrees: tall towers hide the sites behind "
+           "them; raise it to 45-70 degrees (50-65 is best)"),
+    (60.0, None),
+])
+def test_a_camera_looking_from_outside_the_good_band_is_told_once(elevation, told):
+    from dataclasses import replace
+
+    from companion.vision.geometry import intrinsics_for_fov, look_at_pose
+
+    cfg, _, readings = _script(3, 3)
+    pose = look_at_pose(intrinsics_for_fov((1280, 720), 65.0), 900.0, elevation, 30.0)
+
+    def reader(image, previous_pose=None):
+        return replace(readings[int(image[0, 0, 0])], pose=pose)
+
+    session = GameSession(make_config(list(cfg.players)))
+    ctl = Controller(session, reader, still_seconds=0.4)
+    _film(ctl, len(readings))
+    # told once over the four still scenes read (the uniform frames make every build a
+    # pass once a pose lets the pixels be compared: not what this test is about)
+    assert ctl.stats.readings == len(readings)
+    assert [(w["reason"], w["message"]) for w in session.snapshot()["warnings"]
+            if w["reason"] == "camera"] == ([("camera", told)] if told else [])
+
+
 def test_the_live_reader_says_a_small_board():
     import cv2
 

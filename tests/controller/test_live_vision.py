@@ -15,6 +15,7 @@ from companion.rules.record import Correction, MoveEntry
 from companion.session import GameSession
 from companion.simtable import SimTable
 from companion.vision.reader import read_image
+from tests.controller.viewadvice import game_warnings
 
 HONG_KONG_S, HONG_KONG_C = Site.parse("3S"), Site.parse("3C")
 
@@ -47,7 +48,7 @@ def test_the_demo_game_is_tracked_exactly_by_the_vision_reader() -> None:
     table, session, reader, seen = _track(1, 8, still_frames=6)
     recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
     assert recorded == [str(m) for m in table.moves[:8]]
-    assert session.snapshot()["warnings"] == []
+    assert game_warnings(session, table) == []
     # move 7: North's green 4 on Hong Kong S's red 8. Read alone, the 12-storey
     # tower now reads right: its top block's side is green, and a "red 4" would
     # stand under a green face (sites.side_colour_weight). Without that check
@@ -93,7 +94,7 @@ def test_each_new_block_is_fitted_to_what_changed() -> None:
     table, session, _, seen = _track(2, 12)
     recorded = [str(m) for m in session.record.moves if not isinstance(m, Commit)]
     assert recorded == [str(m) for m in table.moves[:12]]
-    assert session.snapshot()["warnings"] == []
+    assert game_warnings(session, table) == []
     # move 5 as the reading alone has it, and as the fit has it
     assert str(table.moves[4]) == "S c00 red3@2NW"
     site = Site.parse("2NW")
@@ -143,7 +144,7 @@ def test_a_doubtful_build_is_revised_by_the_block_built_on_it() -> None:
     ply = next(n for n, e in enumerate(session.record.effective()) if e.move == fix.move)
     assert (str(fix.move), fix.note, fix.forced) == ("W c01 blue1@3E", "revised by the camera",
                                                      False)
-    [warning] = session.snapshot()["warnings"]
+    [warning] = game_warnings(session, table)
     assert (warning["reason"], warning["ply"], warning["site"]) == ("revised", ply, "Hong Kong E")
     assert warning["message"] == ("blue 2 at Hong Kong E revised to blue 1: the block built "
                                   "on it fits that tower better; check it")
@@ -178,7 +179,7 @@ def test_two_builds_under_one_hand_are_recorded_as_two_moves_to_check() -> None:
     entries = _builds_as_played(table, session, 7)
     assert [str(m) for m in table.moves[4:6]] == ["S c21 red4@3S", "W c02 blue1@4SE"]
     assert [e.doubtful for e in entries] == [False] * 4 + [True, True, False]
-    [warning] = session.snapshot()["warnings"]
+    [warning] = game_warnings(session, table)
     assert warning["reason"] == "several"
     assert warning["message"] == (
         "2 sites changed at once (Hong Kong S, Sao Paulo SE): recorded as S c21 red4@3S, "
@@ -196,7 +197,7 @@ def test_a_stacked_pair_is_read_again_when_the_next_player_shows_a_card_for_that
     assert [str(m) for m in table.moves[3:5]] == ["E c22 black4@4NE", "S c02 red4@4NE"]
     entries = _builds_as_played(table, session, 6)
     assert [e.doubtful for e in entries][3:5] == [True, True]
-    [warning] = session.snapshot()["warnings"]
+    [warning] = game_warnings(session, table)
     assert (warning["reason"], warning["site"]) == ("several", "Sao Paulo NE")
     assert warning["message"] == ("two blocks were built at Sao Paulo NE at once: recorded as "
                                   "E c22 black4@4NE, then S c02 red4@4NE; check each move")
@@ -220,7 +221,7 @@ def test_a_build_recorded_against_the_colour_on_top_is_revised_into_the_pair() -
                      ("W c20 blue1@5NW", "missed by the camera: built on the move before",
                       True)]
     assert [e.doubtful for e in entries][4:6] == [True, True]  # marked, as pairs are
-    [warning] = session.snapshot()["warnings"]
+    [warning] = game_warnings(session, table)
     assert (warning["reason"], warning["site"], warning["ply"]) == ("several", "Cairo NW", 8)
     assert warning["message"] == ("two blocks were built at Cairo NW at once: recorded as "
                                   "S c00 red2@5NW, then W c20 blue1@5NW; check each move")
@@ -235,7 +236,7 @@ def test_a_block_that_barely_changed_the_picture_is_found_at_its_card_sites() ->
     assert [str(m) for m in table.moves[3:5]] == ["E c11 black1@0C", "S c20 red4@4SW"]
     entries = _builds_as_played(table, session, 6)
     assert [e.doubtful for e in entries] == [False] * 3 + [True, True, False]
-    [warning] = session.snapshot()["warnings"]
+    [warning] = game_warnings(session, table)
     assert (warning["reason"], warning["site"]) == ("several", "Manhattan C")
     assert warning["message"] == (
         "a block at Manhattan C barely changed the picture, and Sao Paulo SW changed: "
@@ -259,7 +260,7 @@ def test_the_next_players_block_on_a_tower_is_found_where_their_card_builds() ->
     entries = _builds_as_played(table, session, 12)
     assert [e.doubtful for e in entries] == [False] * 3 + [True] * 2 + [False] * 4 \
         + [True] * 2 + [False]
-    warnings = session.snapshot()["warnings"]
+    warnings = game_warnings(session, table)
     assert [(w["reason"], w["site"], w["message"]) for w in warnings] == [
         ("several", "Sydney N", "2 sites changed at once (Sydney N, Cairo W): recorded "
          "as E c12 black4@1N, then S c10 red3@5W; check each move"),
@@ -342,7 +343,7 @@ def test_a_pair_under_one_hand_is_recorded_as_two_moves_to_check(
     assert tuple(str(m) for m in table.moves[at:at + 2]) == pair
     entries = _builds_as_played(table, session, moves)
     assert [e.doubtful for e in entries][at:at + 2] == [True, True]
-    [warning] = session.snapshot()["warnings"]
+    [warning] = game_warnings(session, table)
     assert (warning["reason"], warning["site"]) == ("several", site)
     if message is not None:
         assert warning["message"] == message
@@ -358,7 +359,7 @@ def test_two_blocks_stacked_under_one_hand_are_read_again_allowing_both() -> Non
                                                   "W c21 blue4@5W"]
     entries = _builds_as_played(table, session, 6)
     assert [e.doubtful for e in entries][4:] == [True, True]
-    [warning] = session.snapshot()["warnings"]
+    [warning] = game_warnings(session, table)
     assert (warning["reason"], warning["site"]) == ("several", "Cairo W")
     assert warning["message"] == ("two blocks were built at Cairo W at once: recorded as "
                                   "S c10 red4@5W, then W c21 blue4@5W; check each move")

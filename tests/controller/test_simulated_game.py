@@ -22,6 +22,7 @@ from hardware.leds import patterns
 from hardware.leds.backends import FakeBackend
 from hardware.leds.ledmap import serpentine
 from hardware.leds.strip import LedStrip
+from tests.controller.viewadvice import game_warnings
 
 
 @dataclass
@@ -65,7 +66,7 @@ def test_a_filmed_game_gives_the_exact_move_list_and_led_frames():
     assert [str(m) for m in recorded] == [str(m) for m in table.moves[:len(recorded)]]
     assert len(recorded) == 14
     assert set(reads) == {"still"}  # a frame with a hand is never read
-    assert session.snapshot()["warnings"] == []
+    assert game_warnings(session, table) == []
     # after the last move the strip shows whose turn it is, in their colour
     state = session.state
     rgb = color_rgb(state.player.colors[0], state.config.colors)
@@ -103,7 +104,7 @@ def test_a_hand_resting_still_over_the_board_is_never_read():
     assert ctl.stats.arm_frames > 0 and ctl.stats.arm_timeouts == 0
     recorded = [m for m in session.record.moves if not isinstance(m, Commit)]
     assert [str(m) for m in recorded] == [str(m) for m in table.moves[:8]]
-    assert session.snapshot()["warnings"] == []
+    assert game_warnings(session, table) == []
     # without the arm watch (held back for no time) the resting hand is read
     table = SimTable(seed=5, hand_frames=2, still_frames=8, rest_frames=12)
     ctl, _, read_phases = _film(table, 3, arm_watch=ArmWatch({"arm_timeout_seconds": 0.0}))
@@ -153,7 +154,7 @@ def test_a_camera_bump_is_detected_and_the_game_goes_on():
     assert ctl.stats.bumps == 1
     recorded = [m for m in session.record.moves if not isinstance(m, Commit)]
     assert [str(m) for m in recorded] == [str(m) for m in table.moves[:10]]
-    assert session.snapshot()["warnings"] == []
+    assert game_warnings(session, table) == []
 
 
 def test_pose_shift_is_measured_in_pixels():
