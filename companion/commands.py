@@ -704,15 +704,6 @@ def _doctor_markers(camera_spec: str | None, intrinsics: Any = None) -> dict[str
     return out
 
 
-def good_elevation(profile: dict[str, Any] | None = None) -> tuple[tuple[float, float],
-                                                                   tuple[float, float]]:
-    """:func:`companion.vision.geometry.good_elevation`, imported when asked: this module
-    loads no OpenCV until a command needs it."""
-    from companion.vision.geometry import good_elevation as advice
-
-    return advice(profile)
-
-
 def view_of_board(markers: Any, shape: tuple[int, ...], intrinsics: Any = None
                   ) -> dict[str, Any]:
     """How steeply the camera looks at the board (from its markers, with the
@@ -729,7 +720,7 @@ def view_of_board(markers: Any, shape: tuple[int, ...], intrinsics: Any = None
     elevation = pose.elevation_deg
     out: dict[str, Any] = {"elevation_deg": round(elevation, 1),
                            "intrinsics": "estimated" if intrinsics is None else "calibrated"}
-    advice = view_advice(elevation, good_elevation())
+    advice = view_advice(elevation)
     if advice is not None:
         out["view_advice"] = advice
     return out

@@ -54,7 +54,14 @@ from companion.vision.errors import (
     MirroredError,
     TooSmallError,
 )
-from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose, board_geometry
+from companion.vision.geometry import (
+    BoardGeometry,
+    FloatArray,
+    Intrinsics,
+    Pose,
+    board_geometry,
+    good_elevation,
+)
 from companion.vision.outline import refine_pose
 from companion.vision.pose import (
     Markers,
@@ -481,8 +488,6 @@ def steep_warning(reading: Reading) -> str | None:
     21-27% unseen, 50-60 degrees 0.5% and 8-9% (docs/vision-errors.md, sixtieth
     session). The words are the same for every such photo, so a replay says them
     once for all its photos."""
-    from companion.vision.geometry import good_elevation
-
     (_, high), (best_low, best_high) = good_elevation()
     if reading.pose.elevation_deg <= high:
         return None

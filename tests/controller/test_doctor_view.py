@@ -15,9 +15,15 @@ import pytest
 
 from calibration import file as calfile
 from companion.cli import main
-from companion.commands import good_elevation, view_of_board
+from companion.commands import view_of_board
 from companion.sim import sample_photo
-from companion.vision.geometry import Pose, board_geometry, intrinsics_for_fov, look_at_pose
+from companion.vision.geometry import (
+    Pose,
+    board_geometry,
+    good_elevation,
+    intrinsics_for_fov,
+    look_at_pose,
+)
 
 
 def _markers(pose: Pose) -> dict[int, np.ndarray]:
