@@ -70,8 +70,7 @@ class Totals:
     def cost(self) -> int:
         """The sites' verdicts weighed as :data:`_COST` weighs them (a wrong site four
         unseen ones): one number to say whether a change helped over several sets."""
-        return (_COST["wrong"] * self.wrong + _COST["unseen"] * self.unseen_visible
-                + _COST["hidden_read"] * self.hidden_read)
+        return _weighed(self.wrong, self.unseen_visible, self.hidden_read)
 
     @classmethod
     def merged(cls, parts: Iterable[Totals]) -> Totals:
@@ -129,6 +128,12 @@ VERDICTS = ("right", "wrong", "unseen", "hidden", "hidden_read")
 _COST = {"right": 0, "hidden": 0, "unseen": 1, "wrong": 4, "hidden_read": 4}
 
 
+def _weighed(wrong: int, unseen: int, hidden_read: int) -> int:
+    """Sites' verdicts weighed as :data:`_COST` weighs them."""
+    return (_COST["wrong"] * wrong + _COST["unseen"] * unseen
+            + _COST["hidden_read"] * hidden_read)
+
+
 def _add_counts(into: dict[str, int], counts: Mapping[str, int]) -> None:
     for key, n in counts.items():
         into[key] = into.get(key, 0) + n
@@ -147,8 +152,7 @@ def _band_json(counts: Mapping[str, int]) -> dict[str, Any]:
         out[key] = counts.get(key, 0)
     out["wrong_rate"] = out["wrong"] / max(1, visible)
     out["unseen_rate"] = out["unseen_visible"] / max(1, visible)
-    out["cost"] = (_COST["wrong"] * out["wrong"] + _COST["unseen"] * out["unseen_visible"]
-                   + _COST["hidden_read"] * out["hidden_read"])
+    out["cost"] = _weighed(out["wrong"], out["unseen_visible"], out["hidden_read"])
     return out
 
 
