@@ -436,8 +436,9 @@ class Controller:
             log.warning("%s", small)
             self.session.report("camera", f"{small[:1].upper()}{small[1:]}; move the camera "
                                           "closer or raise its resolution")
-        elevation = getattr(reading.pose, "elevation_deg", None)  # (a fake reader's: none)
-        if elevation is not None and not self._view_told and self.session.has_game:
+        elevation = (None if self._view_told  # (told once: not worked out again)
+                     else getattr(reading.pose, "elevation_deg", None))  # (a fake's: none)
+        if elevation is not None and self.session.has_game:
             # a camera looking down too steeply reads many heights a storey off or not at
             # all, one too low hides sites behind tall towers: told once, as `companion
             # doctor` tells it (the moves are still decided from the record and the fit of

@@ -502,10 +502,18 @@ def good_elevation(profile: dict[str, Any] | None = None) -> tuple[tuple[float, 
     """The camera elevations (degrees) heights are read well between, and best
     between: the board profile's ``camera_advice`` (measured by elevation on the
     raycast sets, docs/vision-errors.md; a profile without it gets no advice)."""
-    advice = (load_profile() if profile is None else profile).get("camera_advice") or {}
+    if profile is None:
+        return _default_elevation()  # asked of every photo and live reading
+    advice = profile.get("camera_advice") or {}
     good = advice.get("good_elevation_deg") or (0.0, 90.0)
     best = advice.get("best_elevation_deg") or good
     return (float(good[0]), float(good[1])), (float(best[0]), float(best[1]))
+
+
+@lru_cache(maxsize=1)
+def _default_elevation() -> tuple[tuple[float, float], tuple[float, float]]:
+    """The built-in profile's bands, its file read once."""
+    return good_elevation(load_profile())
 
 
 def view_advice(elevation_deg: float,
