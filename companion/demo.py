@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
-import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
-from companion.live import BackgroundDriver
+from companion.live import BackgroundDriver, StopSignals
 from companion.rules import Build, GameConfig, Pass, Phase, Player, RulesError, make_config
 from companion.session import GameSession
 
@@ -207,38 +204,30 @@ def run_demo(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot serve on {args.host}:{args.port}: "
                            f"{exc.strerror or exc} (is another companion running?)") from None
 
-    stop = threading.Event()
-
-    def on_signal(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    server.start()
-    driver.start()
-    host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
-    print(f"companion demo: the page is on http://{host}:{server.port}/", flush=True)
-    print(f"companion demo: table PIN {app.config['PIN']} (changing the game needs it)",
-          flush=True)
-    if note:
-        print(f"companion demo: {note}", file=sys.stderr, flush=True)
-    if journal is not None:
-        print(f"companion demo: journal in {args.data_dir}"
-              f"{' (resumed the unfinished game)' if resumed else ''}", flush=True)
-    if args.driver == "table":
-        print("companion demo: a simulated camera films a bot game; every move is read by "
-              "the vision pipeline; Ctrl-C stops", flush=True)
-    else:
-        print("companion demo: bots play one move every "
-              f"{driver.interval:.1f} s; Ctrl-C stops", flush=True)
-    try:
-        while not stop.wait(0.5):
-            pass
-    finally:
-        driver.stop()
-        server.stop()
+    with StopSignals() as stop:  # the handlers before put back when it ends
+        server.start()
+        driver.start()
+        host = "localhost" if args.host in ("127.0.0.1", "::1") else args.host
+        print(f"companion demo: the page is on http://{host}:{server.port}/", flush=True)
+        print(f"companion demo: table PIN {app.config['PIN']} (changing the game needs it)",
+              flush=True)
+        if note:
+            print(f"companion demo: {note}", file=sys.stderr, flush=True)
         if journal is not None:
-            journal.close()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            print(f"companion demo: journal in {args.data_dir}"
+                  f"{' (resumed the unfinished game)' if resumed else ''}", flush=True)
+        if args.driver == "table":
+            print("companion demo: a simulated camera films a bot game; every move is read by "
+                  "the vision pipeline; Ctrl-C stops", flush=True)
+        else:
+            print("companion demo: bots play one move every "
+                  f"{driver.interval:.1f} s; Ctrl-C stops", flush=True)
+        try:
+            stop.wait()
+        finally:
+            driver.stop()
+            server.stop()
+            if journal is not None:
+                journal.close()
     print("companion demo: stopped", flush=True)
     return 0

@@ -125,6 +125,47 @@ class TableDriver(BackgroundDriver):
                 self._stop.wait(1.0)
 
 
+class StopSignals:
+    """SIGINT and SIGTERM asking the main loop to stop (installed by ``with``, the
+    handlers before put back after), as a flag the handler sets.
+
+    Not a ``threading.Event``: its ``set`` takes a lock, and a second signal handled
+    while the first handler holds it (Ctrl-C pressed twice, a service manager's
+    SIGTERM after a Ctrl-C) waits in the same thread for that lock forever: the
+    demo hung so, every thread idle, the page still served.
+    """
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> StopSignals:
+        import signal
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            self._previous[sig] = signal.signal(sig, self._ask)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import signal
+
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def _ask(self, signum: int, frame: Any) -> None:
+        self.asked = True
+
+    def wait(self, seconds: float | None = None) -> bool:
+        """Sleep until asked to stop (at most ``seconds``); whether asked."""
+        end = None if seconds is None else time.monotonic() + seconds
+        while not self.asked:
+            left = 0.25 if end is None else min(0.25, end - time.monotonic())
+            if left <= 0:
+                break
+            time.sleep(left)
+        return self.asked
+
+
 # -- companion run: the real table ---------------------------------------------
 
 def handle_buttons(session: GameSession, events: list[Any]) -> list[str]:
@@ -219,7 +260,6 @@ def folder_camera_options(spec: str | None) -> dict[str, Any]:
 def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
          buttons: Any, ledmap: Any, journal: Any) -> int:
     """The loop of :func:`run_live`, its devices and journal open (closed by it)."""
-    import signal
     import sys
 
     from companion.leds import TableLeds
@@ -263,42 +303,40 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
         "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count,
         "replay": make_replay_service(session, journal=journal)})
     server = WebServer(app, args.host, args.port, threads=args.threads)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    server.start()
-    print(f"companion run: page on http://{args.host}:{server.port}/ ; table PIN "
-          f"{app.config['PIN']}", flush=True)
-    locked = False
-    try:
-        first = camera.read()
-        notifier.ready(f"camera {camera.describe().get('backend', '')} delivers frames")
-        frame = first
-        failed = 0
-        while not stop.is_set():
-            try:
-                controller.process(frame.image, frame.timestamp)
-            except Exception:  # one frame's fault must not end the table
-                # (a restart would drop the page and the camera, and systemd gives up
-                # restarting after a few): said with its traceback, then every 100th
-                failed += 1
-                if failed == 1 or failed % 100 == 0:
-                    log.exception("a frame could not be processed (%d so far)", failed)
-            if not locked and controller.stats.frames > 30:
-                camera.lock_exposure()
-                camera.lock_white_balance()
-                locked = True
-            if buttons is not None:
-                handle_buttons(session, buttons.drain())
-            try:
-                frame = camera.read()
-            except EndOfStream:
-                # a recorded game (folder:, video:) played to its end: the page stays
-                print("companion run: the camera's recording has no more frames; the "
-                      "page stays up until the companion is stopped", file=sys.stderr,
-                      flush=True)
-                stop.wait()
-    finally:
-        notifier.stopping()
-        server.stop()
+    with StopSignals() as stop:  # the handlers before put back when the loop ends
+        server.start()
+        print(f"companion run: page on http://{args.host}:{server.port}/ ; table PIN "
+              f"{app.config['PIN']}", flush=True)
+        locked = False
+        try:
+            first = camera.read()
+            notifier.ready(f"camera {camera.describe().get('backend', '')} delivers frames")
+            frame = first
+            failed = 0
+            while not stop.asked:
+                try:
+                    controller.process(frame.image, frame.timestamp)
+                except Exception:  # one frame's fault must not end the table
+                    # (a restart would drop the page and the camera, and systemd gives up
+                    # restarting after a few): said with its traceback, then every 100th
+                    failed += 1
+                    if failed == 1 or failed % 100 == 0:
+                        log.exception("a frame could not be processed (%d so far)", failed)
+                if not locked and controller.stats.frames > 30:
+                    camera.lock_exposure()
+                    camera.lock_white_balance()
+                    locked = True
+                if buttons is not None:
+                    handle_buttons(session, buttons.drain())
+                try:
+                    frame = camera.read()
+                except EndOfStream:
+                    # a recorded game (folder:, video:) played to its end: the page stays
+                    print("companion run: the camera's recording has no more frames; the "
+                          "page stays up until the companion is stopped", file=sys.stderr,
+                          flush=True)
+                    stop.wait()
+        finally:
+            notifier.stopping()
+            server.stop()
     return 0

@@ -118,6 +118,9 @@ def test_demo_command_runs_and_stops_on_sigint(tmp_path: Path, with_store: bool)
         # an SSE client is connected while we stop: it must not keep the server up
         stream = urllib.request.urlopen(f"http://127.0.0.1:{port}/events", timeout=5)
         assert stream.readline().startswith(b"retry:")
+        # Ctrl-C pressed twice: the second once hung the demo for good (its handler
+        # waited for the lock the first one held, in the same thread)
+        proc.send_signal(signal.SIGINT)
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=15)
         stream.close()
