@@ -27,6 +27,7 @@ from companion.rules import (
     Site,
     SiteView,
     apply_move,
+    block_exists,
     check_move,
     legal_builds,
 )
@@ -304,7 +305,9 @@ def _unseen_build(state: GameState, card: Card, builds: Sequence[Build], site: S
 
 def _candidates(state: GameState, site: Site, view: SiteView, seen_card: Card | None,
                 ) -> Iterator[tuple[Build, bool, str | None, str]]:
-    """Legal builds at the site, then every physically possible build there."""
+    """Legal builds at the site, then every physically possible build there (not a
+    block its colour no longer has: that reading is a misread, and no move can
+    place it)."""
     seen: set[Build] = set()
     for move in legal_builds(state):
         if move.site == site:
@@ -323,7 +326,8 @@ def _candidates(state: GameState, site: Site, view: SiteView, seen_card: Card | 
                 try:
                     check_move(state, move)
                 except IllegalMoveError as exc:
-                    if exc.reason in ("wrong-phase", "game-over", "not-your-color"):
+                    if exc.reason in ("wrong-phase", "game-over", "not-your-color") \
+                            or not block_exists(state, move.block):
                         continue
                     yield move, False, exc.reason, str(exc)
                     continue
@@ -333,6 +337,8 @@ def _candidates(state: GameState, site: Site, view: SiteView, seen_card: Card | 
         if other == player or view.owner not in other.colors:
             continue
         for storeys in range(1, 5):
+            if not block_exists(state, Block(view.owner, storeys)):
+                continue
             card = Card.for_site(other.seat, site.row, site.col)
             move = Build(other.seat, card, site, Block(view.owner, storeys))
             yield move, False, "wrong-turn", (

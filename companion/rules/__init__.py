@@ -19,6 +19,7 @@ from companion.rules.errors import (
 from companion.rules.legality import (
     REASONS,
     apply_move,
+    block_exists,
     check_move,
     has_legal_build,
     is_legal,
@@ -47,7 +48,8 @@ __all__ = [
     "IllegalMoveError", "InvalidBoardError", "Move", "NoBuildPolicy", "NotationError", "Pass",
     "Phase", "Player", "RecordError", "RulesError", "Score", "Seat", "SetupError", "Site",
     "SiteView", "Standing", "TieBreak", "Topology", "Variant", "all_sites", "apply_move",
-    "check_move", "config_from_json", "default_topology", "format_moves", "get_edition",
-    "has_legal_build", "is_legal", "legal_builds", "legal_moves", "make_config", "new_game",
-    "parse_board_json", "parse_move", "parse_moves", "score_board", "score_views", "standings",
+    "block_exists", "check_move", "config_from_json", "default_topology", "format_moves",
+    "get_edition", "has_legal_build", "is_legal", "legal_builds", "legal_moves", "make_config",
+    "new_game", "parse_board_json", "parse_move", "parse_moves", "score_board", "score_views",
+    "standings",
 ]

@@ -312,6 +312,27 @@ def apply_move(state: GameState, move: Move, *, check: bool = True) -> GameState
     return _end_turn(s, idx)
 
 
+def _block_source(state: GameState, block: Block) -> str | None:
+    """Where a block placed now comes from, legal or not: "committed" (this round's
+    selection), "supply" (the box: no selection, or an illegal build), "swap" (a
+    committed block of that colour given up for it, to keep the counts right), or
+    None: the colour has no such block at all, so no build can have placed it."""
+    pend = state.pending.get(block.color)
+    if pend is not None and block in pend:
+        return "committed"
+    if state.supply.get(block.color, {}).get(block.storeys, 0) > 0:
+        return "supply"
+    if pend is not None and any(b.color == block.color for b in pend):
+        return "swap"
+    return None
+
+
+def block_exists(state: GameState, block: Block) -> bool:
+    """Whether a build, legal or not, can place ``block`` now: a reading that shows a
+    block its colour no longer has is a misread, not a move."""
+    return block.color in state.pending and _block_source(state, block) is not None
+
+
 def _take_block(state: GameState, block: Block) -> GameState:
     color = block.color
     if color not in state.pending:
@@ -321,21 +342,20 @@ def _take_block(state: GameState, block: Block) -> GameState:
     pend = state.pending[color]
     pending = dict(state.pending)
     supply = {c: dict(v) for c, v in state.supply.items()}
-    if pend is not None and block in pend:
-        rest = list(pend)
-        rest.remove(block)
-        pending[color] = tuple(rest)
-    elif supply[color].get(block.storeys, 0) > 0:
+    source = _block_source(state, block)
+    if source is None:
+        raise _illegal("not-in-supply", f"{color} has no {block.storeys}-storey block left at all")
+    if source == "supply":
         # Undeclared selection, or an illegal build with a block from the box.
         supply[color][block.storeys] -= 1
-    elif pend is not None and any(b.color == color for b in pend):
-        # Illegal at the table (a block of another size than committed): keep the
-        # count right by giving up a committed block of that colour.
-        rest = list(pend)
-        rest.remove(next(b for b in pend if b.color == color))
-        pending[color] = tuple(rest)
     else:
-        raise _illegal("not-in-supply", f"{color} has no {block.storeys}-storey block left at all")
+        # Committed; or, illegal at the table (a block of another size than committed),
+        # the count kept right by giving up a committed block of that colour.
+        assert pend is not None
+        rest = list(pend)
+        rest.remove(block if source == "committed" else next(b for b in pend
+                                                               if b.color == color))
+        pending[color] = tuple(rest)
     return replace(state, pending=pending, supply=supply, placed_this_round=placed)
 
 

@@ -384,3 +384,22 @@ def test_an_empty_site_takes_any_block() -> None:
     s = position()
     for k in (1, 2, 3, 4):
         check_move(s, build_s(Site(3, 1, 2), Block("red", k)))
+
+
+def test_a_block_exists_committed_in_the_box_or_to_swap_for_a_committed_one() -> None:
+    from companion.rules import block_exists
+
+    s = position(pending={"red": (3,)})
+    s = replace(s, supply={**s.supply, "red": {4: 0, 3: 0, 2: 1, 1: 0}})
+    assert block_exists(s, Block("red", 3))  # committed
+    assert block_exists(s, Block("red", 2))  # in the box
+    assert block_exists(s, Block("red", 4))  # illegal: the committed 3 given up for it
+    s = replace(s, pending={**s.pending, "red": ()})
+    assert [block_exists(s, Block("red", k)) for k in (1, 2, 3, 4)] == [
+        False, True, False, False]
+    assert not block_exists(s, Block("orange", 1))  # no colour of this game
+    # applying what no build can place refuses, checked or not
+    with pytest.raises(IllegalMoveError, match="red has no 4-storey block left at all"):
+        apply_move(s, build_s(Site(0, 0, 0), Block("red", 4)), check=False)
+    after = apply_move(s, build_s(Site(0, 0, 0), Block("red", 2)), check=False)
+    assert after.supply["red"][2] == 0

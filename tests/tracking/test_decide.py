@@ -261,3 +261,27 @@ def test_a_top_of_the_next_players_colour_on_the_movers_build_needs_their_new_ca
     d = decide(state, views, new_cards={Seat.S: south.card})
     assert d.kind == "move" and d.legal
     assert d.move == Build(Seat.S, south.card, south.site, Block("red", 3))
+
+
+def test_a_block_its_colour_no_longer_has_is_no_move():
+    # red has placed its committed blocks and the box holds no red 4 any more: a
+    # tower read 4 storeys taller is a misread. Deciding the red 4 (illegal, as
+    # photographed) made the live table's recording raise "red has no 4-storey block
+    # left at all" and lose the move (seen in `make demo`)
+    from dataclasses import replace
+
+    from companion.rules import block_exists
+
+    state = _state_with()
+    supply = {c: dict(v) for c, v in state.supply.items()}
+    supply["red"][4] = 0
+    state = replace(state, supply=supply, pending={**state.pending, "red": ()})
+    assert not block_exists(state, Block("red", 4)) and block_exists(state, Block("red", 3))
+    views = _views(state.board)
+    views[Site(2, 0, 2)] = SiteView(4, "red")
+    d = decide(state, views, new_cards={Seat.S: Card(0, 2)})
+    assert (d.kind, d.move, d.legal, d.reason) == (
+        "move", Build(Seat.S, Card(0, 2), Site(2, 0, 2), Block("red", 3)), False,
+        "block-not-committed")
+    after = apply_move(state, d.move, check=False)  # recorded as the players' to check
+    assert after.supply["red"][3] == state.supply["red"][3] - 1
