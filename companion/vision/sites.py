@@ -1403,12 +1403,14 @@ class SiteReader:
         # (the rows the strip features were sampled at: all, or the first ones)
         px, py = _sample_pixels(strips, sf.inside.shape[1], (h, w))
         occluded = np.zeros(sf.inside.shape, bool)
+        scored_under = occluded.copy()  # the mask each site was last scored under
         results: list[SiteResult] = [None] * n  # type: ignore[list-item]
         todo = np.arange(n)
         for _ in range(int(cfg["occlusion_rounds"])):
             for i, res in zip(todo, self._score_under(todo, occluded, strips, sf, model),
                               strict=True):
                 results[int(i)] = res
+            scored_under[todo] = occluded[todo]
             if not cfg["occlusion"]:
                 break
             nearest = self._silhouettes(pose, strips, results, rank, (h, w))
@@ -1419,9 +1421,42 @@ class SiteReader:
             if len(changed) == 0:
                 break
             todo = changed
+        if cfg["occlusion"] and cfg["uncover_margin"] is not None:
+            self._uncover_hidden(pose, strips, sf, model, results, rank, occluded,
+                                 scored_under, px, py)
         if cfg["occlusion"] and cfg["occlude_unseen"] and float(cfg["refute_margin"]) > 0:
             self._refute_guesses(pose, strips, sf, model, results, rank, occluded, px, py)
         return results
+
+    def _uncover_hidden(self, pose: Pose, strips: Strips, sf: StripFeatures,
+                        model: ColourModel, results: list[SiteResult], rank: np.ndarray,
+                        occluded: np.ndarray, scored_under: np.ndarray, px: np.ndarray,
+                        py: np.ndarray) -> None:
+        """Read again the hidden sites that the towers as finally read no longer hide.
+
+        The occlusion rounds stop after ``occlusion_rounds``: a site found hidden
+        behind a nearer site's first reading (a phantom, a tower a storey too
+        tall) stays hidden when that reading changes in the last round. Such a
+        site, read under the final silhouettes, takes the new reading when it is
+        a reading that wins by ``uncover_margin`` or more; the other sites are
+        left as they were (another round for all of them sent more sites to
+        ``unseen`` than it brought back, docs/vision-errors.md).
+        """
+        cand = np.array([i for i, r in enumerate(results)
+                         if r.height is None and r.reason in ("hidden", "foot hidden")
+                         and np.any(scored_under[i] & ~occluded[i])], np.int64)
+        if len(cand) == 0:
+            return
+        least = float(self.cfg["uncover_margin"])
+        taken = False
+        for i, res in zip(cand, self._score_under(cand, occluded, strips, sf, model),
+                          strict=True):
+            if res.height is not None and res.margin >= least:
+                results[int(i)] = res
+                taken = True
+        if taken and self._nearest is not None:
+            self._nearest = self._silhouettes(pose, strips, results, rank,
+                                              self._nearest.shape[:2])
 
     def _refute_guesses(self, pose: Pose, strips: Strips, sf: StripFeatures,
                         model: ColourModel, results: list[SiteResult], rank: np.ndarray,
