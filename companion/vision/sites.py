@@ -867,6 +867,7 @@ class SiteReader:
         self.noise = 0.01
         self.site_print: ColourClass | None = None
         self._nearest: np.ndarray | None = None
+        self._scored: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._range: dict[int, tuple[int, int]] = {}
         self._photo: _Photo | None = None
         #: the photo evidence of the last scorings (:meth:`_photo_evidence`), newest first
@@ -922,10 +923,14 @@ class SiteReader:
         sf = strip_features(image, strips, wb, model, cfg, board, self.site_print,
                             photo.rows, photo.shown)
         self._nearest = None
+        self._scored = None
         results = self._read_all(image, pose, strips, sf, model)
         self._unexplained_tops(pose, strips, results)
         if cfg["print_check"]:
             self._check_empty_sites(image, pose, strips, results)
+        if cfg["occlusion"] and cfg["uncover_margin"] is not None:
+            # the tops rescued and the towers the print refutes change silhouettes too
+            self._uncover_after_checks(pose, strips, sf, model, results)
         self._doubt_close_readings(results)
         self._doubt_bright_sides(results)
         if cfg["refit_colours"]:
@@ -1425,8 +1430,22 @@ class SiteReader:
             self._uncover_hidden(pose, strips, sf, model, results, rank, occluded,
                                  scored_under, px, py)
         if cfg["occlusion"] and cfg["occlude_unseen"] and float(cfg["refute_margin"]) > 0:
-            self._refute_guesses(pose, strips, sf, model, results, rank, occluded, px, py)
+            self._refute_guesses(pose, strips, sf, model, results, rank, occluded, px, py,
+                                 scored_under)
+        self._scored = (scored_under, px, py, rank)
         return results
+
+    def _uncover_after_checks(self, pose: Pose, strips: Strips, sf: StripFeatures,
+                              model: ColourModel, results: list[SiteResult]) -> None:
+        """:meth:`_uncover_hidden` again once the checks after the rounds changed readings
+        (a tower the print refutes hides nothing; a site under it stayed hidden)."""
+        if self._scored is None or self._nearest is None:
+            return
+        scored_under, px, py, rank = self._scored
+        self._nearest = self._silhouettes(pose, strips, results, rank, self._nearest.shape[:2])
+        occluded = self._nearest[py, px] < rank[:, None, None]
+        self._uncover_hidden(pose, strips, sf, model, results, rank, occluded, scored_under,
+                             px, py)
 
     def _uncover_hidden(self, pose: Pose, strips: Strips, sf: StripFeatures,
                         model: ColourModel, results: list[SiteResult], rank: np.ndarray,
@@ -1453,6 +1472,7 @@ class SiteReader:
                           strict=True):
             if res.height is not None and res.margin >= least:
                 results[int(i)] = res
+                scored_under[int(i)] = occluded[int(i)]
                 taken = True
         if taken and self._nearest is not None:
             self._nearest = self._silhouettes(pose, strips, results, rank,
@@ -1460,7 +1480,8 @@ class SiteReader:
 
     def _refute_guesses(self, pose: Pose, strips: Strips, sf: StripFeatures,
                         model: ColourModel, results: list[SiteResult], rank: np.ndarray,
-                        occluded: np.ndarray, px: np.ndarray, py: np.ndarray) -> None:
+                        occluded: np.ndarray, px: np.ndarray, py: np.ndarray,
+                        scored_under: np.ndarray) -> None:
         """Drop unseen sites' guesses that a site behind them contradicts.
 
         A site the reader cannot settle hides what lies behind it with its best
@@ -1489,6 +1510,7 @@ class SiteReader:
             if res.height is None or res.margin < float(self.cfg["refute_margin"]):
                 continue
             results[int(i)] = res
+            scored_under[int(i)] = occ_plain[int(i)]
             cover = np.unique(self._nearest[py[i], px[i]])
             refuted |= {int(at_rank[c]) for c in cover if c < len(rank)} & guesses
         if not refuted:
@@ -1503,6 +1525,7 @@ class SiteReader:
             for i, res in zip(again, self._score_under(again, occ, strips, sf, model),
                               strict=True):
                 results[int(i)] = res
+                scored_under[int(i)] = occ[int(i)]
 
     def _unexplained_tops(self, pose: Pose, st: Strips, results: list[SiteResult]) -> None:
         """A top seen without its foot that no tower farther back explains is its own.
