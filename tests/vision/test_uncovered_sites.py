@@ -51,3 +51,21 @@ def test_a_new_reading_under_the_margin_is_not_taken(photo) -> None:
     strict = _read(photo, {"sites": {"uncover_margin": 5.0}})
     assert site in strict.unseen
     assert next(d for d in strict.details if d.site == site).reason == "foot hidden"
+
+
+def test_a_top_face_half_in_view_is_read_though_its_sample_lines_are_covered() -> None:
+    # companion/sim phone photo (labelled_set seed 500, photo 13): 1S, a 3-storey
+    # blue, has two of its three sample lines under a nearer tower's silhouette (47%
+    # of its samples in view), but 57% of its top face shows (sites.exact_visible)
+    _, rendered = labelled_photo(500, 13, "phone")
+    site = Site(1, 2, 1)
+    now, before = _read(rendered), _read(rendered, {"sites": {"exact_visible": False}})
+    was = next(d for d in before.details if d.site == site)
+    assert site in before.unseen and was.reason == "hidden" and round(was.visible, 2) == 0.47
+    read = next(d for d in now.details if d.site == site)
+    assert (now.sites[site].height, now.sites[site].owner) == (3, "blue")
+    assert read.reason == "" and round(read.visible, 2) == 0.57
+    v_now, v_before = site_verdicts(now.to_json(), rendered.truth), site_verdicts(
+        before.to_json(), rendered.truth)
+    assert {s: (v_before[s], v_now[s]) for s in v_now if v_now[s] != v_before[s]} == {
+        site: (("unseen", "unseen"), ("3 blue", "right"))}
