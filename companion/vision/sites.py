@@ -73,6 +73,8 @@ class SiteResult:
     #: its best tower (``tower``)
     side_step: float = float("nan")
     tower_side_step: float = float("nan")
+    #: a site read hidden: the height and colour it read before its top was found
+    #: mostly out of view (:meth:`SiteReader._exact_visibility` looks at that top again)
     hidden_best: tuple[int, str | None] | None = None
 
     def take_tower(self) -> None:
@@ -2255,7 +2257,7 @@ class SiteReader:
             # tower covers its own footprint in every view, so a part of it that
             # clearly shows the board (and passes the print check) is enough
             res.reason = "hidden"
-            res.hidden_best = (res.height, res.color)  # type: ignore[assignment]
+            res.hidden_best = (height, color)
             res.height, res.color = None, None
         elif (height > 0 and res.foot_visible < self.cfg["min_foot_visible"]
               and margin < float(self.cfg["foot_hidden_margin"])
