@@ -551,7 +551,53 @@ class Controller:
         wrong_site = decision.move.site.city \
             if decision.reason == "wrong-site" and isinstance(decision.move, Build) else None
         elsewhere = self._card_site_again(look, wrong_site)
+        if elsewhere is None and wrong_site is not None and isinstance(decision.move, Build):
+            elsewhere = self._card_site_behind(look, decision.move)
         return decision if elsewhere is None else elsewhere
+
+    def _card_site_behind(self, look: _Look, seen: Build) -> Decision | None:
+        """The build seen where the mover's card does not build, and the card's site in
+        the same city: a block there, seen past the nearer tower, changes the pixels
+        of that tower's volume. When a block at the card's site explains the change
+        at least as well as the one seen (their new-block fits, on one scale), the
+        scene is decided again with it: the decision if it is in turn and plays that
+        card, else None (the build seen stands, with the rules' warning)."""
+        state, scene = look.state, self._scene
+        card = self._card_of(look.new_cards, state.seat)
+        if card is None or scene is None:
+            return None
+        row, col = card.site_cell(state.seat)
+        site = Site(seen.site.city, row, col)
+        if site == seen.site:
+            return None
+        there = self._fit_block(scene.before, scene.after, scene.pose, site, state,
+                                look.reading, scene.heights)
+        here = self._fit_block(scene.before, scene.after, scene.pose, seen.site, state,
+                               look.reading, scene.heights)
+        log.info("card site %s: fit %s; build seen at %s: fit %s", site.name, there,
+                 seen.site.name, here)
+        if there is None or (here is not None and there.score < here.score):
+            return None
+        from companion.vision.newblock import settle, settled_totals
+
+        base = scene.heights.get(site, 0)
+        weighed = getattr(look.reading, "hypotheses", None)  # a fake reader has none
+        read_scores = weighed().get(site) if weighed else None
+        view, doubts, decided = settle(there, look.reading.sites.get(site), base,
+                                       self.new_block, read_scores)
+        if not decided:
+            view = SiteView(base + there.storeys, there.colour)
+        views = {**state.board.views(), site: view}
+        again = decide(state, views, [s for s in look.unseen if s != site], look.new_cards,
+                       site, out_of_sight=list(look.reading.unseen), cards_read=self._cards)
+        if again.kind != "move" or again.reason is not None \
+                or not _plays(again, state.seat, card):
+            return None
+        # a block seen only past a nearer tower, placed by the card: always for the
+        # players to check (and weighed again when the next block there is fitted)
+        self._fitted = _Fitted(site, True, decided, base,
+                               settled_totals(there, read_scores, base, self.new_block))
+        return again
 
     def _next_players_block(self, look: _Look, decision: Decision) -> Decision:
         """The next player may have built too, in the same scene, where their new card
