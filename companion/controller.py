@@ -583,8 +583,8 @@ class Controller:
         base = scene.heights.get(site, 0)
         weighed = getattr(look.reading, "hypotheses", None)  # a fake reader has none
         read_scores = weighed().get(site) if weighed else None
-        view, doubts, decided = settle(there, look.reading.sites.get(site), base,
-                                       self.new_block, read_scores)
+        view, _, decided = settle(there, look.reading.sites.get(site), base, self.new_block,
+                                  read_scores)
         if not decided:
             view = SiteView(base + there.storeys, there.colour)
         views = {**state.board.views(), site: view}
