@@ -585,8 +585,6 @@ class Controller:
         read_scores = weighed().get(site) if weighed else None
         view, _, decided = settle(there, look.reading.sites.get(site), base, self.new_block,
                                   read_scores)
-        if not decided:
-            view = SiteView(base + there.storeys, there.colour)
         views = {**state.board.views(), site: view}
         again = decide(state, views, [s for s in look.unseen if s != site], look.new_cards,
                        site, out_of_sight=list(look.reading.unseen), cards_read=self._cards)
