@@ -516,13 +516,11 @@ def _default_elevation() -> tuple[tuple[float, float], tuple[float, float]]:
     return good_elevation(load_profile())
 
 
-def view_advice(elevation_deg: float,
-                bands: tuple[tuple[float, float], tuple[float, float]] | None = None
-                ) -> str | None:
+def view_advice(elevation_deg: float) -> str | None:
     """What to do with a camera that looks at the board from ``elevation_deg`` (None:
-    within the good band of :func:`good_elevation`, or of ``bands``): `companion
-    doctor`'s advice, and the live table's to its players."""
-    (low, high), (best_low, best_high) = good_elevation() if bands is None else bands
+    within the good band of :func:`good_elevation`): `companion doctor`'s advice, and
+    the live table's to its players."""
+    (low, high), (best_low, best_high) = good_elevation()
     band = f"{low:.0f}-{high:.0f} degrees ({best_low:.0f}-{best_high:.0f} is best)"
     if elevation_deg > high:
         return (f"the camera looks down at {elevation_deg:.0f} degrees: from so steep a view "

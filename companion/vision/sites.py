@@ -1446,12 +1446,7 @@ class SiteReader:
         that no nearer tower's silhouette covers, over its pixels."""
         assert self._nearest is not None
         g = self.g
-        half = g.footprint / 2
-        sq = np.array([[-half, half], [half, half], [half, -half], [-half, -half]])
-        pts = np.zeros((4, 3))
-        pts[:, :2] = g.site_xy[i] + depth * st.v[i] + sq
-        pts[:, 2] = height * g.storey
-        pix = project_fast(pose, pts)
+        pix = project_fast(pose, g.square(g.site_xy[i] + depth * st.v[i], height * g.storey))
         H, W = self._nearest.shape
         lo = np.floor(pix.min(axis=0)).astype(int)
         hi = np.ceil(pix.max(axis=0)).astype(int)
@@ -1497,10 +1492,8 @@ class SiteReader:
                 continue
             r.height, r.color, r.reason, r.visible = height, colour, "", shown
             r.hidden_best = None
-            if (r.foot_visible < cfg["min_foot_visible"]
-                    and r.margin < float(cfg["foot_hidden_margin"])
-                    and r.score < float(cfg["foot_hidden_score"])):
-                r.reason = "foot hidden"  # as _decide has it
+            if self._foot_hidden(r):
+                r.reason = "foot hidden"
                 r.height, r.color = None, None
             changed = True
         if changed:
@@ -1510,8 +1503,9 @@ class SiteReader:
                               model: ColourModel, results: list[SiteResult]) -> None:
         """:meth:`_uncover_hidden` again once the checks after the rounds changed readings
         (a tower the print refutes hides nothing; a site under it stayed hidden)."""
-        if self._scored is None or self._nearest is None:
-            return
+        if self._scored is None or self._nearest is None or not any(
+                r.reason in ("hidden", "foot hidden") for r in results):
+            return  # (no site to uncover: the silhouettes are not drawn again)
         scored_under, px, py, rank = self._scored
         self._nearest = self._silhouettes(pose, strips, results, rank, self._nearest.shape[:2])
         occluded = self._nearest[py, px] < rank[:, None, None]
@@ -2259,17 +2253,21 @@ class SiteReader:
             res.reason = "hidden"
             res.hidden_best = (height, color)
             res.height, res.color = None, None
-        elif (height > 0 and res.foot_visible < self.cfg["min_foot_visible"]
-              and margin < float(self.cfg["foot_hidden_margin"])
-              and res.score < float(self.cfg["foot_hidden_score"])):
-            # a top seen without the foot it stands on: along the line of sight a
-            # taller tower farther back, or a shorter one nearer, shows the same top
-            # (unless the placement prior leaves no rival close: a large margin; or
-            # the top fits so well that it is no other tower's top seen past a
-            # nearer one, whose phantoms score lower: ``foot_hidden_score``)
+        elif height > 0 and self._foot_hidden(res):
             res.reason = "foot hidden"
             res.height, res.color = None, None
         return res
+
+    def _foot_hidden(self, r: SiteResult) -> bool:
+        """Whether the tower read at ``r`` is a top seen without the foot it stands on:
+        along the line of sight a taller tower farther back, or a shorter one nearer,
+        shows the same top (unless the placement prior leaves no rival close: a large
+        margin; or the top fits so well that it is no other tower's top seen past a
+        nearer one, whose phantoms score lower: ``foot_hidden_score``)."""
+        cfg = self.cfg
+        return (r.foot_visible < cfg["min_foot_visible"]
+                and r.margin < float(cfg["foot_hidden_margin"])
+                and r.score < float(cfg["foot_hidden_score"]))
 
     @staticmethod
     def _edge_profile(cf: FloatArray, cw: FloatArray, gap: FloatArray, win: FloatArray,
