@@ -661,7 +661,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
             view_ = SiteView(r.height, rename.get(r.color, r.color))
             if r.site in beyond:
                 r.reason = "supply"
-            if r.reason in ("close", "supply", "board", "side") or r.site in steep:
+            if r.reason in ("close", "supply", "board", "side", "shared") or r.site in steep:
                 # the guess kept apart; the details keep the reading (a tower that beat
                 # a far different reading or a storey more or less by a hair,
                 # sites.tower_doubt_margin and storey_doubt_margin, or a
