@@ -1023,22 +1023,24 @@ class SiteReader:
                 r.reason = "board"
 
     def _doubt_shared_tops(self, pose: Pose, st: Strips, results: list[SiteResult]) -> None:
-        """A tower whose top shows where a farther tower of its colour shows its own
-        goes to ``unseen`` ("shared").
+        """Of two towers whose tops show at one place in the photo, the one that won
+        by less goes to ``unseen`` ("shared").
 
-        Two tops cannot both be seen at one place in the photo: the nearer
-        would hide the farther. Read tall, a low tower's hypothesis finds its
-        top where a farther tower of that colour has one, its foot where the low
-        tower's is, and wins (a 2-storey yellow read as a 10-storey purple).
-        A site hidden behind a tower is read the same way, on that tower's top.
-        So a tower reading whose top face, drawn in the photo, lies
+        Two tops cannot both be seen at one place: the nearer would hide the
+        farther. Read tall, a low tower's hypothesis finds its top where a
+        farther tower of that colour has one, its foot where the low tower's is,
+        and wins (a 2-storey yellow read as a 10-storey purple). The other way
+        round, a site hidden behind a tower is read on that tower's top. So
+        when a tower reading's top face, drawn in the photo, lies
         ``shared_top_share`` or more (null: off) on the top of a farther tower
-        read in its colour is kept apart as a guess. Unseen sites' guesses do not
-        count: a hidden site's is scored past the nearer reading's silhouette, a
-        covered site's is the scorer's second choice, and either is often made of
-        the nearer tower's own faces. On 26 sets of four renderers, 12 hidden
-        sites read wrong and 6 wrong towers went to unseen, and so did 13 right
-        ones (docs/vision-errors.md, sixty-second session).
+        read in its colour, the reading with the smaller margin is kept apart
+        as a guess (and nothing more when it is already doubted). Unseen sites'
+        guesses do not count: a hidden site's is scored past the nearer
+        reading's silhouette, a covered site's is the scorer's second choice,
+        and either is often made of the nearer tower's own faces. On 26 sets of
+        four renderers, 16 hidden sites read wrong and 5 wrong towers went to
+        unseen, and so did 8 right ones (docs/vision-errors.md, sixty-second
+        session).
         """
         least = self.cfg["shared_top_share"]
         if least is None:
@@ -1065,7 +1067,12 @@ class SiteReader:
                     continue
                 shared, _ = cv2.intersectConvexConvex(face, other)
                 if shared >= float(least) * area:
-                    r.reason = "shared"
+                    # the one that won by less is the other's top read again
+                    if results[j].margin < r.margin:
+                        if not results[j].reason:
+                            results[j].reason = "shared"
+                    else:
+                        r.reason = "shared"
                     break
 
     def _doubt_bright_sides(self, results: list[SiteResult]) -> None:

@@ -52,6 +52,10 @@ CASES: dict[str, tuple[str, int, str, str]] = {
 #: Since the detector's finer look runs whenever a marker is missing, not only with
 #: under two found (pose.retry): mounted-0 (1, 4, 0) -> (0, 7, 0), its marker 3 found
 #: too (the camera 2.2 -> 1.1 mm off the truth).
+#: Since of two tops of one colour at one place the one that won by less is unseen
+#: (sites.shared_top_share): phone-3 (2, 3, 1) -> (2, 4, 1), Sydney W, a right
+#: 1-storey yellow (margin 6.35), lost to Sydney C in front of it, a hidden site
+#: read as a 5-storey yellow on its top (7.28).
 MEASURED: dict[str, tuple[int, int, int, int]] = {
     "mounted-0": (0, 7, 0, 0),
     "mounted-6": (0, 4, 1, 0),
@@ -62,7 +66,7 @@ MEASURED: dict[str, tuple[int, int, int, int]] = {
     "mounted-4": (5, 20, 0, 0),
     "phone-1": (0, 4, 0, 0),
     "phone-5": (0, 8, 1, 0),
-    "phone-3": (2, 3, 1, 0),
+    "phone-3": (2, 4, 1, 0),
 }
 
 
