@@ -932,7 +932,7 @@ class SiteReader:
         self._unexplained_tops(pose, strips, results)
         if cfg["print_check"]:
             self._check_empty_sites(image, pose, strips, results)
-        if cfg["occlusion"] and cfg["uncover_margin"] is not None:
+        if cfg["occlusion"]:
             # the tops rescued and the towers the print refutes change silhouettes too
             self._uncover_after_checks(pose, strips, sf, model, results)
         self._doubt_close_readings(results)
@@ -1563,15 +1563,18 @@ class SiteReader:
         if self._scored is None or self._nearest is None:
             return
         hiders = self._found_after_rounds(results)
-        if not hiders and not any(r.reason in ("hidden", "foot hidden") for r in results):
-            return  # (no site to uncover: the silhouettes are not drawn again)
+        uncover = self.cfg["uncover_margin"] is not None and any(
+            r.reason in ("hidden", "foot hidden") for r in results)
+        if not hiders and not uncover:
+            return  # (nothing to cover or uncover: the silhouettes are not drawn again)
         scored_under, px, py, rank = self._scored
         self._nearest = self._silhouettes(pose, strips, results, rank, self._nearest.shape[:2])
         occluded = self._nearest[py, px] < rank[:, None, None]
         if hiders:
             self._cover_read(strips, sf, model, results, hiders, occluded, scored_under)
-        self._uncover_hidden(pose, strips, sf, model, results, rank, occluded, scored_under,
-                             px, py)
+        if uncover:
+            self._uncover_hidden(pose, strips, sf, model, results, rank, occluded,
+                                 scored_under, px, py)
 
     def _found_after_rounds(self, results: list[SiteResult]) -> set[int]:
         """The towers the checks after the occlusion rounds found (none with

@@ -125,3 +125,9 @@ def test_a_covered_guess_the_rescue_would_not_take_hides_no_reading(hider_photo)
     loose = _read(hider_photo, {"sites": {"covered_tower_margin": 4.5}})
     assert _detail(loose, TOWER).reason == "covered"
     assert (loose.sites[BEHIND].height, loose.sites[BEHIND].owner) == (2, "blue")
+
+
+def test_the_cover_step_does_not_need_the_uncover_step(hider_photo) -> None:
+    # the two share the silhouettes drawn after the checks, not their switches
+    alone = _read(hider_photo, OFF)
+    assert BEHIND in alone.unseen and _detail(alone, BEHIND).reason == "foot hidden"
