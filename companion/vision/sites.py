@@ -1045,12 +1045,10 @@ class SiteReader:
         least = self.cfg["shared_top_share"]
         if least is None:
             return
-        g = self.g
         rank = _nearness_rank(st)
 
         def top(i: int, height: int, depth: float) -> np.ndarray:
-            corners = g.square(g.site_xy[i] + depth * st.v[i], height * g.storey)
-            return project_fast(pose, corners).astype(np.float32)
+            return self._top_face(pose, st, i, height, depth).astype(np.float32)
 
         # (site, colour, top face in the photo) of every tower read
         tops = [(j, r.color, top(j, r.height, r.depth))
@@ -1496,13 +1494,19 @@ class SiteReader:
         self._round_heights = [r.height for r in results]
         return results
 
+    def _top_face(self, pose: Pose, st: Strips, i: int, height: int,
+                  depth: float) -> FloatArray:
+        """Site ``i``'s top face at ``height`` storeys and ``depth`` mm along its line of
+        sight, in the photo: (4, 2) pixel corners."""
+        g = self.g
+        return project_fast(pose, g.square(g.site_xy[i] + depth * st.v[i], height * g.storey))
+
     def _top_visible(self, pose: Pose, st: Strips, i: int, height: int, depth: float,
                      rank: np.ndarray) -> float:
         """The share of site ``i``'s top face (at ``height`` and ``depth``) in the photo
         that no nearer tower's silhouette covers, over its pixels."""
         assert self._nearest is not None
-        g = self.g
-        pix = project_fast(pose, g.square(g.site_xy[i] + depth * st.v[i], height * g.storey))
+        pix = self._top_face(pose, st, i, height, depth)
         H, W = self._nearest.shape
         lo = np.floor(pix.min(axis=0)).astype(int)
         hi = np.ceil(pix.max(axis=0)).astype(int)
@@ -1573,8 +1577,9 @@ class SiteReader:
         if hiders:
             self._cover_read(strips, sf, model, results, hiders, occluded, scored_under)
         if uncover:
+            # (the last step that looks at silhouettes: none are drawn after it)
             self._uncover_hidden(pose, strips, sf, model, results, rank, occluded,
-                                 scored_under, px, py)
+                                 scored_under, px, py, redraw=False)
 
     def _found_after_rounds(self, results: list[SiteResult]) -> set[int]:
         """The towers the checks after the occlusion rounds found (none with
@@ -1615,8 +1620,7 @@ class SiteReader:
             new = occluded[i] & ~scored_under[i]
             if not np.any(new):
                 continue
-            cover = np.unique(self._nearest[py[i][new], px[i][new]])
-            if {int(at_rank[c]) for c in cover if c < len(rank)} & hiders:
+            if self._covering(py[i][new], px[i][new], at_rank) & hiders:
                 cand.append(i)
         if not cand:
             return
@@ -1626,11 +1630,19 @@ class SiteReader:
             results[int(i)] = res
             scored_under[int(i)] = occluded[int(i)]
 
+    def _covering(self, ys: np.ndarray, xs: np.ndarray, at_rank: np.ndarray) -> set[int]:
+        """The sites whose silhouettes (as last drawn) cover the pixels (``ys``, ``xs``);
+        ``at_rank``: the site at each nearness rank."""
+        assert self._nearest is not None
+        return {int(at_rank[c]) for c in np.unique(self._nearest[ys, xs])
+                if c < len(at_rank)}
+
     def _uncover_hidden(self, pose: Pose, strips: Strips, sf: StripFeatures,
                         model: ColourModel, results: list[SiteResult], rank: np.ndarray,
                         occluded: np.ndarray, scored_under: np.ndarray, px: np.ndarray,
-                        py: np.ndarray) -> None:
-        """Read again the hidden sites that the towers as finally read no longer hide.
+                        py: np.ndarray, redraw: bool = True) -> None:
+        """Read again the hidden sites that the towers as finally read no longer hide
+        (``redraw``: the silhouettes drawn again when one is taken, for the steps after).
 
         The occlusion rounds stop after ``occlusion_rounds``: a site found hidden
         behind a nearer site's first reading (a phantom, a tower a storey too
@@ -1653,7 +1665,7 @@ class SiteReader:
                 results[int(i)] = res
                 scored_under[int(i)] = occluded[int(i)]
                 taken = True
-        if taken and self._nearest is not None:
+        if taken and redraw and self._nearest is not None:
             self._nearest = self._silhouettes(pose, strips, results, rank,
                                               self._nearest.shape[:2])
 
@@ -1690,8 +1702,7 @@ class SiteReader:
                 continue
             results[int(i)] = res
             scored_under[int(i)] = occ_plain[int(i)]
-            cover = np.unique(self._nearest[py[i], px[i]])
-            refuted |= {int(at_rank[c]) for c in cover if c < len(rank)} & guesses
+            refuted |= self._covering(py[i], px[i], at_rank) & guesses
         if not refuted:
             return
         # a refuted guess hides nothing: every site it hid is read again without it
