@@ -581,8 +581,7 @@ class Controller:
         from companion.vision.newblock import settle, settled_totals
 
         base = scene.heights.get(site, 0)
-        weighed = getattr(look.reading, "hypotheses", None)  # a fake reader has none
-        read_scores = weighed().get(site) if weighed else None
+        read_scores = _read_scores(look.reading, site)
         view, _, decided = settle(there, look.reading.sites.get(site), base, self.new_block,
                                   read_scores)
         views = {**state.board.views(), site: view}
@@ -1026,8 +1025,7 @@ class Controller:
             if fit is not None:
                 from companion.vision.newblock import settle, settled_totals
 
-                weighed = getattr(reading, "hypotheses", None)  # a fake reader has none
-                read_scores = weighed().get(site) if weighed else None
+                read_scores = _read_scores(reading, site)
                 revised = self._reconsider(prev, image, pose, site, reading, heights, fit,
                                            read_scores)
                 if revised is not None:
@@ -1185,6 +1183,14 @@ class Controller:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _read_scores(reading: Any, site: Site) -> Mapping[tuple[int, str], float] | None:
+    """The reader's scores for the heights it weighed at ``site`` ((height, colour) ->
+    score), for :func:`companion.vision.newblock.settle`; None from a reader that
+    keeps none (a fake reader)."""
+    weighed = getattr(reading, "hypotheses", None)
+    return weighed().get(site) if weighed else None
 
 
 def _takes(func: Any, name: str) -> bool:
