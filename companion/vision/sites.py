@@ -171,6 +171,20 @@ def claim_split_colour(results: Sequence[SiteResult], model: ColourModel,
     return changed
 
 
+class _Rounds(NamedTuple):
+    """What the occlusion rounds (:meth:`SiteReader._read_all`) leave to the steps
+    after the checks: the mask each site was last scored under (S, N, L), the
+    strip samples' pixels and the sites' nearness ranks it was drawn with, and
+    the heights the rounds read (a tower the checks found after them hides
+    sites the rounds read without it)."""
+
+    scored_under: np.ndarray
+    px: np.ndarray
+    py: np.ndarray
+    rank: np.ndarray
+    heights: list[int | None]
+
+
 class _Best(NamedTuple):
     """A site's best hypotheses (:meth:`SiteReader._best`)."""
 
@@ -183,10 +197,21 @@ class _Best(NamedTuple):
 
 def _nearness_rank(strips: Strips) -> np.ndarray:
     """Each site's rank by distance from the camera (0 = nearest): a tower can
-    hide only the sites ranked after it."""
+    hide only the sites ranked after it. The strips' alone: kept with them, as
+    every occlusion step asks for it."""
+    hit: np.ndarray | None = strips.cache.get("nearness_rank")
+    if hit is not None:
+        return hit
     rank = np.empty(len(strips.rho_c), np.int64)
     rank[np.argsort(np.abs(strips.rho_c))] = np.arange(len(strips.rho_c))
-    return rank
+    return strips.keep("nearness_rank", rank)
+
+
+def _occluded(nearest: np.ndarray, px: np.ndarray, py: np.ndarray,
+              rank: np.ndarray) -> np.ndarray:
+    """Which strip samples (pixels ``px``, ``py``; (S, N, L)) a nearer site's silhouette
+    in ``nearest`` (:meth:`SiteReader._silhouettes`) covers."""
+    return np.asarray(nearest[py, px] < rank[:, None, None])
 
 
 @dataclass
@@ -870,8 +895,6 @@ class SiteReader:
         self.noise = 0.01
         self.site_print: ColourClass | None = None
         self._nearest: np.ndarray | None = None
-        self._round_heights: list[int | None] = []
-        self._scored: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._range: dict[int, tuple[int, int]] = {}
         self._photo: _Photo | None = None
         #: the photo evidence of the last scorings (:meth:`_photo_evidence`), newest first
@@ -927,14 +950,13 @@ class SiteReader:
         sf = strip_features(image, strips, wb, model, cfg, board, self.site_print,
                             photo.rows, photo.shown)
         self._nearest = None
-        self._scored = None
-        results = self._read_all(image, pose, strips, sf, model)
+        results, rounds = self._read_all(image, pose, strips, sf, model)
         self._unexplained_tops(pose, strips, results)
         if cfg["print_check"]:
             self._check_empty_sites(image, pose, strips, results)
         if cfg["occlusion"]:
             # the tops rescued and the towers the print refutes change silhouettes too
-            self._uncover_after_checks(pose, strips, sf, model, results)
+            self._uncover_after_checks(pose, strips, sf, model, results, rounds)
         self._doubt_close_readings(results)
         self._doubt_bright_sides(results)
         self._doubt_shared_tops(pose, strips, results)
@@ -1450,7 +1472,7 @@ class SiteReader:
         return model.fit({k: np.asarray(v) for k, v in samples.items()}, prior_weight=3.0)
 
     def _read_all(self, image: np.ndarray, pose: Pose, strips: Strips, sf: StripFeatures,
-                  model: ColourModel) -> list[SiteResult]:
+                  model: ColourModel) -> tuple[list[SiteResult], _Rounds]:
         """Score all sites at once, then re-score those that read towers now occlude.
 
         A site's occluders are the towers nearer to the camera; since those may
@@ -1476,7 +1498,7 @@ class SiteReader:
                 break
             nearest = self._silhouettes(pose, strips, results, rank, (h, w))
             self._nearest = nearest  # the silhouettes of the results as they stand
-            new_occ = nearest[py, px] < rank[:, None, None]
+            new_occ = _occluded(nearest, px, py, rank)
             changed = np.flatnonzero(np.any(new_occ != occluded, axis=(1, 2)))
             occluded = new_occ
             if len(changed) == 0:
@@ -1490,9 +1512,7 @@ class SiteReader:
         if cfg["occlusion"] and cfg["occlude_unseen"] and float(cfg["refute_margin"]) > 0:
             self._refute_guesses(pose, strips, sf, model, results, rank, occluded, px, py,
                                  scored_under)
-        self._scored = (scored_under, px, py, rank)
-        self._round_heights = [r.height for r in results]
-        return results
+        return results, _Rounds(scored_under, px, py, rank, [r.height for r in results])
 
     def _top_face(self, pose: Pose, st: Strips, i: int, height: int,
                   depth: float) -> FloatArray:
@@ -1560,42 +1580,43 @@ class SiteReader:
             self._nearest = self._silhouettes(pose, st, results, rank, self._nearest.shape[:2])
 
     def _uncover_after_checks(self, pose: Pose, strips: Strips, sf: StripFeatures,
-                              model: ColourModel, results: list[SiteResult]) -> None:
+                              model: ColourModel, results: list[SiteResult],
+                              rounds: _Rounds) -> None:
         """:meth:`_uncover_hidden` again once the checks after the rounds changed readings
         (a tower the print refutes hides nothing; a site under it stayed hidden), and
         :meth:`_cover_read` for the towers the checks found (which hide sites read)."""
-        if self._scored is None or self._nearest is None:
+        if self._nearest is None:
             return
-        hiders = self._found_after_rounds(results)
+        hiders = self._found_after_rounds(results, rounds.heights)
         uncover = self.cfg["uncover_margin"] is not None and any(
             r.reason in ("hidden", "foot hidden") for r in results)
         if not hiders and not uncover:
             return  # (nothing to cover or uncover: the silhouettes are not drawn again)
-        scored_under, px, py, rank = self._scored
+        scored_under, px, py, rank, _ = rounds
         self._nearest = self._silhouettes(pose, strips, results, rank, self._nearest.shape[:2])
-        occluded = self._nearest[py, px] < rank[:, None, None]
+        occluded = _occluded(self._nearest, px, py, rank)
         if hiders:
-            self._cover_read(strips, sf, model, results, hiders, occluded, scored_under)
+            self._cover_read(strips, sf, model, results, hiders, occluded, rounds)
         if uncover:
             # (the last step that looks at silhouettes: none are drawn after it)
             self._uncover_hidden(pose, strips, sf, model, results, rank, occluded,
                                  scored_under, px, py, redraw=False)
 
-    def _found_after_rounds(self, results: list[SiteResult]) -> set[int]:
+    def _found_after_rounds(self, results: list[SiteResult],
+                            before: list[int | None]) -> set[int]:
         """The towers the checks after the occlusion rounds found (none with
         ``cover_margin`` null): a site read empty in the rounds that the checks
         read as a tower, and a covered site whose best tower passes the covered-tower
         rescue's tests but the arm rule kept unseen (:func:`covered_tower_lead`)."""
         if self.cfg["cover_margin"] is None:
             return set()
-        before = self._round_heights
         return {i for i, r in enumerate(results)
                 if (r.height and not before[i]) or (
                     r.reason == "covered" and covered_tower_lead(r, self.cfg) is not None)}
 
     def _cover_read(self, strips: Strips, sf: StripFeatures, model: ColourModel,
                     results: list[SiteResult], hiders: set[int], occluded: np.ndarray,
-                    scored_under: np.ndarray) -> None:
+                    rounds: _Rounds) -> None:
         """Read again, under the silhouettes as they now stand, the towers that
         ``hiders`` newly hide in part and that won by under ``cover_margin`` (not
         the hiders themselves: the checks read them on evidence the scorer lacks).
@@ -1609,8 +1630,8 @@ class SiteReader:
         is trusted to hide a reading: every covered site's guess hid more right
         towers than phantoms (docs/vision-errors.md, sixty-second session).
         """
-        assert self._nearest is not None and self._scored is not None
-        _, px, py, rank = self._scored
+        assert self._nearest is not None
+        scored_under, px, py, rank, _ = rounds
         at_rank = np.argsort(rank)
         least = float(self.cfg["cover_margin"])
         cand = []
@@ -1688,7 +1709,7 @@ class SiteReader:
         if not guesses:
             return
         plain = self._silhouettes(pose, strips, results, rank, (h, w), skip=guesses)
-        occ_plain = plain[py, px] < rank[:, None, None]
+        occ_plain = _occluded(plain, px, py, rank)
         cand = np.array([i for i, r in enumerate(results)
                          if r.height is None and r.reason in ("hidden", "foot hidden")
                          and np.any(occ_plain[i] != occluded[i])], np.int64)
@@ -1707,7 +1728,7 @@ class SiteReader:
             return
         # a refuted guess hides nothing: every site it hid is read again without it
         self._nearest = self._silhouettes(pose, strips, results, rank, (h, w), skip=refuted)
-        occ = self._nearest[py, px] < rank[:, None, None]
+        occ = _occluded(self._nearest, px, py, rank)
         again = np.array([i for i in cand if results[int(i)].height is None
                           and int(i) not in refuted and np.any(occ[i] != occluded[i])],
                          np.int64)
