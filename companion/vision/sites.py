@@ -1072,18 +1072,17 @@ class SiteReader:
         def top(i: int, height: int, depth: float) -> np.ndarray:
             return self._top_face(pose, st, i, height, depth).astype(np.float32)
 
-        # (site, colour, top face in the photo) of every tower read
-        tops = [(j, r.color, top(j, r.height, r.depth))
-                for j, r in enumerate(results) if r.height]
-        for i, r in enumerate(results):
-            if r.reason or not r.height or r.color is None:
+        # every tower read: its top face in the photo (the nearer and the farther alike)
+        tops = {j: top(j, r.height, r.depth) for j, r in enumerate(results) if r.height}
+        for i, face in tops.items():
+            r = results[i]
+            if r.reason or r.color is None:
                 continue
-            face = top(i, r.height, r.depth)
             area = abs(float(cv2.contourArea(face)))
             if area < 4.0:
                 continue  # a top a pixel or two across (or behind the camera)
-            for j, colour, other in tops:
-                if colour != r.color or rank[j] <= rank[i]:
+            for j, other in tops.items():
+                if results[j].color != r.color or rank[j] <= rank[i]:
                     continue
                 shared, _ = cv2.intersectConvexConvex(face, other)
                 if shared >= float(least) * area:

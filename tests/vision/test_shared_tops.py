@@ -6,24 +6,12 @@ from __future__ import annotations
 
 from companion.rules import Site, SiteView
 from companion.sim.scenes import labelled_photo
-from companion.vision.evaluate import compare, site_verdicts
-from companion.vision.reader import read_image
+from companion.vision.evaluate import compare
+from tests.vision.readings import detail as _detail
+from tests.vision.readings import read_rendered as _read
+from tests.vision.readings import verdict_changes as _changes
 
 OFF = {"sites": {"shared_top_share": None}}
-
-
-def _read(rendered, config=None):
-    return read_image(rendered.image, None, list(rendered.truth["expected"]["colors"]), config)
-
-
-def _changes(now, before, truth):
-    v_now, v_before = site_verdicts(now.to_json(), truth), site_verdicts(
-        before.to_json(), truth)
-    return {s: (v_before[s], v_now[s]) for s in v_now if v_now[s] != v_before[s]}
-
-
-def _detail(reading, site):
-    return next(d for d in reading.details if d.site == site)
 
 
 def test_a_low_tower_read_tall_on_a_farther_top_goes_to_unseen() -> None:

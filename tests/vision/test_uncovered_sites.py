@@ -10,8 +10,10 @@ import pytest
 
 from companion.rules import Site
 from companion.sim.scenes import labelled_photo
-from companion.vision.evaluate import compare, site_verdicts
-from companion.vision.reader import read_image
+from companion.vision.evaluate import compare
+from tests.vision.readings import detail as _detail
+from tests.vision.readings import read_rendered as _read
+from tests.vision.readings import verdict_changes
 
 OFF = {"sites": {"uncover_margin": None}}
 
@@ -25,22 +27,16 @@ def photo():
     return rendered
 
 
-def _read(rendered, config=None):
-    return read_image(rendered.image, None, list(rendered.truth["expected"]["colors"]), config)
-
-
 def test_a_site_the_final_silhouettes_uncover_is_read_again(photo) -> None:
     site = Site(1, 2, 0)
     now, before = _read(photo), _read(photo, OFF)
     assert (now.sites[site].height, now.sites[site].owner) == (5, "blue")
-    was = next(d for d in before.details if d.site == site)
+    was = _detail(before, site)
     assert site in before.unseen and was.height is None and was.reason == "foot hidden"
-    read = next(d for d in now.details if d.site == site)
+    read = _detail(now, site)
     assert read.reason == "" and round(read.margin, 2) == 4.65
     # the one site changed, and from unseen to right
-    v_now, v_before = site_verdicts(now.to_json(), photo.truth), site_verdicts(
-        before.to_json(), photo.truth)
-    assert {s: (v_before[s], v_now[s]) for s in v_now if v_now[s] != v_before[s]} == {
+    assert verdict_changes(now, before, photo.truth) == {
         site: (("unseen", "unseen"), ("5 blue", "right"))}
     assert [(c["wrong"], c["unseen_visible"]) for c in (
         compare(now.to_json(), photo.truth), compare(before.to_json(), photo.truth))] == [
@@ -52,7 +48,7 @@ def test_a_new_reading_under_the_margin_is_not_taken(photo) -> None:
     site = Site(1, 2, 0)
     strict = _read(photo, {"sites": {"uncover_margin": 5.0}})
     assert site in strict.unseen
-    assert next(d for d in strict.details if d.site == site).reason == "foot hidden"
+    assert _detail(strict, site).reason == "foot hidden"
 
 
 def test_a_top_face_half_in_view_is_read_though_its_sample_lines_are_covered() -> None:
@@ -62,14 +58,12 @@ def test_a_top_face_half_in_view_is_read_though_its_sample_lines_are_covered() -
     _, rendered = labelled_photo(500, 13, "phone")
     site = Site(1, 2, 1)
     now, before = _read(rendered), _read(rendered, {"sites": {"exact_visible": False}})
-    was = next(d for d in before.details if d.site == site)
+    was = _detail(before, site)
     assert site in before.unseen and was.reason == "hidden" and round(was.visible, 2) == 0.47
-    read = next(d for d in now.details if d.site == site)
+    read = _detail(now, site)
     assert (now.sites[site].height, now.sites[site].owner) == (3, "blue")
     assert read.reason == "" and round(read.visible, 2) == 0.57
-    v_now, v_before = site_verdicts(now.to_json(), rendered.truth), site_verdicts(
-        before.to_json(), rendered.truth)
-    assert {s: (v_before[s], v_now[s]) for s in v_now if v_now[s] != v_before[s]} == {
+    assert verdict_changes(now, before, rendered.truth) == {
         site: (("unseen", "unseen"), ("3 blue", "right"))}
 
 
@@ -87,10 +81,6 @@ def hider_photo():
     return rendered
 
 
-def _detail(reading, site):
-    return next(d for d in reading.details if d.site == site)
-
-
 def test_a_phantom_behind_a_tower_the_checks_found_is_read_again(hider_photo) -> None:
     now, before = _read(hider_photo), _read(hider_photo, {"sites": {"cover_margin": None}})
     # the tower in front: found by the print check, its best tower a clear lead
@@ -105,9 +95,7 @@ def test_a_phantom_behind_a_tower_the_checks_found_is_read_again(hider_photo) ->
     read = _detail(now, BEHIND)
     assert BEHIND in now.unseen and read.reason == "foot hidden"
     assert round(read.foot_visible, 2) == 0.0
-    v_now, v_before = site_verdicts(now.to_json(), hider_photo.truth), site_verdicts(
-        before.to_json(), hider_photo.truth)
-    assert {s: (v_before[s], v_now[s]) for s in v_now if v_now[s] != v_before[s]} == {
+    assert verdict_changes(now, before, hider_photo.truth) == {
         BEHIND: (("2 blue", "hidden_read"), ("unseen", "hidden"))}
     assert [compare(r.to_json(), hider_photo.truth)["hidden_read"] for r in (now, before)] == [1, 2]
 
