@@ -1068,12 +1068,14 @@ class SiteReader:
         if least is None:
             return
         rank = _nearness_rank(st)
-
-        def top(i: int, height: int, depth: float) -> np.ndarray:
-            return self._top_face(pose, st, i, height, depth).astype(np.float32)
-
-        # every tower read: its top face in the photo (the nearer and the farther alike)
-        tops = {j: top(j, r.height, r.depth) for j, r in enumerate(results) if r.height}
+        # every tower read: its top face in the photo (the nearer and the farther alike),
+        # projected in one call (this runs on every read, the live table's too)
+        read = [j for j, r in enumerate(results) if r.height]
+        if not read:
+            return
+        faces = self._top_faces(pose, st, np.array(read), np.array(
+            [results[j].height for j in read]), np.array([results[j].depth for j in read]))
+        tops = dict(zip(read, faces.astype(np.float32), strict=True))
         for i, face in tops.items():
             r = results[i]
             if r.reason or r.color is None:
@@ -1517,8 +1519,19 @@ class SiteReader:
                   depth: float) -> FloatArray:
         """Site ``i``'s top face at ``height`` storeys and ``depth`` mm along its line of
         sight, in the photo: (4, 2) pixel corners."""
+        return self._top_faces(pose, st, np.array([i]), np.array([height]),
+                               np.array([depth]))[0]
+
+    def _top_faces(self, pose: Pose, st: Strips, idx: np.ndarray, heights: np.ndarray,
+                   depths: np.ndarray) -> FloatArray:
+        """:meth:`_top_face` of the sites ``idx`` at once: (n, 4, 2) pixel corners."""
         g = self.g
-        return project_fast(pose, g.square(g.site_xy[i] + depth * st.v[i], height * g.storey))
+        h = g.footprint / 2
+        centres = g.site_xy[idx] + depths[:, None] * st.v[idx]
+        pts = np.empty((len(idx), 4, 3))
+        pts[:, :, :2] = centres[:, None, :] + np.array([[-h, h], [h, h], [h, -h], [-h, -h]])
+        pts[:, :, 2] = (heights * g.storey)[:, None]
+        return project_fast(pose, pts)
 
     def _top_visible(self, pose: Pose, st: Strips, i: int, height: int, depth: float,
                      rank: np.ndarray) -> float:
