@@ -285,6 +285,12 @@ class Controller:
         #: doubtful builds by site, to weigh again when the next block there is fitted
         self._doubted: dict[Site, _Doubt] = {}
 
+    @property
+    def weighing_again(self) -> dict[Site, Build]:
+        """The doubtful builds kept to be weighed again when the next block at their
+        site is fitted (:meth:`_reconsider`), by site."""
+        return {site: doubt.move for site, doubt in self._doubted.items()}
+
     # -- one frame -----------------------------------------------------------
     def process(self, image: np.ndarray, timestamp: float) -> str:
         """Feed one frame; returns what happened: moving, waiting, idle, read (or
@@ -578,7 +584,7 @@ class Controller:
                  seen.site.name, here)
         if there is None or (here is not None and there.score < here.score):
             return None
-        from companion.vision.newblock import settle, settled_totals
+        from companion.vision.newblock import doubt_totals, settle
 
         base = scene.heights.get(site, 0)
         read_scores = _read_scores(look.reading, site)
@@ -593,7 +599,7 @@ class Controller:
         # a block seen only past a nearer tower, placed by the card: always for the
         # players to check (and weighed again when the next block there is fitted)
         self._fitted = _Fitted(site, True, decided, base,
-                               settled_totals(there, read_scores, base, self.new_block))
+                               doubt_totals(there, read_scores, base, self.new_block))
         return again
 
     def _next_players_block(self, look: _Look, decision: Decision) -> Decision:
@@ -1023,7 +1029,7 @@ class Controller:
             if fit is None:
                 fit = self._fit_block(prev, image, pose, site, state, reading, heights)
             if fit is not None:
-                from companion.vision.newblock import settle, settled_totals
+                from companion.vision.newblock import doubt_totals, settle
 
                 read_scores = _read_scores(reading, site)
                 revised = self._reconsider(prev, image, pose, site, reading, heights, fit,
@@ -1037,7 +1043,7 @@ class Controller:
                     views[site] = view
                     unseen = [c for c in unseen if c != site]
                 self._fitted = _Fitted(site, doubts, decided, base,
-                                       settled_totals(fit, read_scores, base, self.new_block))
+                                       doubt_totals(fit, read_scores, base, self.new_block))
         return views, unseen, pixel_site
 
     def _reconsider(self, before: np.ndarray, after: np.ndarray, pose: Any, site: Site,
@@ -1050,7 +1056,7 @@ class Controller:
         tower and the revised heights are returned. None when nothing changes.
         """
         doubt = self._doubted.pop(site, None)
-        if doubt is None or not read_scores:
+        if doubt is None:
             return None
         from companion.vision.newblock import contradicts, reconsider
 

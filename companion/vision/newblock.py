@@ -100,6 +100,19 @@ def settled_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] |
                           float(_option(config, "reading_unlisted")))
 
 
+def doubt_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
+                 base: int, config: Mapping[str, Any] | None = None,
+                 ) -> dict[tuple[int, str], float] | None:
+    """What the live table keeps of a doubtful build to weigh it again later
+    (:func:`reconsider`): :func:`settled_totals`, or where the reader listed no
+    heights there (a site seen only past a nearer tower) the fit alone, so that
+    the block built on it can still revise it. None where nothing is weighed."""
+    if not weighs(config):
+        return None
+    return weighed_totals(fit, read_scores, base, float(_option(config, "reading_weight")),
+                          float(_option(config, "reading_unlisted")))
+
+
 def _weigh(total: Mapping[tuple[int, str], float]) -> tuple[int, str, float]:
     """The (storeys, colour) the fit and the reading agree on best, and its margin.
 

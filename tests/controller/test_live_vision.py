@@ -150,6 +150,25 @@ def test_a_doubtful_build_is_revised_by_the_block_built_on_it() -> None:
                                   "on it fits that tower better; check it")
 
 
+def test_a_doubtful_build_seen_only_past_a_tower_is_kept_to_weigh_again() -> None:
+    # SimTable seed 1, build 20: East's black 2 at Hong Kong N, behind Hong Kong
+    # C's tower. The reader lists no heights there; the block is placed by East's
+    # card and fitted to what changed, a black 1 by 4 points of the fit over a
+    # black 2 (doubtful). It is kept, by the fit alone, for the block built on it
+    # to weigh again (without the reader's scores it used to be dropped).
+    table = SimTable(seed=1, hand_frames=2, still_frames=8)
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
+    while len(table.moves) <= 20:
+        frame = table.read()
+        ctl.process(frame.image, frame.timestamp)
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries[:19]] == [str(m) for m in table.moves[:19]]
+    assert str(table.moves[19]) == "E c12 black2@3N"
+    assert (str(entries[19].move), entries[19].doubtful) == ("E c12 black1@3N", True)
+    assert ctl.weighing_again == {Site.parse("3N"): entries[19].move}
+
+
 def test_a_doubtful_build_the_players_kept_is_not_revised() -> None:
     # the same game, but the players looked at Hong Kong E after move 2 and kept
     # the blue 2 ("Looks right"): the camera does not overrule them later

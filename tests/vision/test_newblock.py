@@ -12,6 +12,7 @@ from companion.vision.geometry import Intrinsics, Pose, board_geometry
 from companion.vision.newblock import (
     BlockFit,
     contradicts,
+    doubt_totals,
     fit_new_block,
     fit_stacks,
     reconsider,
@@ -147,6 +148,19 @@ def test_the_fit_and_the_reading_are_weighed_together() -> None:
         SiteView(4, "red"), False, True)
     assert settle(fit, SiteView(5, "red"), 3, {"reading_weight": 0.0}, read) == (
         SiteView(4, "black"), False, True)
+
+
+def test_a_doubtful_block_seen_only_past_a_tower_is_kept_by_its_fit_alone() -> None:
+    """A block the reader listed no heights for (its site seen only past a nearer
+    tower) is still kept to weigh again: by the fit alone, in percent of its best.
+    With the reader's scores, as settle weighed it: 96 % + (10 - 4) for two storeys."""
+    fit = _fit({("black", 1): 100.0, ("black", 2): 96.0})
+    assert doubt_totals(fit, None, 3) == {(1, "black"): 100.0, (2, "black"): 96.0}
+    assert doubt_totals(fit, {}, 3) == {(1, "black"): 100.0, (2, "black"): 96.0}
+    read = {(5, "black"): 10.0, (4, "black"): 4.0}
+    assert doubt_totals(fit, read, 3) == {(1, "black"): 104.0, (2, "black"): 106.0}
+    # nothing is weighed (reading_weight 0): nothing kept, as before
+    assert doubt_totals(fit, None, 3, {"reading_weight": 0.0}) is None
 
 
 def test_a_doubtful_block_is_reconsidered_when_the_block_built_on_it_contradicts_it() -> None:
