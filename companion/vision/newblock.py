@@ -92,12 +92,8 @@ def settled_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] |
                    base: int, config: Mapping[str, Any] | None = None,
                    ) -> dict[tuple[int, str], float] | None:
     """The weighed totals :func:`settle` decides by, or None where it does not
-    weigh (no reader scores, or ``reading_weight`` 0): kept by the live table
-    for a doubtful move, to weigh it again later (:func:`reconsider`)."""
-    if not read_scores or not weighs(config):
-        return None
-    return weighed_totals(fit, read_scores, base, float(_option(config, "reading_weight")),
-                          float(_option(config, "reading_unlisted")))
+    weigh (no reader scores, or ``reading_weight`` 0)."""
+    return doubt_totals(fit, read_scores, base, config) if read_scores else None
 
 
 def doubt_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
