@@ -110,6 +110,9 @@ class _Fitted:
     base: int  # the record's tower under it
     #: (storeys, colour) -> weighed total, when the reader's scores were weighed in
     totals: Mapping[tuple[int, str], float] | None = None
+    #: the fit itself, on the scene's towers (None when a revision changed the tower
+    #: under it): a second look at the same site need not fit it again
+    fit: Any = None
 
 
 @dataclass(frozen=True)
@@ -578,8 +581,11 @@ class Controller:
             return None
         there = self._fit_block(scene.before, scene.after, scene.pose, site, state,
                                 look.reading, scene.heights)
-        here = self._fit_block(scene.before, scene.after, scene.pose, seen.site, state,
-                               look.reading, scene.heights)
+        focused = self._fitted
+        here = focused.fit if focused is not None and focused.site == seen.site \
+            and focused.fit is not None else self._fit_block(
+                scene.before, scene.after, scene.pose, seen.site, state, look.reading,
+                scene.heights)
         log.info("card site %s: fit %s; build seen at %s: fit %s", site.name, there,
                  seen.site.name, here)
         if there is None or (here is not None and there.score < here.score):
@@ -1043,7 +1049,8 @@ class Controller:
                     views[site] = view
                     unseen = [c for c in unseen if c != site]
                 self._fitted = _Fitted(site, doubts, decided, base,
-                                       doubt_totals(fit, read_scores, base, self.new_block))
+                                       doubt_totals(fit, read_scores, base, self.new_block),
+                                       fit if revised is None else None)
         return views, unseen, pixel_site
 
     def _reconsider(self, before: np.ndarray, after: np.ndarray, pose: Any, site: Site,
