@@ -195,6 +195,15 @@ class _Best(NamedTuple):
     tower: int  # the best tower's height index (-1: the empty site alone scored)
 
 
+def _nearness_order(strips: Strips) -> np.ndarray:
+    """The sites from the nearest to the camera to the farthest: the site at each
+    rank of :func:`_nearness_rank`. The strips' alone: kept with them."""
+    hit: np.ndarray | None = strips.cache.get("nearness_order")
+    if hit is not None:
+        return hit
+    return strips.keep("nearness_order", np.argsort(np.abs(strips.rho_c)))
+
+
 def _nearness_rank(strips: Strips) -> np.ndarray:
     """Each site's rank by distance from the camera (0 = nearest): a tower can
     hide only the sites ranked after it. The strips' alone: kept with them, as
@@ -203,7 +212,7 @@ def _nearness_rank(strips: Strips) -> np.ndarray:
     if hit is not None:
         return hit
     rank = np.empty(len(strips.rho_c), np.int64)
-    rank[np.argsort(np.abs(strips.rho_c))] = np.arange(len(strips.rho_c))
+    rank[_nearness_order(strips)] = np.arange(len(strips.rho_c))
     return strips.keep("nearness_rank", rank)
 
 
@@ -1643,8 +1652,8 @@ class SiteReader:
         towers than phantoms (docs/vision-errors.md, sixty-second session).
         """
         assert self._nearest is not None
-        scored_under, px, py, rank, _ = rounds
-        at_rank = np.argsort(rank)
+        scored_under, px, py, _, _ = rounds
+        at_rank = _nearness_order(strips)
         least = float(self.cfg["cover_margin"])
         cand = []
         for i, r in enumerate(results):
@@ -1727,7 +1736,7 @@ class SiteReader:
                          and np.any(occ_plain[i] != occluded[i])], np.int64)
         if len(cand) == 0:
             return
-        at_rank = np.argsort(rank)
+        at_rank = _nearness_order(strips)
         refuted: set[int] = set()
         for i, res in zip(cand, self._score_under(cand, occ_plain, strips, sf, model),
                           strict=True):
