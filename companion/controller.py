@@ -294,6 +294,19 @@ class Controller:
         site is fitted (:meth:`_reconsider`), by site."""
         return {site: doubt.move for site, doubt in self._doubted.items()}
 
+    def second_looks(self) -> list[int]:
+        """The plies of the doubtful builds kept to be weighed again, as the record
+        numbers them now: the page tells the players the camera will look at them
+        once more when the next block is built there (called from the page's
+        threads, so it works on a copy)."""
+        doubts = list(self._doubted.values())
+        if not doubts or not self.session.has_game:
+            return []
+        game, record = self.session.game_id, self.session.record
+        moves, effective = record.moves, record.effective()
+        plies = (doubt_ply(moves, d.move) for d in doubts if d.game == game)
+        return sorted(p for p in plies if p is not None and not effective[p].agreed)
+
     # -- one frame -----------------------------------------------------------
     def process(self, image: np.ndarray, timestamp: float) -> str:
         """Feed one frame; returns what happened: moving, waiting, idle, read (or
@@ -652,6 +665,9 @@ class Controller:
                         and isinstance(decision.move, Build):
                     self._doubted[moved] = _Doubt(self.session.game_id, decision.move,
                                                   fitted.base, fitted.totals)
+                    # the pages asked for the state when the move was played, before
+                    # this: they ask again to say the camera will look once more
+                    self.session.announce("second-look", {"site": moved.name})
             self.stats.moves += 1
             if outcome.warning is not None:
                 self.stats.warnings += 1

@@ -129,7 +129,9 @@ def _table_driver(session: GameSession, args: argparse.Namespace,
                          speed=args.speed, names=DEMO_NAMES, leds=TableLeds(strip, ledmap),
                          camera_view=view, on_game_over=finish)
     services = {"camera_view": view,
-                "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count}
+                "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count,
+                "second_looks": lambda: [] if driver.controller is None
+                else driver.controller.second_looks()}
     return driver, services
 
 

@@ -300,6 +300,7 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
                             else {"arm_timeout_seconds": args.arm_timeout})
     app = create_app({"PIN": args.pin} if args.pin else None, session=session, services={
         "camera_view": view, "evidence": journal.evidence,
+        "second_looks": controller.second_looks,
         "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count,
         "replay": make_replay_service(session, journal=journal)})
     server = WebServer(app, args.host, args.port, threads=args.threads)

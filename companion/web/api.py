@@ -69,7 +69,21 @@ def state() -> Response:
     snap["table"] = {"unlocked": is_unlocked(), "services": table().services.flags(),
                      "live": live}
     snap["leds"] = led_frame() if live else None  # the strip shows now, not the past
+    for ply in second_looks() if live else ():
+        if ply < len(snap["moves"]) and snap["moves"][ply].get("doubtful"):
+            snap["moves"][ply]["second_look"] = True
     return _no_store(jsonify(snap))
+
+
+def second_looks() -> list[int]:
+    """The doubtful builds the camera will weigh again, by ply (none without a camera)."""
+    provider = table().services.second_looks
+    if provider is None:
+        return []
+    try:
+        return [int(p) for p in provider()]
+    except Exception:  # the camera's bookkeeping must not break the page
+        return []
 
 
 def led_frame() -> list[str] | None:

@@ -66,6 +66,9 @@ ReplayHandler = Callable[[Sequence[UploadedFile]], Mapping[str, Any]]
 LedFrame = Callable[[], Sequence[Any] | None]
 #: A photo crop (JPEG bytes) by evidence id, or None if unknown.
 Evidence = Callable[[str], bytes | None]
+#: The plies of the doubtful builds the camera will weigh again when the next block
+#: is built on them (companion.controller.Controller.second_looks).
+SecondLooks = Callable[[], Sequence[int]]
 
 
 @dataclass
@@ -76,6 +79,7 @@ class Services:
     replay: ReplayHandler | None = None
     leds: LedFrame | None = None
     evidence: Evidence | None = None
+    second_looks: SecondLooks | None = None
 
     @classmethod
     def coerce(cls, value: Services | Mapping[str, Any] | None) -> Services:
@@ -84,7 +88,7 @@ class Services:
             return cls()
         if isinstance(value, Services):
             return value
-        unknown = set(value) - {"camera_view", "replay", "leds", "evidence"}
+        unknown = set(value) - {"camera_view", "replay", "leds", "evidence", "second_looks"}
         if unknown:
             raise ValueError(f"unknown services: {', '.join(sorted(unknown))}")
         return cls(**dict(value))

@@ -15,6 +15,7 @@ from companion.rules.record import Correction, MoveEntry
 from companion.session import GameSession
 from companion.simtable import SimTable
 from companion.vision.reader import read_image
+from companion.web import create_app
 from tests.controller.viewadvice import game_warnings
 
 HONG_KONG_S, HONG_KONG_C = Site.parse("3S"), Site.parse("3C")
@@ -159,14 +160,31 @@ def test_a_doubtful_build_seen_only_past_a_tower_is_kept_to_weigh_again() -> Non
     table = SimTable(seed=1, hand_frames=2, still_frames=8)
     session = GameSession(table.companion_config())
     ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
+    pages, told = session.subscribe(), []
     while len(table.moves) <= 20:
         frame = table.read()
         ctl.process(frame.image, frame.timestamp)
+        while not pages.empty():
+            told.append(pages.get_nowait())
     entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
     assert [str(e.move) for e in entries[:19]] == [str(m) for m in table.moves[:19]]
     assert str(table.moves[19]) == "E c12 black2@3N"
+    assert [e["site"] for e in told if e["type"] == "second-look"] == ["Hong Kong N"]
     assert (str(entries[19].move), entries[19].doubtful) == ("E c12 black1@3N", True)
     assert ctl.weighing_again == {Site.parse("3N"): entries[19].move}
+    # the page says so beside the move's "check this site" (the pages were told again
+    # once it was kept), and no more once the players keep the move as it is
+    ply = next(n for n, e in enumerate(session.record.effective()) if e is entries[19])
+    assert ctl.second_looks() == [ply]
+    client = create_app({"PIN": "424242"}, session=session,
+                        services={"second_looks": ctl.second_looks}).test_client()
+    moves = client.get("/api/state").get_json()["moves"]
+    assert [m["ply"] for m in moves if m.get("second_look")] == [ply]
+    assert [m["ply"] for m in moves if m.get("doubtful")] == [ply]
+    session.keep(ply)
+    assert ctl.second_looks() == []
+    moves = client.get("/api/state").get_json()["moves"]
+    assert [m for m in moves if m.get("second_look")] == []
 
 
 def test_a_doubtful_build_the_players_kept_is_not_revised() -> None:

@@ -219,11 +219,12 @@ def test_page_without_a_game(browser: Any) -> None:
 
 @contextmanager
 def _marked_page(browser: Any, session: GameSession, driver: Any,
-                 marks: Callable[[list[int]], dict[int, dict[str, bool]]]
+                 marks: Callable[[list[int]], dict[int, dict[str, bool]]],
+                 second_looks: Callable[[list[int]], list[int]] | None = None,
                  ) -> Iterator[tuple[Any, list[int]]]:
     """The page of a game of eight moves whose record entries ``marks`` picks (given
     the plies of its builds) carry those flags (entry = ply: no corrections), and
-    those plies."""
+    those plies; ``second_looks`` picks the builds the camera says it weighs again."""
     driver.play(8)
     record = session.record
     assert len(record.entries) == len(record.effective())
@@ -232,7 +233,8 @@ def _marked_page(browser: Any, session: GameSession, driver: Any,
     entries = tuple(dataclasses.replace(e, **flags[n]) if n in flags else e
                     for n, e in enumerate(record.entries))
     session.resume(dataclasses.replace(record, entries=entries))
-    app = create_app({"PIN": PIN}, session=session)
+    looks = [] if second_looks is None else second_looks(builds)
+    app = create_app({"PIN": PIN}, session=session, services={"second_looks": lambda: looks})
     with WebServer(app, port=0) as server:
         ctx = browser.new_context(viewport={"width": 1000, "height": 800})
         page = ctx.new_page()
@@ -246,12 +248,23 @@ def test_the_check_says_why(browser: Any, session: GameSession, driver: Any) -> 
     """The "? check" hint's title tells a narrow reading from a build no photo showed."""
     with _marked_page(browser, session, driver, lambda builds: {
             builds[0]: {"doubtful": True},
-            builds[1]: {"doubtful": True, "never_shown": True}}) as (page, builds):
+            builds[1]: {"doubtful": True, "never_shown": True},
+            builds[2]: {"doubtful": True}},
+            second_looks=lambda builds: [builds[2], builds[3]]) as (page, builds):
         titles = {ply: page.locator(f"#log li[data-ply='{ply}'] .doubt").get_attribute("title")
-                  for ply in builds[:2]}
+                  for ply in builds[:3]}
         assert titles == {
             builds[0]: "the camera read this site by a narrow margin: it may be misread",
-            builds[1]: "no photo showed this build: its storeys are a guess"}
+            builds[1]: "no photo showed this build: its storeys are a guess",
+            # the live camera keeps this one to weigh again
+            builds[2]: "the camera read this site by a narrow margin: it may be misread; "
+                       "it looks again when the next block is built there"}
+        # a second look at a move not marked doubtful says nothing
+        assert page.locator(f"#log li[data-ply='{builds[3]}'] .doubt").count() == 0
+        site = session.record.effective()[builds[2]].move.site.name  # type: ignore[union-attr]
+        assert page.locator(f"#log li[data-ply='{builds[2]}'] .doubt").inner_text() == (
+            f"? check this site ({site}) \u2013 the camera looks again at the next block here")
+        assert page.locator("#log .second-look").count() == 1
 
 
 def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: GameSession,

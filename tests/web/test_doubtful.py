@@ -177,3 +177,30 @@ def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
     resp = _upload(client, pin, ["IMG_7.jpg"])
     assert resp.status_code == 400
     assert resp.get_json() == {"error": "no photo showed the board: IMG_7.jpg: board not found"}
+
+
+def test_the_page_says_which_doubtful_moves_the_camera_looks_at_again(
+        make_app: Any, monkeypatch: pytest.MonkeyPatch, pin: str) -> None:
+    """The live camera's second looks (Controller.second_looks) mark only doubtful
+    moves of the game as it stands; a past position and a broken provider mark none."""
+    session = GameSession()
+    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
+    looks: list[Any] = [[6, 7, 99]]  # 7 is not doubtful, 99 no move at all
+
+    def second_looks() -> list[Any]:
+        if isinstance(looks[0], Exception):
+            raise looks[0]
+        return looks[0]
+
+    client = make_app(session, services={"replay": make_replay_service(session),
+                                         "second_looks": second_looks}).test_client()
+    assert _upload(client, pin, [f"IMG_{k}.jpg" for k in range(7)]).status_code == 200
+
+    def looked(query: str = "") -> list[int]:
+        moves = client.get(f"/api/state{query}").get_json()["moves"]
+        return [m["ply"] for m in moves if m.get("second_look")]
+
+    assert looked() == [6]
+    assert looked("?ply=8") == []  # the past: what the camera does now is not shown
+    looks[0] = RuntimeError("the controller is gone")
+    assert looked() == []

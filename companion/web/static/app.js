@@ -621,8 +621,11 @@
             (m.agreed ? " (kept by the players)" : "")) : null,
           m.doubtful ? h("span", { class: "doubt", title: m.never_shown ? "no photo showed " +
             "this build: its storeys are a guess" : "the camera read this site by a narrow " +
-            "margin: it may be misread" },
+            "margin: it may be misread" + (m.second_look ? "; it looks again when the next " +
+            "block is built there" : "") },
             `? check this site (${m.site})`,
+            m.second_look ? h("span", { class: "second-look" },
+              " \u2013 the camera looks again at the next block here") : null,
             ui.unlocked ? h("button", { type: "button", class: "btn btn-tiny", title:
               "the move is right as recorded", onclick: (ev) => {
                 ev.stopPropagation(); act(`/api/moves/${i}/keep`, {}, "Kept as it is");
