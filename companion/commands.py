@@ -504,7 +504,12 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 items = folder_set(folder)
             else:
                 items = rendered_set(args.n, args.seed, name, args.block_jitter)
-            csv_path = diff_path = None
+            csv_path = diff_path = sites_path = None
+            if args.sites:
+                sites_path = Path(args.sites)
+                if len(sets) > 1:
+                    sites_path = sites_path.with_name(
+                        f"{sites_path.stem}-{suffixes[name]}{sites_path.suffix}")
             if args.csv:
                 csv_path = Path(args.csv)
                 if len(sets) > 1:
@@ -517,7 +522,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                         f"{diff_path.stem}-{suffixes[name]}{diff_path.suffix}")
             totals = evaluate(items, csv_path, name, use_camera=args.with_camera,
                               config=config, against=against, diff_path=diff_path,
-                              workers=args.workers, pool=pool)
+                              workers=args.workers, pool=pool, sites_path=sites_path)
             parts.append(totals)
             out[name] = totals.to_json()
     if len(folders) > 1:
@@ -551,6 +556,10 @@ def register_evaluate(sub: Any) -> None:
                         "unseen the sites the camera cannot see); again for more sets, each "
                         "reported on its own and all together (\"all\")")
     p.add_argument("--csv", help="write one row per image here")
+    p.add_argument("--sites", metavar="F",
+                   help="write one row per site of every photo here: its truth, reading, "
+                        "verdict, why it was left unseen, the guess kept for it, whether "
+                        "it was read narrowly, the camera's elevation")
     p.add_argument("--with-camera", action="store_true",
                    help="give the reader the true intrinsics (default: estimate them)")
     p.add_argument("--block-jitter", type=_jitter, default=(0.0, 0.0), metavar="MM,DEG",

@@ -363,12 +363,41 @@ class _Tally:
                              for k, v in r.items()})
 
 
-_Job = tuple[dict[str, Any], bool, dict[str, Any] | None, bool, list[dict[str, str]]]
+_Job = tuple[dict[str, Any], bool, dict[str, Any] | None, bool, list[dict[str, str]],
+             list[dict[str, Any]]]
+
+SITE_COLUMNS = ("name", "site", "truth", "read", "verdict", "reason", "guess", "doubtful",
+                "elevation")
+
+
+def site_rows(name: str, truth: Mapping[str, Any], reading_json: Mapping[str, Any] | None,
+              reasons: Mapping[str, str] | None, elevation: Any = "") -> list[dict[str, Any]]:
+    """Every site of one photo as read (:data:`SITE_COLUMNS`): what a change to the
+    reader is measured on, site by site, without reading the set again. A failed
+    read is every site unseen (reason ``failed``)."""
+    board = _towers(truth["board"]["sites"])
+    if reading_json is None:
+        hidden = {Site.from_json(e) for e in truth["expected"].get("unseen", [])}
+        verdicts = {Site.from_index(i): ("unseen", "hidden" if Site.from_index(i) in hidden
+                                         else "unseen") for i in range(54)}
+        reasons, guesses, doubtful = {s.code: "failed" for s in verdicts}, {}, set()
+    else:
+        verdicts = site_verdicts(reading_json, truth)
+        guesses = {Site.from_json(e): _site_text((e["height"], e["owner"]))
+                   for e in reading_json.get("unresolved", [])}
+        doubtful = {Site.from_json(e) for e in reading_json.get("doubtful", [])}
+    return [{"name": name, "site": site.code, "truth": _site_text(board.get(site)),
+             "read": text, "verdict": verdict, "reason": _reason(reasons, site, text),
+             "guess": guesses.get(site, ""), "doubtful": int(site in doubtful),
+             "elevation": elevation}
+            for site, (text, verdict) in sorted(verdicts.items(), key=lambda kv: kv[0].index)]
 
 
 def _photo_job(name: str, image: np.ndarray, truth: Mapping[str, Any], use_camera: bool,
-               config: Mapping[str, Any] | None, against: Mapping[str, Any] | None) -> _Job:
-    """Everything about one photo: its row under each config and the sites they differ on.
+               config: Mapping[str, Any] | None, against: Mapping[str, Any] | None,
+               sites: bool = False) -> _Job:
+    """Everything about one photo: its row under each config, the sites they differ on,
+    and (``sites``) every site as the first config read it.
 
     A plain function of picklable values, so worker processes can run it.
     """
@@ -384,11 +413,12 @@ def _photo_job(name: str, image: np.ndarray, truth: Mapping[str, Any], use_camer
     t_ref = time.perf_counter() - t
     camera = truth.get("camera") if use_camera else None
     row_a, ra, why_a = _read_row(name, image, truth, camera, config, t_ref)
+    each = site_rows(name, truth, ra, why_a, row_a.get("elevation", "")) if sites else []
     if against is None:
-        return row_a, ra is not None, None, False, []
+        return row_a, ra is not None, None, False, [], each
     row_b, rb, why_b = _read_row(name, image, truth, camera, against, t_ref)
     return (row_a, ra is not None, row_b, rb is not None,
-            site_differences(name, truth, ra, rb, why_a, why_b))
+            site_differences(name, truth, ra, rb, why_a, why_b), each)
 
 
 def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] | None,
@@ -433,8 +463,9 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
              config: Mapping[str, Any] | None = None,
              against: Mapping[str, Any] | None = None,
              diff_path: str | Path | None = None, workers: int = 1,
-             pool: Executor | None = None) -> Totals:
-    """Read every (name, image, truth) and tally errors; optionally write a CSV row each.
+             pool: Executor | None = None, sites_path: str | Path | None = None) -> Totals:
+    """Read every (name, image, truth) and tally errors; optionally write a CSV row each
+    (and, to ``sites_path``, a row per site: :func:`site_rows`).
 
     With ``against`` (a second set of config overrides) each photo is read
     twice, once under each config; the returned totals carry the second
@@ -449,11 +480,19 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
     first, second = _Tally(), (_Tally() if against is not None else None)
     diffs = Differences()
     diff_rows: list[dict[str, str]] = []
+    each: list[dict[str, Any]] = []
     with ExitStack() as stack:
         if pool is None and workers > 1:
             pool = stack.enter_context(reading_pool(workers))
-        for job in _jobs(samples, use_camera, config, against, pool, workers):
+        for job in _jobs(samples, use_camera, config, against, pool, workers,
+                         sites_path is not None):
             _add_job(job, first, second, diffs, diff_rows)
+            each.extend(job[5])
+    if sites_path is not None:
+        with open(sites_path, "w", newline="", encoding="utf-8") as fh:
+            wr = csv.DictWriter(fh, fieldnames=SITE_COLUMNS)
+            wr.writeheader()
+            wr.writerows(each)
     if csv_path is not None:
         first.write(csv_path)
         if second is not None:
@@ -473,7 +512,7 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
 
 def _add_job(job: _Job, first: _Tally, second: _Tally | None, diffs: Differences,
              diff_rows: list[dict[str, str]]) -> None:
-    row_a, ok_a, row_b, ok_b, rows = job
+    row_a, ok_a, row_b, ok_b, rows, _ = job
     first.add(row_a, ok_a)
     if second is None or row_b is None:
         return
@@ -507,18 +546,18 @@ def reading_pool(workers: int) -> Iterator[Executor | None]:
 
 def _jobs(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]], use_camera: bool,
           config: Mapping[str, Any] | None, against: Mapping[str, Any] | None,
-          pool: Executor | None, workers: int) -> Iterator[_Job]:
+          pool: Executor | None, workers: int, sites: bool = False) -> Iterator[_Job]:
     """Each photo's job, in the samples' order; in ``pool``'s worker processes if any."""
     if pool is None:
         for name, image, truth in samples:
-            yield _photo_job(name, image, truth, use_camera, config, against)
+            yield _photo_job(name, image, truth, use_camera, config, against, sites)
         return
     from collections import deque
 
     pending: deque[Any] = deque()
     for name, image, truth in samples:
         pending.append(pool.submit(_photo_job, name, image, dict(truth), use_camera, config,
-                                   against))
+                                   against, sites))
         if len(pending) >= 2 * max(1, workers):  # a few photos in flight, not the whole set
             yield pending.popleft().result()
     while pending:

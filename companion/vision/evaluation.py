@@ -30,10 +30,10 @@ def evaluate(items: Iterable[Item], csv_path: Path | str | None = None, kind: st
              use_camera: bool = False, config: Mapping[str, Any] | None = None,
              against: Mapping[str, Any] | None = None,
              diff_path: Path | str | None = None, workers: int = 1,
-             pool: Executor | None = None) -> Totals:
+             pool: Executor | None = None, sites_path: Path | str | None = None) -> Totals:
     """Tally reading errors and stage times over ``items`` (see :func:`.evaluate.evaluate`)."""
     return _evaluate(items, csv_path, use_camera=use_camera, config=config, against=against,
-                     diff_path=diff_path, workers=workers, pool=pool)
+                     diff_path=diff_path, workers=workers, pool=pool, sites_path=sites_path)
 
 
 __all__ = ["Totals", "evaluate", "folder_set", "reading_pool", "rendered_set"]

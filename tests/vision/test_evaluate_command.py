@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import csv
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from companion.cli import main
+from companion.rules import Site
 from companion.sim import labelled_set
 from companion.sim.__main__ import main as sim_main
-from companion.vision.evaluate import COLUMNS
+from companion.vision.evaluate import COLUMNS, SITE_COLUMNS, site_rows
 
 STAGES = ("t_markers", "t_pose", "t_sites", "t_cards", "t_total", "t_decode_detect")
 
@@ -23,12 +25,13 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> dict:
 
 def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = _run(capsys, "--kind", "mounted", "--n", "2", "--seed", "11",
-               "--csv", str(tmp_path / "ev.csv"))
+               "--csv", str(tmp_path / "ev.csv"), "--sites", str(tmp_path / "sites.csv"))
     tot = out["mounted"]
     with open(tmp_path / "ev.csv", newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
         assert tuple(reader.fieldnames or ()) == COLUMNS
         rows = list(reader)
+    _sites_agree_with_rows(tmp_path / "sites.csv", rows)
     assert [r["name"] for r in rows] == ["mounted-11-0000", "mounted-11-0001"]
     assert all(r["kind"] == "mounted" and r["error"] == "" for r in rows)
     # visible sites come from the truth alone: every site is visible or hidden
@@ -85,6 +88,39 @@ def test_rows_and_totals(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
         for key in ("visible_sites", "wrong", "unseen_visible", "hidden_read"):
             assert got[key] == sum(int(r[key]) for r in members), (band, key)
         assert got["cost"] == 4 * got["wrong"] + got["unseen_visible"] + 4 * got["hidden_read"]
+
+
+def _sites_agree_with_rows(path: Path, rows: list[dict[str, str]]) -> None:
+    """``--sites``: every site of every photo, adding up to the photo's own row."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        assert tuple(reader.fieldnames or ()) == SITE_COLUMNS
+        sites = list(reader)
+    assert len(sites) == 54 * len(rows)
+    for row in rows:
+        mine = [s for s in sites if s["name"] == row["name"]]
+        assert [s["site"] for s in mine] == [Site.from_index(i).code for i in range(54)]
+        count = Counter(s["verdict"] for s in mine)
+        assert (count["wrong"], count["unseen"], count["hidden"] + count["hidden_read"],
+                count["hidden_read"]) == (int(row["wrong"]), int(row["unseen_visible"]),
+                                          int(row["hidden"]), int(row["hidden_read"]))
+        why = Counter(s["reason"] for s in mine if s["verdict"] == "unseen")
+        assert " ".join(f"{k}={n}" for k, n in sorted(why.items())) == row["unseen_reasons"]
+        guessed = [s for s in mine if s["verdict"] == "unseen" and s["guess"]]
+        assert len(guessed) == int(row["unresolved"])
+        assert sum(s["guess"] == s["truth"] for s in guessed) == int(row["unresolved_right"])
+        assert {s["elevation"] for s in mine} == {row["elevation"]}
+        assert all(s["read"] == "unseen" for s in mine if s["verdict"] == "unseen")
+
+
+def test_a_failed_read_is_every_site_unseen_in_the_site_rows() -> None:
+    truth = next(iter(labelled_set(1, 11, "mounted")))[1].truth
+    rows = site_rows("x.png", truth, None, None)
+    hidden = {Site.from_json(e).code for e in truth["expected"]["unseen"]}
+    assert [(r["site"], r["read"], r["reason"]) for r in rows] == [
+        (Site.from_index(i).code, "unseen", "failed") for i in range(54)]
+    assert {r["site"] for r in rows if r["verdict"] == "hidden"} == hidden
+    assert sum(r["verdict"] == "unseen" for r in rows) == 54 - len(hidden)
 
 
 def test_unresolved_heights_count_as_unseen_and_their_guesses_are_scored() -> None:
