@@ -70,7 +70,7 @@ def state() -> Response:
                      "live": live}
     snap["leds"] = led_frame() if live else None  # the strip shows now, not the past
     for ply in second_looks() if live else ():
-        if ply < len(snap["moves"]) and snap["moves"][ply].get("doubtful"):
+        if 0 <= ply < len(snap["moves"]) and snap["moves"][ply].get("doubtful"):
             snap["moves"][ply]["second_look"] = True
     return _no_store(jsonify(snap))
 

@@ -185,7 +185,7 @@ def test_the_page_says_which_doubtful_moves_the_camera_looks_at_again(
     moves of the game as it stands; a past position and a broken provider mark none."""
     session = GameSession()
     monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
-    looks: list[Any] = [[6, 7, 99]]  # 7 is not doubtful, 99 no move at all
+    looks: list[Any] = [[6, 7, 99, -4]]  # 7 is not doubtful, 99 and -4 no move at all
 
     def second_looks() -> list[Any]:
         if isinstance(looks[0], Exception):
