@@ -202,5 +202,7 @@ def test_the_page_says_which_doubtful_moves_the_camera_looks_at_again(
 
     assert looked() == [6]
     assert looked("?ply=8") == []  # the past: what the camera does now is not shown
+    looks[0] = [-4]  # counted from the end it would be ply 6
+    assert looked() == []
     looks[0] = RuntimeError("the controller is gone")
     assert looked() == []
