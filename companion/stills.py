@@ -66,7 +66,11 @@ def fit_fixed_camera(observations: Sequence[Observation],
     from companion.vision.settings import merged_config
 
     cfg = merged_config(config)
-    change, nb = cfg["change"], cfg["new_block"]
+    change = cfg["change"]
+    # a sure fit is evidence the replay weighs (a doubtful one is not): sure from
+    # 'weighed_doubt' points, as chosen for it, not from the live table's stricter
+    # mark for the players ('check_margin'), which would withhold right evidence
+    nb = {**cfg["new_block"], "check_margin": cfg["new_block"]["weighed_doubt"]}
     still = float(change["unchanged_score"])  # a site changing less looks as before
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     load = load or load_image

@@ -73,7 +73,7 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
     if totals is not None:
         storeys, colour, margin = _weigh(totals)
         view = SiteView(base_storeys + storeys, colour)
-        return view, margin < float(_option(config, "weighed_doubt")), view != read
+        return view, margin < float(_option(config, "check_margin")), view != read
     grown = read.height - base_storeys if read is not None else 0
     if read is not None and 1 <= grown <= MAX_STOREYS \
             and fit.explains(read.owner, grown, float(_option(config, "keep_reading"))):

@@ -150,6 +150,25 @@ def test_the_fit_and_the_reading_are_weighed_together() -> None:
         SiteView(4, "black"), False, True)
 
 
+def test_a_block_weighed_by_under_five_points_is_marked_for_the_players() -> None:
+    """The fit in percent of its best plus the reader's points: one storey 100 + 10,
+    two 90 + 14 (or 16). One storey winning by six points is sure; by four, under
+    ``check_margin`` (5), it is doubtful. The old mark (3 points) left builds won
+    by 3.4-4.8 points unmarked, and wrong (SimTable seeds 33, 44, 52, 64)."""
+    fit = _fit({("black", 1): 100.0, ("black", 2): 90.0})
+    read = {(4, "black"): 10.0, (5, "black"): 14.0}
+    totals = doubt_totals(fit, read, 3)
+    assert totals == {(1, "black"): 110.0, (2, "black"): 104.0}
+    # 110 against 104: six points, sure
+    assert settle(fit, SiteView(4, "black"), 3, read_scores=read) == (
+        SiteView(4, "black"), False, False)
+    read = {(4, "black"): 10.0, (5, "black"): 16.0}  # 110 against 106: four points
+    assert settle(fit, SiteView(4, "black"), 3, read_scores=read) == (
+        SiteView(4, "black"), True, False)
+    assert settle(fit, SiteView(4, "black"), 3, {"check_margin": 3.0}, read) == (
+        SiteView(4, "black"), False, False)
+
+
 def test_a_doubtful_block_seen_only_past_a_tower_is_kept_by_its_fit_alone() -> None:
     """A block the reader listed no heights for (its site seen only past a nearer
     tower) is still kept to weigh again: by the fit alone, in percent of its best.
