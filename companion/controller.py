@@ -651,7 +651,16 @@ class Controller:
             if fitted is not None:
                 # the reading's own doubt counts only where the reading stood
                 doubtful = fitted.doubts or (doubtful and not fitted.decided)
-            outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful)
+            # nothing fitted there, and the reading saw no new block (the site out of
+            # sight, or its tower as before): the pixels that changed or the card
+            # placed it, and its storeys are the smallest that fit the rules, a guess
+            guessed = fitted is None and isinstance(decision.move, Build) and (
+                decision.move.site in set(look.reading.unseen)
+                or look.reading.sites.get(decision.move.site)
+                == state.board.views().get(decision.move.site))
+            outcome = self.session.play(decision.move, allow_illegal=True,
+                                        doubtful=doubtful or guessed, never_shown=guessed)
+            doubtful = doubtful or guessed
             seen = look.views.get(moved) if isinstance(moved, Site) else None
             self._off_colour = None
             if isinstance(decision.move, Build) and seen is not None \

@@ -184,11 +184,13 @@ class GameSession:
 
     # -- moves ---------------------------------------------------------------
     def play(self, move: Move, *, allow_illegal: bool = False,
-             evidence: str | None = None, doubtful: bool = False) -> Outcome:
+             evidence: str | None = None, doubtful: bool = False,
+             never_shown: bool = False) -> Outcome:
         """Apply a move. An illegal one raises unless ``allow_illegal`` (what the
         camera saw really happened): then it is recorded with a warning.
         ``doubtful``: the camera read its site by a narrow margin (the page asks the
-        players to check it)."""
+        players to check it); ``never_shown`` (with ``doubtful``): the camera never
+        saw the block, its storeys are a guess."""
         with self._lock:
             live = self._require()
             warning: TableWarning | None = None
@@ -206,7 +208,7 @@ class GameSession:
             entry = MoveEntry(move, forced=not legal,
                               warning=None if warning is None
                               else f"{warning.reason}: {warning.message}",
-                              doubtful=doubtful)
+                              doubtful=doubtful, never_shown=doubtful and never_shown)
             ply = len(live.record.effective())
             # Journal first: if the disk refuses, the live game stays as it was.
             self._journal_entry(live, entry_json(entry))

@@ -32,7 +32,9 @@ class MoveEntry:
     ``doubtful`` one whose site the camera read by a narrow margin (worth a look),
     ``agreed`` one the players looked at and kept as it is (its warning is settled).
     ``never_shown`` (with ``doubtful``): a replayed build no photo showed as built,
-    its storeys chosen among equals: the players are told why it is worth a look."""
+    or a live one the camera never saw (its site out of sight, its tower read as
+    before), its storeys chosen among equals: the players are told why it is worth
+    a look."""
 
     move: Move
     forced: bool = False

@@ -188,6 +188,24 @@ def test_a_doubtful_build_seen_only_past_a_tower_is_kept_to_weigh_again() -> Non
     assert [m for m in moves if m.get("second_look")] == []
 
 
+def test_a_build_the_camera_never_saw_is_marked_as_a_guess() -> None:
+    # SimTable seed 3, build 12: East's black 1 at Sydney W. The pixels there
+    # changed, but no block fits what changed and the reading saw the site's
+    # tower as before: the block is placed by the change and the card, its storeys
+    # the fewest that fit the rules (right here; a storey short at build 35 of the
+    # same game). Such a guess is for the players to check, and says why
+    table, session, _, _ = _track(3, 12)
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries[:12]] == [str(m) for m in table.moves[:12]]
+    # (from 78 degrees, six other builds are marked for a narrow reading)
+    assert [n for n, e in enumerate(entries[:12]) if e.never_shown] == [11]
+    assert entries[11].doubtful
+    ply = session.record.effective().index(entries[11])
+    move = session.snapshot()["moves"][ply]
+    assert (move["notation"], move["doubtful"], move["never_shown"]) == (
+        "E c01 black1@1W", True, True)
+
+
 def test_a_doubtful_build_the_players_kept_is_not_revised() -> None:
     # the same game, but the players looked at Hong Kong E after move 2 and kept
     # the blue 2 ("Looks right"): the camera does not overrule them later

@@ -245,7 +245,8 @@ def _marked_page(browser: Any, session: GameSession, driver: Any,
 
 
 def test_the_check_says_why(browser: Any, session: GameSession, driver: Any) -> None:
-    """The "? check" hint's title tells a narrow reading from a build no photo showed."""
+    """The "? check" hint's title tells a narrow reading from a build the camera never
+    saw (a replayed one no photo showed, a live one out of its sight)."""
     with _marked_page(browser, session, driver, lambda builds: {
             builds[0]: {"doubtful": True},
             builds[1]: {"doubtful": True, "never_shown": True},
@@ -255,7 +256,7 @@ def test_the_check_says_why(browser: Any, session: GameSession, driver: Any) -> 
                   for ply in builds[:3]}
         assert titles == {
             builds[0]: "the camera read this site by a narrow margin: it may be misread",
-            builds[1]: "no photo showed this build: its storeys are a guess",
+            builds[1]: "the camera never saw this build: its storeys are a guess",
             # the live camera keeps this one to weigh again
             builds[2]: "the camera read this site by a narrow margin: it may be misread; "
                        "it looks again when the next block is built there"}

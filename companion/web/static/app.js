@@ -619,8 +619,8 @@
           h("span", { class: "human" }, describe(m)),
           m.warning ? h("span", { class: "flag" }, `\u26a0 ${m.warning}` +
             (m.agreed ? " (kept by the players)" : "")) : null,
-          m.doubtful ? h("span", { class: "doubt", title: m.never_shown ? "no photo showed " +
-            "this build: its storeys are a guess" : "the camera read this site by a narrow " +
+          m.doubtful ? h("span", { class: "doubt", title: m.never_shown ? "the camera never " +
+            "saw this build: its storeys are a guess" : "the camera read this site by a narrow " +
             "margin: it may be misread" + (m.second_look ? "; it looks again when the next " +
             "block is built there" : "") },
             `? check this site (${m.site})`,
