@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -479,6 +480,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from None
     if args.diff and against is None:
         raise CommandError("--diff needs --against (the second config to compare with)")
+    for option, given in (("--csv", args.csv), ("--diff", args.diff), ("--sites", args.sites)):
+        if given:
+            _writable_file(option, Path(given))
     # a folder is one set whatever its photos' kinds (each CSV row names its own);
     # several folders are several sets, each under its own name, and "all" adds them up
     folders = [Path(f) for f in args.folder or ()]
@@ -529,6 +533,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         out["all"] = Totals.merged(parts).to_json()
     print(json.dumps(out, indent=None if args.json else 1))
     return 0
+
+
+def _writable_file(option: str, path: Path) -> None:
+    """An output file's folder must be there to write in, before a long evaluation
+    reads its photos (their results would be lost at the end)."""
+    folder = path.parent
+    if path.is_dir():
+        raise CommandError(f"{option} {path}: a folder, not a file")
+    if not folder.is_dir():
+        raise CommandError(f"{option} {path}: no folder {folder} to write it in")
+    if not os.access(folder, os.W_OK):
+        raise CommandError(f"{option} {path}: the folder {folder} cannot be written")
 
 
 def _file_suffixes(sets: dict[str, Path | None]) -> dict[str, str]:

@@ -113,6 +113,23 @@ def _sites_agree_with_rows(path: Path, rows: list[dict[str, str]]) -> None:
         assert all(s["read"] == "unseen" for s in mine if s["verdict"] == "unseen")
 
 
+@pytest.mark.parametrize("option", ["--csv", "--sites"])
+def test_an_output_file_that_cannot_be_written_is_refused_before_reading(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # refused at once, not after the photos are read (their results lost)
+    import companion.vision.evaluation as evaluation
+
+    monkeypatch.setattr(evaluation, "rendered_set", lambda *a, **k: pytest.fail("read"))
+    missing = tmp_path / "no" / "rows.csv"
+    assert main(["evaluate", "--kind", "mounted", "--n", "1", option, str(missing)]) == 1
+    assert capsys.readouterr().err == (
+        f"companion evaluate: {option} {missing}: no folder {missing.parent} to write it in\n")
+    assert main(["evaluate", "--kind", "mounted", "--n", "1", option, str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (
+        f"companion evaluate: {option} {tmp_path}: a folder, not a file\n")
+
+
 def test_a_failed_read_is_every_site_unseen_in_the_site_rows() -> None:
     truth = next(iter(labelled_set(1, 11, "mounted")))[1].truth
     rows = site_rows("x.png", truth, None, None)
