@@ -10,7 +10,7 @@ PORT ?= 8000
 # OpenCV and renders, so not one per core on a big machine)
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint typecheck unit bench install-pi clean
+.PHONY: demo test lint typecheck unit bench eval-sets eval install-pi clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,27 @@ test: lint typecheck unit
 
 bench: $(STAMP)
 	$(BIN)/companion bench --json
+
+# The raycast evaluation sets (tests/vision/raycast.py, a renderer written from the
+# spec alone): 24 photos per seed and kind, rendered once into $(SETS) (a few minutes a
+# set on one core; a set already there is kept), then read: a CSV of photos and one of
+# sites per set (docs/vision-errors.md measures the reader on these).
+SETS ?= .eval-sets
+SET_SEEDS ?= 0 100 9000 9300 9500 14000 15000
+SET_FOLDERS := $(foreach s,$(SET_SEEDS),$(foreach k,mounted phone,$(SETS)/rc_$(k)_$(s)))
+
+eval-sets: $(STAMP)
+	@for d in $(SET_FOLDERS); do \
+	  [ -f $$d/.rendered ] && continue; \
+	  k=$${d##*/rc_}; seed=$${k##*_}; kind=$${k%_*}; \
+	  echo "rendering $$d"; \
+	  $(BIN)/python -m tests.vision.raycast $$d --kind $$kind --n 24 --seed $$seed \
+	    > /dev/null && touch $$d/.rendered || exit 1; \
+	done
+
+eval: eval-sets
+	$(BIN)/companion evaluate $(foreach d,$(SET_FOLDERS),--folder $(d)) \
+	  --csv $(SETS)/photos.csv --sites $(SETS)/sites.csv --workers $(TEST_WORKERS)
 
 # On the Raspberry Pi: a venv that sees apt's picamera2, the [pi] extra, the service.
 install-pi:
