@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,7 @@ class Services:
             return cls()
         if isinstance(value, Services):
             return value
-        unknown = set(value) - {"camera_view", "replay", "leds", "evidence", "second_looks"}
+        unknown = set(value) - {f.name for f in fields(cls)}
         if unknown:
             raise ValueError(f"unknown services: {', '.join(sorted(unknown))}")
         return cls(**dict(value))
