@@ -658,9 +658,9 @@ class Controller:
                 decision.move.site in set(look.reading.unseen)
                 or look.reading.sites.get(decision.move.site)
                 == state.board.views().get(decision.move.site))
-            outcome = self.session.play(decision.move, allow_illegal=True,
-                                        doubtful=doubtful or guessed, never_shown=guessed)
             doubtful = doubtful or guessed
+            outcome = self.session.play(decision.move, allow_illegal=True, doubtful=doubtful,
+                                        never_shown=guessed)
             seen = look.views.get(moved) if isinstance(moved, Site) else None
             self._off_colour = None
             if isinstance(decision.move, Build) and seen is not None \
