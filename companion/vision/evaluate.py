@@ -378,9 +378,9 @@ def site_rows(name: str, truth: Mapping[str, Any], reading_json: Mapping[str, An
     board = _towers(truth["board"]["sites"])
     if reading_json is None:
         hidden = {Site.from_json(e) for e in truth["expected"].get("unseen", [])}
-        verdicts = {Site.from_index(i): ("unseen", "hidden" if Site.from_index(i) in hidden
-                                         else "unseen") for i in range(54)}
-        reasons, guesses, doubtful = {s.code: "failed" for s in verdicts}, {}, set()
+        every = [Site.from_index(i) for i in range(54)]
+        verdicts = {s: ("unseen", "hidden" if s in hidden else "unseen") for s in every}
+        reasons, guesses, doubtful = {s.code: "failed" for s in every}, {}, set()
     else:
         verdicts = site_verdicts(reading_json, truth)
         guesses = {Site.from_json(e): _site_text((e["height"], e["owner"]))
