@@ -281,6 +281,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if not args.folder:  # Path("") is the current folder: not what an empty name meant
         raise CommandError("give a folder of photos: companion replay DIR")
+    if args.html:
+        # refused before a single photo is read, not after the whole game's
+        _writable_file("--html", Path(args.html))
     source = Path(args.folder)
     if source.is_file() and zipfile.is_zipfile(source):
         return _replay_zip(source, args)
@@ -424,12 +427,7 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
                        "photos, or put them all in one folder"})
     out = result.to_json()
     out["order"] = how
-    if args.html:
-        from companion.report import replay_html
-
-        boards = [r.get("board", {}) for r in out["rounds"]]
-        Path(args.html).write_text(replay_html(out, boards, title=f"Replay of {source.name}"),
-                                   encoding="utf-8")
+    unwritten = _write_report(args.html, out, source) if args.html else None
     if args.json:
         print(json.dumps(out))
     else:
@@ -445,7 +443,25 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
         for r in out["rounds"]:
             totals = ", ".join(f"{c} {v['total']}" for c, v in r["colors"].items())
             print(f"round {r['round']}: {totals}")
+    if unwritten:
+        # the replay itself is printed above: only the report is lost
+        raise CommandError(unwritten)
     return 0
+
+
+def _write_report(html: str, out: dict[str, Any], source: Path) -> str | None:
+    """Write the replay's HTML report; why it could not be written (None: written).
+    The folder was checked before the photos were read, but a disk can fill or a
+    folder go in the minutes a replay takes: the moves are printed all the same."""
+    from companion.report import replay_html
+
+    boards = [r.get("board", {}) for r in out["rounds"]]
+    try:
+        Path(html).write_text(replay_html(out, boards, title=f"Replay of {source.name}"),
+                              encoding="utf-8")
+    except OSError as exc:
+        return f"--html {html}: not written ({exc.strerror or exc})"
+    return None
 
 
 def register_replay(sub: Any) -> None:

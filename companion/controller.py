@@ -300,9 +300,10 @@ class Controller:
         once more when the next block is built there (called from the page's
         threads, so it works on a copy)."""
         doubts = list(self._doubted.values())
-        if not doubts or not self.session.has_game:
+        current = self.session.current() if doubts else None
+        if current is None:
             return []
-        game, record = self.session.game_id, self.session.record
+        game, record = current
         moves, effective = record.moves, record.effective()
         plies = (doubt_ply(moves, d.move) for d in doubts if d.game == game)
         return sorted(p for p in plies if p is not None and not effective[p].agreed)
@@ -496,12 +497,14 @@ class Controller:
 
     def _record_missed(self, look: _Look, decision: Decision) -> Decision:
         """The player to move built out of sight, and the next player's build is what
-        shows: the one the card says is recorded, and the scene explained again."""
+        shows: the one the card says is recorded, and the scene explained again.
+        Its storeys are a guess: the move is marked so, as a build the camera never
+        saw is, beside the warning that names it."""
         if decision.kind != "missed" or decision.move is None:
             return decision
         site = decision.changed[0].name if decision.changed else None
         self.session.report(decision.reason or "unseen-move", decision.message, site)
-        self.session.play(decision.move, allow_illegal=True)
+        self.session.play(decision.move, allow_illegal=True, doubtful=True, never_shown=True)
         self.stats.moves += 1
         self.stats.warnings += 1
         self._auto_commit()

@@ -182,6 +182,14 @@ class GameSession:
         with self._lock:
             return self._require().game_id
 
+    def current(self) -> tuple[str | None, GameRecord] | None:
+        """The game's id and record taken together (None: no game yet), for a page
+        thread: read one after the other, a game set up in between paired one
+        game's id with another's record, or raised for want of a game."""
+        with self._lock:
+            live = self._live
+            return None if live is None else (live.game_id, live.record)
+
     # -- moves ---------------------------------------------------------------
     def play(self, move: Move, *, allow_illegal: bool = False,
              evidence: str | None = None, doubtful: bool = False,

@@ -168,6 +168,10 @@ def test_a_move_out_of_sight_is_recorded_when_the_next_player_builds():
     assert warning["ply"] == next(n for n, e in enumerate(session.record.effective())
                                   if e.move == builds[4])
     assert session.state.seat is Seat.N
+    # its storeys are a guess: the move itself is marked so, the others are not
+    marked = [(str(e.move), e.doubtful, e.never_shown) for e in session.record.effective()
+              if not isinstance(e.move, Commit) and (e.doubtful or e.never_shown)]
+    assert marked == [(str(builds[4]), True, True)]
 
 
 @pytest.mark.parametrize("seed", [10, 6])
