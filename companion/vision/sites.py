@@ -1255,7 +1255,12 @@ class SiteReader:
                             and self._range.get(i, (0, 0))[0] == 0):
                         results[i].height, results[i].color = 0, None
                     continue
-                if not ((ncc < float(cfg["print_min_ncc"]) and not (
+                # an empty reading won by a hair needs the print plainer: a washed-out
+                # top the scorer took for the board by a point or two half matches it
+                least = (float(cfg["print_close_ncc"])
+                         if results[i].margin < float(cfg["print_close_margin"])
+                         else float(cfg["print_min_ncc"]))
+                if not ((ncc < least and not (
                         share >= float(cfg["print_shaded_visible"])
                         and self._shaded_print(pn[i], tmpl, n, half)) and not (
                         hue.ncc(i, m) >= float(cfg["print_chroma_ncc"])) and not (
