@@ -181,7 +181,7 @@ class _LastScene:
     """The scene the last moves were recorded from, while no move came since."""
 
     scene: _Scene
-    game: str | None
+    game: tuple[int, str | None]  # GameSession.game_key
     ply: int  # the record's length after them
     sites: tuple[Site, ...]  # where they were built
 
@@ -190,7 +190,7 @@ class _LastScene:
 class _OffColour:
     """The last build, recorded although the colour read on top was another."""
 
-    game: str | None
+    game: tuple[int, str | None]  # GameSession.game_key
     ply: int
     move: Build
     before: Any  # the position it was played from
@@ -202,7 +202,7 @@ class _Doubt:
     """A doubtful build, kept until the next block at its site is fitted (found
     again in the record by its site: ``doubt_ply``)."""
 
-    game: str | None
+    game: tuple[int, str | None]  # GameSession.game_key
     move: Build
     base: int
     totals: Mapping[tuple[int, str], float]
@@ -668,14 +668,14 @@ class Controller:
             self._off_colour = None
             if isinstance(decision.move, Build) and seen is not None \
                     and seen.owner != decision.move.block.color:
-                self._off_colour = _OffColour(self.session.game_id,
+                self._off_colour = _OffColour(self.session.game_key,
                                               len(self.session.record.effective()) - 1,
                                               decision.move, state, dict(new_cards))
             if isinstance(moved, Site):
                 self._doubted.pop(moved, None)
                 if doubtful and fitted is not None and fitted.totals \
                         and isinstance(decision.move, Build):
-                    self._doubted[moved] = _Doubt(self.session.game_id, decision.move,
+                    self._doubted[moved] = _Doubt(self.session.game_key, decision.move,
                                                   fitted.base, fitted.totals)
                     # the pages asked for the state when the move was played, before
                     # this: they ask again to say the camera will look once more
@@ -704,7 +704,7 @@ class Controller:
             self.stats.warnings += 1
         if self._scene is not None and decision.kind in ("move", "several"):
             played = decision.suggested or (decision.move,)
-            self._last = _LastScene(self._scene, self.session.game_id,
+            self._last = _LastScene(self._scene, self.session.game_key,
                                     len(self.session.record.effective()),
                                     tuple(m.site for m in played if isinstance(m, Build)))
         self._update_leds()
@@ -718,7 +718,7 @@ class Controller:
         build inserted, and the players told. Returns the site, or None."""
         record = self.session.record
         ply = len(record.effective()) - 1
-        if off.game != self.session.game_id or off.ply != ply or record.moves[ply] != off.move:
+        if off.game != self.session.game_key or off.ply != ply or record.moves[ply] != off.move:
             return None
         site = off.move.site
         if self._scene is None:
@@ -801,7 +801,7 @@ class Controller:
         move's tower (held in front, as the record has it now)."""
         state, last = look.state, self._last
         card = self._card_of(look.new_cards, state.seat)
-        if card is None or last is None or last.game != self.session.game_id \
+        if card is None or last is None or last.game != self.session.game_key \
                 or last.ply != len(self.session.record.effective()):
             return None
         heights = {site: state.board.height(site) for site in all_sites()}
@@ -1097,7 +1097,7 @@ class Controller:
 
         record = self.session.record
         ply = doubt_ply(record.moves, doubt.move) \
-            if doubt.game == self.session.game_id else None
+            if doubt.game == self.session.game_key else None
         if ply is None or record.effective()[ply].agreed:
             return None  # corrected or kept by the players, or built on since
         recorded = (doubt.move.block.storeys, doubt.move.block.color)

@@ -93,6 +93,8 @@ class _Live:
     record: GameRecord
     state: GameState
     game_id: str | None = None
+    #: this game among those the session has set up (a journal's id may be None)
+    serial: int = 0
     warnings: list[TableWarning] = field(default_factory=list)
     evidence: dict[int, str] = field(default_factory=dict)  # ply -> crop id
     card_seen: tuple[Seat, Card] | None = None
@@ -109,6 +111,7 @@ class GameSession:
         self._clock = clock
         self._subscribers: list[queue.Queue[dict[str, Any]]] = []
         self._ids = itertools.count(1)
+        self._serials = itertools.count(1)
         self.version = 0
         self._live: _Live | None = None
         if config is not None:
@@ -121,7 +124,7 @@ class GameSession:
         if date:
             record = replace(record, date=date)
         with self._lock:
-            live = _Live(record, new_game(config))
+            live = _Live(record, new_game(config), serial=next(self._serials))
             journal = self._journal
             if journal is not None:
                 header = header_json(config, record.date, record.meta)
@@ -141,7 +144,7 @@ class GameSession:
         """
         with self._lock:
             states = list(record.states())
-            live = _Live(record, states[-1], game_id)
+            live = _Live(record, states[-1], game_id, serial=next(self._serials))
             for ply, entry in enumerate(record.effective()):
                 if entry.agreed:
                     continue
@@ -182,13 +185,21 @@ class GameSession:
         with self._lock:
             return self._require().game_id
 
-    def current(self) -> tuple[str | None, GameRecord] | None:
-        """The game's id and record taken together (None: no game yet), for a page
+    @property
+    def game_key(self) -> tuple[int, str | None]:
+        """Which game is live, for what is kept about one game until later: unlike
+        ``game_id`` (None without a journal) it tells every game set up apart."""
+        with self._lock:
+            live = self._require()
+            return live.serial, live.game_id
+
+    def current(self) -> tuple[tuple[int, str | None], GameRecord] | None:
+        """The game's key and record taken together (None: no game yet), for a page
         thread: read one after the other, a game set up in between paired one
-        game's id with another's record, or raised for want of a game."""
+        game's key with another's record, or raised for want of a game."""
         with self._lock:
             live = self._live
-            return None if live is None else (live.game_id, live.record)
+            return None if live is None else ((live.serial, live.game_id), live.record)
 
     # -- moves ---------------------------------------------------------------
     def play(self, move: Move, *, allow_illegal: bool = False,

@@ -345,3 +345,27 @@ def test_frames_of_another_size_are_a_change_not_a_crash():
     assert reads == [(72, 128), (96, 128), (72, 160)]
     assert [str(m) for m in session.record.moves if isinstance(m, Build)] == [
         str(b) for b in builds]
+
+
+def test_a_doubt_kept_from_the_last_game_is_not_this_games():
+    # Without a journal every game's id is None: a doubtful build kept to be weighed
+    # again was taken for the new game's same build (the same seat, card, site and
+    # block), and the page said the camera would look at it again
+    from companion.controller import _Doubt
+
+    cfg, builds, readings = _script(10, 1)
+    session = GameSession(make_config(list(cfg.players)))
+    ctl = Controller(session, lambda image, previous_pose=None: readings[int(image[0, 0, 0])])
+    _film(ctl, len(readings))
+    [build] = [m for m in session.record.moves if isinstance(m, Build)]
+    assert build == builds[0] and session.game_id is None
+    ply = session.record.moves.index(build)
+    ctl._doubted[build.site] = _Doubt(session.game_key, build, 0, {})
+    assert ctl.second_looks() == [ply]
+    # the same opening in a new game: the last game's doubt is not this one's
+    opening = session.record.moves[:ply + 1]
+    session.new_game(session.record.config)
+    for move in opening:
+        session.play(move)
+    assert session.record.moves == opening and session.game_id is None
+    assert ctl.second_looks() == []

@@ -186,13 +186,15 @@ def test_a_doubtful_build_seen_only_past_a_tower_is_kept_to_weigh_again() -> Non
     assert ctl.second_looks() == []
     moves = client.get("/api/state").get_json()["moves"]
     assert [m for m in moves if m.get("second_look")] == []
-    # a game set up afresh: its id and record are read together, and the last
-    # game's doubts are not its second looks
+    # a game set up afresh: its key and record are read together, and the last
+    # game's doubts are not its second looks. Without a journal both games' ids
+    # are None: the key tells them apart all the same
     kept = session.current()
     assert kept is not None and kept[1] is session.record and ctl.weighing_again
     session.new_game(session.record.config)
     now = session.current()
     assert now is not None and now[1] is not kept[1] and now[1].moves == []
+    assert session.game_id is None and now[0] != kept[0] == (kept[0][0], None)
     assert ctl.second_looks() == []
 
 
