@@ -100,6 +100,10 @@ class _Live:
     card_seen: tuple[Seat, Card] | None = None
     unseen: list[str] = field(default_factory=list)
 
+    @property
+    def key(self) -> tuple[int, str | None]:
+        return self.serial, self.game_id
+
 
 class GameSession:
     """Thread-safe holder of the current game; every change is an event."""
@@ -190,8 +194,7 @@ class GameSession:
         """Which game is live, for what is kept about one game until later: unlike
         ``game_id`` (None without a journal) it tells every game set up apart."""
         with self._lock:
-            live = self._require()
-            return live.serial, live.game_id
+            return self._require().key
 
     def current(self) -> tuple[tuple[int, str | None], GameRecord] | None:
         """The game's key and record taken together (None: no game yet), for a page
@@ -199,7 +202,7 @@ class GameSession:
         game's key with another's record, or raised for want of a game."""
         with self._lock:
             live = self._live
-            return None if live is None else ((live.serial, live.game_id), live.record)
+            return None if live is None else (live.key, live.record)
 
     # -- moves ---------------------------------------------------------------
     def play(self, move: Move, *, allow_illegal: bool = False,
