@@ -20,7 +20,7 @@ All sites of a group are scored at once with array operations.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -1217,6 +1217,8 @@ class SiteReader:
         self.debug["print_ncc"] = {}
         self.debug["print_colour"] = off_colour
         covered: list[int] = []
+        # covered for a half match of the print alone (below): no tower is read there
+        half_match: set[int] = set()
         # each site's share in view (counts over the grid: exact, all sites at once)
         shares = vis.mean(axis=1)
         plastic = (None if cfg["print_hidden_plastic"] is None
@@ -1267,6 +1269,8 @@ class SiteReader:
                         self._split_shadow_ncc(pn[i][m], tmpl[m])
                         >= float(cfg["print_split_ncc"]))) or off):
                     continue
+                if not off and ncc >= float(cfg["print_min_ncc"]):
+                    half_match.add(i)
             # not the print: a hand or its shadow, or a tower the scorer missed (a
             # dark shadow looks like a black top, so no tower is guessed either); or
             # the print's pattern in another colour than the print's: a top outlined
@@ -1275,7 +1279,7 @@ class SiteReader:
             r = results[i]
             r.height, r.color, r.reason = None, None, "covered"
             covered.append(i)
-        self._covered_towers(results, covered)
+        self._covered_towers(results, covered, half_match)
 
     def _print_grid(self, pose: Pose, strips: Strips, n: int, half: float,
                     shape: tuple[int, int]) -> tuple[np.ndarray, ...]:
@@ -1303,7 +1307,8 @@ class SiteReader:
         return strips.keep(key, (np.ascontiguousarray(pix[:, 0]).reshape(rows, -1),
                                  np.ascontiguousarray(pix[:, 1]).reshape(rows, -1), ok, px, py))
 
-    def _covered_towers(self, results: list[SiteResult], covered: list[int]) -> None:
+    def _covered_towers(self, results: list[SiteResult], covered: list[int],
+                        half_match: Collection[int] = ()) -> None:
         """A lone site whose print check fails and whose best tower nearly won is that tower.
 
         The print check is evidence the scorer does not have: no print there. A
@@ -1315,7 +1320,10 @@ class SiteReader:
         ``covered_tower_cluster`` or more covered sites, each within
         ``covered_tower_radius_mm`` of the next, stays unseen. Two covered
         neighbours alone are as often two towers the scorer missed (or a tall
-        tower and the phantom its top makes at the site behind it).
+        tower and the phantom its top makes at the site behind it). The sites in
+        ``half_match`` half match the print (covered only because the empty site won
+        narrowly: ``print_close_ncc``): an arm's lone shadow does too, and no
+        tower is read there (they still make chains).
         """
         cfg = self.cfg
         need = float(cfg["covered_tower_margin"])
@@ -1323,6 +1331,8 @@ class SiteReader:
             return
         rescue = []
         for i in covered:
+            if i in half_match:
+                continue
             r = results[i]
             lead = covered_tower_lead(r, cfg)
             if lead is not None and r.tower is not None:

@@ -100,8 +100,11 @@ def test_a_black_tower_the_empty_site_beat_by_a_hair_is_unseen() -> None:
     site = Site.parse("1W")
     assert next(e for e in r.truth["expected"]["sites"]
                 if Site.from_json(e) == site)[("height")] == 3
-    shipped = read_image(r.image, camera, colors, EVERY)
-    off = read_image(r.image, camera, colors, OFF)
+    # (the print check's stricter match for an empty site won by a hair off:
+    # sites.print_close_margin also sends this one to unseen, "covered")
+    narrow = {"print_close_margin": 0.0}
+    shipped = read_image(r.image, camera, colors, {"sites": {**EVERY["sites"], **narrow}})
+    off = read_image(r.image, camera, colors, {"sites": {**OFF["sites"], **narrow}})
     detail = next(d for d in shipped.details if d.site == site)
     assert detail.reason == "close" and site in shipped.unseen
     now = read_image(r.image, camera, colors)

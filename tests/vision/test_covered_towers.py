@@ -111,11 +111,16 @@ def test_sites_an_arm_covers_together_are_not_read_as_towers():
     # tower whose side is nearly as bright as its top went to unseen
     # (sites.bright_side_margin: 0C and 3E, two right, beside the arm); 17 unseen
     # before a site found hidden behind a first reading that later changed was read
-    # again (sites.uncover_margin: a right one)
-    assert tally(None) == (0, 16, 0) == tally(OFF)
-    assert tally({"sites": {"covered_tower_radius_mm": 0.0}}) == (0, 16, 1)
-    # (2, 12, 0) before it; (0, 14, 0) before the bright-side doubt (0C and 3E again)
-    assert tally({"sites": {"glare_log": 0.0}}) == (0, 16, 0)
+    # again (sites.uncover_margin: a right one); 16 before an empty site won by under
+    # sites.print_close_margin needed a plainer print match: 0SE, an empty site the
+    # arm's lone shadow half covers, is unseen (and not read as the black 2 its best
+    # tower would make, as a covered site alone would be: sites.print_close_ncc)
+    assert tally(None) == (0, 17, 0) == tally(OFF)
+    assert tally({"sites": {"print_close_margin": 0.0}}) == (0, 16, 0)
+    assert tally({"sites": {"covered_tower_radius_mm": 0.0}}) == (0, 17, 1)
+    # (2, 12, 0) before it; (0, 14, 0) before the bright-side doubt (0C and 3E again);
+    # (0, 16, 0) before the plainer print match (0SE)
+    assert tally({"sites": {"glare_log": 0.0}}) == (0, 17, 0)
 
 
 def test_the_print_colour_offset_is_taken_against_the_print_and_its_own_city():
@@ -251,8 +256,10 @@ def test_a_top_of_another_colour_than_the_print_is_no_empty_site():
     # before a tower that beat the empty site by under half a point went to unseen
     # (sites.tower_empty_doubt_margin: a wrong one); (13, 15) for the reading before,
     # until a narrow tower whose side is as bright as its top went to unseen
-    # (sites.bright_side_margin: 2S, a wrong 2-storey black)
-    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 22), (12, 16)]
+    # (sites.bright_side_margin: 2S, a wrong 2-storey black); (12, 16) for the reading
+    # before while an empty site won by a hair passed a half match of the print (two
+    # towers read empty there, unseen since: sites.print_close_ncc)
+    assert [(c["wrong"], c["unseen_visible"]) for c in tally] == [(2, 22), (10, 18)]
 
 
 def test_covered_sites_are_chained_by_the_radius():
@@ -384,3 +391,26 @@ def test_an_empty_site_won_by_a_hair_needs_the_print_plainer():
         assert {s: v for s, v in was.items() if v != verdicts[s]} == {site: ("empty", "wrong")}
     assert (compare(reading.to_json(), truth)["wrong"],
             compare(before.to_json(), truth)["wrong"]) == (0, 1)
+
+
+def test_a_site_covered_for_a_half_match_of_the_print_is_no_tower():
+    # the covered-tower rescue reads a lone covered site as its best tower; a site
+    # covered only because it half matched the print after a narrow empty win
+    # (sites.print_close_ncc) is not: an arm's lone shadow half matches it too
+    # (companion/sim phone 21 photo 7: 0SE, empty, would be read as a black 2)
+    from companion.vision.geometry import board_geometry
+    from companion.vision.sites import SiteReader, SiteResult
+
+    def covered() -> SiteResult:
+        r = SiteResult(Site(2, 1, 1), None, None, 12.0, 1.2, reason="covered")
+        r.rivals = [(2, "black", 10.8), (3, "black", 6.0)]
+        r.tower = (2, "black", 0.0, 1.0, 0.9, 0.8, np.zeros(3))
+        return r
+
+    reader = SiteReader(board_geometry())
+    lone = [covered()]
+    reader._covered_towers(lone, [0])
+    assert (lone[0].height, lone[0].color, lone[0].reason) == (2, "black", "")
+    half = [covered()]
+    reader._covered_towers(half, [0], {0})
+    assert (half[0].height, half[0].color, half[0].reason) == (None, None, "covered")

@@ -345,9 +345,11 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     # found (pose.retry): marker 0 is now found too, the pose from four markers;
     # (2, 20) before a cast was fitted to the tops (tone.gains: red 1.35); (3, 28) before
     # a tower that beat the empty site by under half a point went to unseen
-    # (sites.tower_empty_doubt_margin: a right one)
+    # (sites.tower_empty_doubt_margin: a right one); (3, 29) for the lifted read while
+    # an empty site won by a hair passed a half match of the print (a tower read empty
+    # there, unseen since: sites.print_close_ncc)
     assert read.gains == (1.35, 1.05)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 17), (3, 29)]
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(3, 17), (2, 30)]
 
 
 def test_with_few_sure_tops_the_tops_won_by_a_little_fit_the_curve() -> None:
