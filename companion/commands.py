@@ -101,6 +101,11 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
 
     if not args.photos:
         raise CommandError("give a folder of ChArUco photos: companion calibrate camera DIR")
+    if args.out is not None:
+        # refused before the photos are read and fitted, not after (the fit lost)
+        if not args.out:
+            raise CommandError("--out needs a file name")
+        _writable_file("--out", Path(args.out))
     paths = _image_paths(Path(args.photos))
     images = []
     for p in paths:
@@ -281,7 +286,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if not args.folder:  # Path("") is the current folder: not what an empty name meant
         raise CommandError("give a folder of photos: companion replay DIR")
-    if args.html:
+    if args.html is not None:
+        if not args.html:
+            raise CommandError("--html needs a file name")
         # refused before a single photo is read, not after the whole game's
         _writable_file("--html", Path(args.html))
     source = Path(args.folder)
@@ -497,6 +504,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.diff and against is None:
         raise CommandError("--diff needs --against (the second config to compare with)")
     for option, given in (("--csv", args.csv), ("--diff", args.diff), ("--sites", args.sites)):
+        if given is not None and not given:
+            raise CommandError(f"{option} needs a file name")
         if given:
             _writable_file(option, Path(given))
     # a folder is one set whatever its photos' kinds (each CSV row names its own);

@@ -197,6 +197,12 @@ def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], over
 
 @pytest.mark.parametrize(("argv", "message"), [
     (["replay", ""], "companion replay: give a folder of photos: companion replay DIR"),
+    (["replay", "DIR", "--html", ""], "companion replay: --html needs a file name"),
+    (["evaluate", "--n", "1", "--sites", ""], "companion evaluate: --sites needs a file name"),
+    (["calibrate", "camera", "DIR", "--out", ""], "companion calibrate: --out needs a file name"),
+    (["calibrate", "camera", "DIR", "--out", "no/such/folder/camera.json"],
+     "companion calibrate: --out no/such/folder/camera.json: no folder no/such/folder to "
+     "write it in"),
     (["play", "--bots", "2", "--record", ""], "companion play: --record needs a file name"),
     (["games", "--data-dir", ""], "companion games: --data-dir needs a folder"),
     (["export", "g1", "-o", ""], "companion export: -o needs a file name (or - for stdout)"),
@@ -204,7 +210,9 @@ def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], over
 def test_empty_names_are_refused(capsys: pytest.CaptureFixture[str], argv: list[str],
                                  message: str) -> None:
     """replay "" read the current folder; play --record "" played and wrote nothing;
-    --data-dir "" used the default folder; export -o "" wrote to stdout."""
+    --data-dir "" used the default folder; export -o "" wrote to stdout; replay
+    --html "" and evaluate --csv/--sites/--diff "" wrote no file and said nothing;
+    calibrate camera --out found its folder missing only after the fit."""
     assert main(argv) == 1
     assert _err(capsys) == message
 
