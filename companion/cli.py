@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -23,6 +24,18 @@ MAX_JSON_BYTES = 16 * 1024 * 1024
 
 class CommandError(Exception):
     """A user-facing failure: printed as one line, exit status 1."""
+
+
+def writable_file(option: str, path: Path) -> None:
+    """An output file's folder must be there to write in, before a long evaluation,
+    replay, fit or game makes what it would hold (lost at the end otherwise)."""
+    folder = path.parent
+    if path.is_dir():
+        raise CommandError(f"{option} {path}: a folder, not a file")
+    if not folder.is_dir():
+        raise CommandError(f"{option} {path}: no folder {folder} to write it in")
+    if not os.access(folder, os.W_OK):
+        raise CommandError(f"{option} {path}: the folder {folder} cannot be written")
 
 
 Handler = Callable[[argparse.Namespace], int]
@@ -132,8 +145,10 @@ def cmd_play(args: argparse.Namespace) -> int:
     from companion.rules.record import GameRecord, MoveEntry
     from companion.rules.state import default_players
 
-    if args.record is not None and not args.record:  # said before the game, not after
-        raise CommandError("--record needs a file name")
+    if args.record is not None:  # said before the game, not after
+        if not args.record:
+            raise CommandError("--record needs a file name")
+        writable_file("--record", Path(args.record))
     kinds = args.bot_kind.split(",") if args.bot_kind else ["greedy"]
     if len(kinds) == 1:
         kinds = kinds * args.bots

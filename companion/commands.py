@@ -9,13 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from companion.cli import CommandError, colour_list, port_number, whole_number
+from companion.cli import CommandError, colour_list, port_number, whole_number, writable_file
 
 if TYPE_CHECKING:
     from companion.replay import Observation
@@ -105,7 +104,7 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
         # refused before the photos are read and fitted, not after (the fit lost)
         if not args.out:
             raise CommandError("--out needs a file name")
-        _writable_file("--out", Path(args.out))
+        writable_file("--out", Path(args.out))
     paths = _image_paths(Path(args.photos))
     images = []
     for p in paths:
@@ -290,7 +289,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not args.html:
             raise CommandError("--html needs a file name")
         # refused before a single photo is read, not after the whole game's
-        _writable_file("--html", Path(args.html))
+        writable_file("--html", Path(args.html))
     source = Path(args.folder)
     if source.is_file() and zipfile.is_zipfile(source):
         return _replay_zip(source, args)
@@ -507,7 +506,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         if given is not None and not given:
             raise CommandError(f"{option} needs a file name")
         if given:
-            _writable_file(option, Path(given))
+            writable_file(option, Path(given))
     # a folder is one set whatever its photos' kinds (each CSV row names its own);
     # several folders are several sets, each under its own name, and "all" adds them up
     folders = [Path(f) for f in args.folder or ()]
@@ -558,18 +557,6 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         out["all"] = Totals.merged(parts).to_json()
     print(json.dumps(out, indent=None if args.json else 1))
     return 0
-
-
-def _writable_file(option: str, path: Path) -> None:
-    """An output file's folder must be there to write in, before a long evaluation
-    reads its photos (their results would be lost at the end)."""
-    folder = path.parent
-    if path.is_dir():
-        raise CommandError(f"{option} {path}: a folder, not a file")
-    if not folder.is_dir():
-        raise CommandError(f"{option} {path}: no folder {folder} to write it in")
-    if not os.access(folder, os.W_OK):
-        raise CommandError(f"{option} {path}: the folder {folder} cannot be written")
 
 
 def _file_suffixes(sets: dict[str, Path | None]) -> dict[str, str]:

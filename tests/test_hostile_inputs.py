@@ -200,6 +200,9 @@ def test_config_overrides_stay_in_range(capsys: pytest.CaptureFixture[str], over
     (["replay", "DIR", "--html", ""], "companion replay: --html needs a file name"),
     (["evaluate", "--n", "1", "--sites", ""], "companion evaluate: --sites needs a file name"),
     (["calibrate", "camera", "DIR", "--out", ""], "companion calibrate: --out needs a file name"),
+    (["play", "--bots", "2", "--record", "no/such/folder/game.json"],
+     "companion play: --record no/such/folder/game.json: no folder no/such/folder to write "
+     "it in"),
     (["calibrate", "camera", "DIR", "--out", "no/such/folder/camera.json"],
      "companion calibrate: --out no/such/folder/camera.json: no folder no/such/folder to "
      "write it in"),
@@ -212,7 +215,7 @@ def test_empty_names_are_refused(capsys: pytest.CaptureFixture[str], argv: list[
     """replay "" read the current folder; play --record "" played and wrote nothing;
     --data-dir "" used the default folder; export -o "" wrote to stdout; replay
     --html "" and evaluate --csv/--sites/--diff "" wrote no file and said nothing;
-    calibrate camera --out found its folder missing only after the fit."""
+    calibrate camera --out and play --record found their folder missing only at the end."""
     assert main(argv) == 1
     assert _err(capsys) == message
 
