@@ -1151,7 +1151,9 @@ class SiteReader:
         an arm or a tower the scorer missed does not show the print's pattern,
         or shows it in another colour (:func:`_print_colour_offset`: a top over
         its printed square): the site goes to ``unseen`` rather than being
-        reported empty (a print
+        reported empty (an empty site won by under ``print_close_margin`` needs
+        a closer match, ``print_close_ncc``: a washed-out top half matches the
+        print; a print
         under a soft shadow, under a hard shadow's edge or in a hue pattern
         passes: :meth:`_shaded_print`, :meth:`_split_shadow_ncc`,
         :class:`_PrintHue`). A tower stands on
@@ -1257,8 +1259,9 @@ class SiteReader:
                             and self._range.get(i, (0, 0))[0] == 0):
                         results[i].height, results[i].color = 0, None
                     continue
-                # an empty reading won by a hair needs the print plainer: a washed-out
-                # top the scorer took for the board by a point or two half matches it
+                # an empty reading won by a hair needs a closer match to the print: a
+                # washed-out top the scorer took for the board by a point or two half
+                # matches it
                 least = (float(cfg["print_close_ncc"])
                          if results[i].margin < float(cfg["print_close_margin"])
                          else float(cfg["print_min_ncc"]))

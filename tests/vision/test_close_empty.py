@@ -100,7 +100,7 @@ def test_a_black_tower_the_empty_site_beat_by_a_hair_is_unseen() -> None:
     site = Site.parse("1W")
     assert next(e for e in r.truth["expected"]["sites"]
                 if Site.from_json(e) == site)[("height")] == 3
-    # (the print check's stricter match for an empty site won by a hair off:
+    # (the print check's closer match for an empty site won by a hair off:
     # sites.print_close_margin also sends this one to unseen, "covered")
     narrow = {"print_close_margin": 0.0}
     shipped = read_image(r.image, camera, colors, {"sites": {**EVERY["sites"], **narrow}})

@@ -112,14 +112,14 @@ def test_sites_an_arm_covers_together_are_not_read_as_towers():
     # (sites.bright_side_margin: 0C and 3E, two right, beside the arm); 17 unseen
     # before a site found hidden behind a first reading that later changed was read
     # again (sites.uncover_margin: a right one); 16 before an empty site won by under
-    # sites.print_close_margin needed a plainer print match: 0SE, an empty site the
+    # sites.print_close_margin needed a closer print match: 0SE, an empty site the
     # arm's lone shadow half covers, is unseen (and not read as the black 2 its best
     # tower would make, as a covered site alone would be: sites.print_close_ncc)
     assert tally(None) == (0, 17, 0) == tally(OFF)
     assert tally({"sites": {"print_close_margin": 0.0}}) == (0, 16, 0)
     assert tally({"sites": {"covered_tower_radius_mm": 0.0}}) == (0, 17, 1)
     # (2, 12, 0) before it; (0, 14, 0) before the bright-side doubt (0C and 3E again);
-    # (0, 16, 0) before the plainer print match (0SE)
+    # (0, 16, 0) before the closer print match (0SE)
     assert tally({"sites": {"glare_log": 0.0}}) == (0, 17, 0)
 
 
@@ -362,13 +362,13 @@ def test_an_empty_site_is_not_read_on_a_footprint_that_shows_plastic():
         (d.site, d.height, d.color) for d in reading.details if d.site != site]
 
 
-def test_an_empty_site_won_by_a_hair_needs_the_print_plainer():
+def test_an_empty_site_won_by_a_hair_needs_a_closer_match_to_the_print():
     # the ray-traced renderer's mounted frame 14002 (78 degrees, a night board): 1W,
     # a 1-storey black whose glossy top mirrors the lamp, is read empty by 1.3 points
     # over that tower, and its footprint half matches the print (a correlation
     # between sites.print_min_ncc, 0.2, and sites.print_close_ncc, 0.4). An empty
-    # reading won by under sites.print_close_margin (2 points) needs the plainer
-    # print: the site goes to unseen ("covered"), not read empty. (On the 14 raycast
+    # reading won by under sites.print_close_margin (2 points) needs the closer
+    # match: the site goes to unseen ("covered"), not read empty. (On the 14 raycast
     # sets of `make eval` the rule sent 10 towers read empty to unseen, and no
     # empty site; two right towers elsewhere went to unseen.)
     from tests.vision.raycast import shoot
