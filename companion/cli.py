@@ -26,9 +26,13 @@ class CommandError(Exception):
     """A user-facing failure: printed as one line, exit status 1."""
 
 
-def writable_file(option: str, path: Path) -> None:
-    """An output file's folder must be there to write in, before a long evaluation,
-    replay, fit or game makes what it would hold (lost at the end otherwise)."""
+def writable_file(option: str, given: str) -> None:
+    """An output file's name must be given and its folder there to write in, before a
+    long evaluation, replay, fit or game makes what it would hold (lost at the end
+    otherwise; an empty name wrote nothing and said nothing)."""
+    if not given:
+        raise CommandError(f"{option} needs a file name")
+    path = Path(given)
     folder = path.parent
     if path.is_dir():
         raise CommandError(f"{option} {path}: a folder, not a file")
@@ -146,9 +150,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from companion.rules.state import default_players
 
     if args.record is not None:  # said before the game, not after
-        if not args.record:
-            raise CommandError("--record needs a file name")
-        writable_file("--record", Path(args.record))
+        writable_file("--record", args.record)
     kinds = args.bot_kind.split(",") if args.bot_kind else ["greedy"]
     if len(kinds) == 1:
         kinds = kinds * args.bots

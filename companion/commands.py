@@ -100,11 +100,8 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
 
     if not args.photos:
         raise CommandError("give a folder of ChArUco photos: companion calibrate camera DIR")
-    if args.out is not None:
-        # refused before the photos are read and fitted, not after (the fit lost)
-        if not args.out:
-            raise CommandError("--out needs a file name")
-        writable_file("--out", Path(args.out))
+    if args.out is not None:  # refused before the photos are read and fitted, not after
+        writable_file("--out", args.out)
     paths = _image_paths(Path(args.photos))
     images = []
     for p in paths:
@@ -285,11 +282,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     if not args.folder:  # Path("") is the current folder: not what an empty name meant
         raise CommandError("give a folder of photos: companion replay DIR")
-    if args.html is not None:
-        if not args.html:
-            raise CommandError("--html needs a file name")
-        # refused before a single photo is read, not after the whole game's
-        writable_file("--html", Path(args.html))
+    if args.html is not None:  # refused before a single photo is read, not after
+        writable_file("--html", args.html)
     source = Path(args.folder)
     if source.is_file() and zipfile.is_zipfile(source):
         return _replay_zip(source, args)
@@ -503,10 +497,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if args.diff and against is None:
         raise CommandError("--diff needs --against (the second config to compare with)")
     for option, given in (("--csv", args.csv), ("--diff", args.diff), ("--sites", args.sites)):
-        if given is not None and not given:
-            raise CommandError(f"{option} needs a file name")
-        if given:
-            writable_file(option, Path(given))
+        if given is not None:
+            writable_file(option, given)
     # a folder is one set whatever its photos' kinds (each CSV row names its own);
     # several folders are several sets, each under its own name, and "all" adds them up
     folders = [Path(f) for f in args.folder or ()]
@@ -524,6 +516,15 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         sets = {k: None for k in (["mounted", "phone"] if args.kind == "both"
                                   else [args.kind])}
     suffixes = _file_suffixes(sets)
+
+    def own(given: str | None, name: str) -> Path | None:
+        """A set's own output file: with several sets, each under its suffix."""
+        if not given:
+            return None
+        path = Path(given)
+        return path if len(sets) == 1 else path.with_name(
+            f"{path.stem}-{suffixes[name]}{path.suffix}")
+
     out: dict[str, Any] = {}
     parts = []
     with reading_pool(args.workers) as pool:  # one pool of workers for every set
@@ -532,25 +533,10 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
                 items = folder_set(folder)
             else:
                 items = rendered_set(args.n, args.seed, name, args.block_jitter)
-            csv_path = diff_path = sites_path = None
-            if args.sites:
-                sites_path = Path(args.sites)
-                if len(sets) > 1:
-                    sites_path = sites_path.with_name(
-                        f"{sites_path.stem}-{suffixes[name]}{sites_path.suffix}")
-            if args.csv:
-                csv_path = Path(args.csv)
-                if len(sets) > 1:
-                    csv_path = csv_path.with_name(
-                        f"{csv_path.stem}-{suffixes[name]}{csv_path.suffix}")
-            if args.diff:
-                diff_path = Path(args.diff)
-                if len(sets) > 1:
-                    diff_path = diff_path.with_name(
-                        f"{diff_path.stem}-{suffixes[name]}{diff_path.suffix}")
-            totals = evaluate(items, csv_path, name, use_camera=args.with_camera,
-                              config=config, against=against, diff_path=diff_path,
-                              workers=args.workers, pool=pool, sites_path=sites_path)
+            totals = evaluate(items, own(args.csv, name), name, use_camera=args.with_camera,
+                              config=config, against=against, diff_path=own(args.diff, name),
+                              workers=args.workers, pool=pool,
+                              sites_path=own(args.sites, name))
             parts.append(totals)
             out[name] = totals.to_json()
     if len(folders) > 1:
