@@ -19,7 +19,7 @@ from concurrent.futures import Executor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import cv2
 import numpy as np
@@ -363,8 +363,16 @@ class _Tally:
                              for k, v in r.items()})
 
 
-_Job = tuple[dict[str, Any], bool, dict[str, Any] | None, bool, list[dict[str, str]],
-             list[dict[str, Any]]]
+class _Job(NamedTuple):
+    """One photo read: its row under each config, the sites they read differently,
+    and every site as the first read it (when asked)."""
+
+    row_a: dict[str, Any]
+    ok_a: bool
+    row_b: dict[str, Any] | None
+    ok_b: bool
+    differences: list[dict[str, str]]
+    sites: list[dict[str, Any]]
 
 SITE_COLUMNS = ("name", "site", "truth", "read", "verdict", "reason", "guess", "doubtful",
                 "elevation")
@@ -415,10 +423,10 @@ def _photo_job(name: str, image: np.ndarray, truth: Mapping[str, Any], use_camer
     row_a, ra, why_a = _read_row(name, image, truth, camera, config, t_ref)
     each = site_rows(name, truth, ra, why_a, row_a.get("elevation", "")) if sites else []
     if against is None:
-        return row_a, ra is not None, None, False, [], each
+        return _Job(row_a, ra is not None, None, False, [], each)
     row_b, rb, why_b = _read_row(name, image, truth, camera, against, t_ref)
-    return (row_a, ra is not None, row_b, rb is not None,
-            site_differences(name, truth, ra, rb, why_a, why_b), each)
+    return _Job(row_a, ra is not None, row_b, rb is not None,
+                site_differences(name, truth, ra, rb, why_a, why_b), each)
 
 
 def site_differences(name: str, truth: Mapping[str, Any], a: Mapping[str, Any] | None,
@@ -487,7 +495,7 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
         for job in _jobs(samples, use_camera, config, against, pool, workers,
                          sites_path is not None):
             _add_job(job, first, second, diffs, diff_rows)
-            each.extend(job[5])
+            each.extend(job.sites)
     if sites_path is not None:
         with open(sites_path, "w", newline="", encoding="utf-8") as fh:
             wr = csv.DictWriter(fh, fieldnames=SITE_COLUMNS)
@@ -512,11 +520,11 @@ def evaluate(samples: Iterable[tuple[str, np.ndarray, Mapping[str, Any]]],
 
 def _add_job(job: _Job, first: _Tally, second: _Tally | None, diffs: Differences,
              diff_rows: list[dict[str, str]]) -> None:
-    row_a, ok_a, row_b, ok_b, rows, _ = job
-    first.add(row_a, ok_a)
-    if second is None or row_b is None:
+    first.add(job.row_a, job.ok_a)
+    if second is None or job.row_b is None:
         return
-    second.add(row_b, ok_b)
+    second.add(job.row_b, job.ok_b)
+    rows = job.differences
     diffs.photos += int(bool(rows))
     for r in rows:
         diffs.sites += 1
