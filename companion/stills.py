@@ -67,10 +67,7 @@ def fit_fixed_camera(observations: Sequence[Observation],
 
     cfg = merged_config(config)
     change = cfg["change"]
-    # a sure fit is evidence the replay weighs (a doubtful one is not): sure from
-    # 'weighed_doubt' points, as chosen for it, not from the live table's stricter
-    # mark for the players ('check_margin'), which would withhold right evidence
-    nb = {**cfg["new_block"], "check_margin": cfg["new_block"]["weighed_doubt"]}
+    nb = cfg["new_block"]
     still = float(change["unchanged_score"])  # a site changing less looks as before
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     load = load or load_image
@@ -170,7 +167,10 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
         return None
     if fit is None:
         return None
-    view, doubts, decided = settle(fit, cur.sites.get(site), base, nb, weighed)
+    # a sure fit is evidence the replay weighs (a doubtful one is not): sure from
+    # 'weighed_doubt' points, as chosen for it
+    view, doubts, decided = settle(fit, cur.sites.get(site), base, nb, weighed,
+                                   sure=float(nb["weighed_doubt"]))
     if weighed and weighs(nb):
         return view, doubts, decided  # the reading's margin is weighed in already
     # the reading's own narrow margin counts where the reading stands

@@ -18,7 +18,7 @@ from companion.rules.cards import Card, full_deck, shuffled
 from companion.rules.editions import Edition, get_edition
 from companion.rules.errors import SetupError
 from companion.rules.scoring import Score, score_board
-from companion.rules.topology import CLOCKWISE, Seat
+from companion.rules.topology import CLOCKWISE, Seat, default_topology
 from companion.rules.variants import (
     MONSTERS,
     MonsterStep,
@@ -120,6 +120,12 @@ class GameConfig:
             raise SetupError(f"the seed must be a whole number from 0 to 2**63-1, not "
                              f"{str(self.seed)[:40]!r}")
         check_variants(self.variants)
+        start = self.monster_start
+        if self.monster is Variant.GODZILLA and start is not None and (
+                start.row, start.col) != (default_topology().rows // 2,
+                                          default_topology().cols // 2):
+            # the variant: "set it in the center of any city"
+            raise SetupError(f"Godzilla starts in the centre of a city, not at {start.code}")
         if sorted(self.slow_growth_order) != list(range(6)):
             raise SetupError("slow_growth_order must list the six cities once each")
 

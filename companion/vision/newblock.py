@@ -59,12 +59,15 @@ def _option(config: Mapping[str, Any] | None, key: str) -> Any:
 def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
            config: Mapping[str, Any] | None = None,
            read_scores: Mapping[tuple[int, str], float] | None = None,
-           ) -> tuple[SiteView, bool, bool]:
+           sure: float | None = None) -> tuple[SiteView, bool, bool]:
     """The tower after the build, from the fit and what the photo read there.
 
     With the reader's own scores for the heights it weighed there
     (``read_scores``: (height, colour) -> score, :meth:`Reading.hypotheses`),
-    both are weighed together (:func:`settled_totals`). Without them the reading stands
+    both are weighed together (:func:`settled_totals`), doubtful under ``sure``
+    points of lead (default ``check_margin``, the live table's mark for the
+    players; a replay counts a fit sure from ``weighed_doubt``, the evidence it
+    weighs, which the players' stricter mark would withhold). Without them the reading stands
     where the fit scores it within ``keep_reading`` of its best (a near tie is
     not overruled), else the fit decides. Also whether the result is doubtful
     and whether it differs from the reading (the fit decided it).
@@ -73,7 +76,8 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
     if totals is not None:
         storeys, colour, margin = _weigh(totals)
         view = SiteView(base_storeys + storeys, colour)
-        return view, margin < float(_option(config, "check_margin")), view != read
+        need = float(_option(config, "check_margin")) if sure is None else sure
+        return view, margin < need, view != read
     grown = read.height - base_storeys if read is not None else 0
     if read is not None and 1 <= grown <= MAX_STOREYS \
             and fit.explains(read.owner, grown, float(_option(config, "keep_reading"))):

@@ -37,6 +37,12 @@ def build_with(state: GameState, seat: Seat, card: Card, city: int,
 
 def monster_state(variant: str = "monster", start: Site | None = None, seat: Seat = S,
                   board=None, **kw) -> GameState:
+    """A position with the monster at ``start`` (Godzilla's set-up allows only a
+    city's centre: elsewhere it is put there as if it had walked)."""
+    if variant == "godzilla":
+        cfg = make_config(4, variants=[variant], **kw)
+        monster = {} if start is None else {"monster": start}
+        return position(cfg, board=board, to_move=SEAT_INDEX[seat], **monster)
     cfg = make_config(4, variants=[variant], monster_start=start, **kw)
     return position(cfg, board=board, to_move=SEAT_INDEX[seat])
 
@@ -179,6 +185,12 @@ def test_full_monster_centre_card_removes_nothing() -> None:
 def test_godzilla_starts_in_the_centre_of_a_city() -> None:
     assert new_game(make_config(4, variants=["godzilla"])).monster == Site(0, 1, 1)
     assert default_monster_start(Variant.GODZILLA) == Site(0, 1, 1)
+    # "set it in the center of any city": any city, but only its centre
+    assert new_game(make_config(4, variants=["godzilla"],
+                                monster_start=Site(4, 1, 1))).monster == Site(4, 1, 1)
+    with pytest.raises(SetupError, match="^Godzilla starts in the centre of a "
+                                   "city, not at 2NE$"):
+        make_config(4, variants=["godzilla"], monster_start=Site(2, 0, 2))
 
 
 @pytest.mark.parametrize(("start", "card", "end"), [
