@@ -194,7 +194,8 @@ def test_phone_layout(browser: Any, table: WebServer, session: GameSession,
 
 
 def test_page_without_a_game(browser: Any) -> None:
-    app = create_app({"PIN": PIN}, session=GameSession())
+    session = GameSession()
+    app = create_app({"PIN": PIN}, session=session)
     with WebServer(app, port=0) as server:
         ctx = browser.new_context(viewport={"width": 1000, "height": 700})
         page = ctx.new_page()
@@ -214,6 +215,21 @@ def test_page_without_a_game(browser: Any) -> None:
             "() => document.getElementById('turn').textContent.includes('Ann')")
         assert "Bo" in page.inner_text("#players")
         assert page.locator("#players .swatch").count() == 4  # two colours each
+        # three players whose seats are picked out of order: play still goes
+        # clockwise from player 1 (the list the page sends is the turn order)
+        page.on("dialog", lambda dialog: dialog.accept())
+        if not page.is_visible("#setup-count"):
+            page.click("#setup-ctl summary")
+        page.select_option("#setup-count", "3")
+        for i, (name, seat) in enumerate((("Ann", "N"), ("Bo", "W"), ("Cy", "E"))):
+            page.fill(f"input[name=name{i}]", name)
+            page.select_option(f"select[name=seat{i}]", seat)
+        page.click("#setup-form button[type=submit]")
+        page.wait_for_function(
+            "() => document.getElementById('players').textContent.includes('Cy')")
+        players = session.snapshot()["game"]["header"]["players"]
+        assert [(p["name"], p["seat"]) for p in players] == [
+            ("Ann", "N"), ("Cy", "E"), ("Bo", "W")]
         ctx.close()
 
 

@@ -8,6 +8,7 @@
   const CSRF = document.querySelector('meta[name="csrf-token"]').content;
   const $ = (id) => document.getElementById(id);
   const SEAT_NAMES = { S: "South", W: "West", N: "North", E: "East" };
+  const CLOCKWISE = ["S", "W", "N", "E"]; // the turn order round the table
   // what the camera reports besides broken rules (companion.tracking)
   const REPORTS = {
     several: "more than one move at once",
@@ -870,6 +871,10 @@
         players.push({ name: form.elements[`name${i}`].value.trim(),
           seat: form.elements[`seat${i}`].value, colors });
       }
+      // play goes clockwise (S, W, N, E) from player 1, whatever order the seats
+      // were picked in: the list sent is the turn order (formats.md)
+      const turn = (p) => (CLOCKWISE.indexOf(p.seat) - CLOCKWISE.indexOf(players[0].seat) + 4) % 4;
+      players.sort((a, b) => turn(a) - turn(b));
       const g = ui.snap && ui.snap.game;
       if (g && !g.over && g.plies > 0 && !confirm("A game is in progress. Start a new one?")) {
         return;
