@@ -6,6 +6,7 @@ Reading is open to everyone at the table. Every change goes through the
 
 from __future__ import annotations
 
+import logging
 import re
 import tempfile
 import time
@@ -31,6 +32,19 @@ from companion.rules.topology import default_topology
 from companion.session import GameSession
 from companion.web.app import table
 from companion.web.auth import fail, is_unlocked, require_json, require_table
+
+log = logging.getLogger(__name__)
+
+
+def _failed(what: str, exc: Exception) -> None:
+    """A provider's failure, logged the first time it happens: the page goes on
+    without what it provides, but a bug there must not stay silent (and the page
+    asks on every update: a line per phone per update would drown the log)."""
+    key = f"{what}: {type(exc).__name__}: {exc}"
+    logged = table().failures_logged
+    if key not in logged:
+        logged.add(key)
+        log.warning("the page goes on without %s", key, exc_info=exc)
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -82,7 +96,8 @@ def second_looks() -> list[int]:
         return []
     try:
         return [int(p) for p in provider()]
-    except Exception:  # the camera's bookkeeping must not break the page
+    except Exception as exc:  # the camera's bookkeeping must not break the page
+        _failed("the second looks", exc)
         return []
 
 
@@ -93,7 +108,8 @@ def led_frame() -> list[str] | None:
         return None
     try:
         frame = provider()
-    except Exception:  # a broken strip must not break the page
+    except Exception as exc:  # a broken strip must not break the page
+        _failed("the LED frame", exc)
         return None
     return None if frame is None else [_css_color(c) for c in frame]
 

@@ -13,7 +13,7 @@ import os
 import secrets
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -157,6 +157,8 @@ class Table:
     services: Services
     events: Any  # events.EventHub (typed loosely to avoid an import cycle)
     throttle: Any  # auth.Throttle
+    #: the failures of the page's optional providers already logged (each once)
+    failures_logged: set[str] = field(default_factory=set)
 
 
 def table() -> Table:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import logging
 from dataclasses import replace
 from typing import Any
 
@@ -180,7 +181,8 @@ def test_uploaded_photos_keep_their_own_names(make_app: Any, pin: str,
 
 
 def test_the_page_says_which_doubtful_moves_the_camera_looks_at_again(
-        make_app: Any, monkeypatch: pytest.MonkeyPatch, pin: str) -> None:
+        make_app: Any, monkeypatch: pytest.MonkeyPatch, pin: str,
+        caplog: pytest.LogCaptureFixture) -> None:
     """The live camera's second looks (Controller.second_looks) mark only doubtful
     moves of the game as it stands; a past position and a broken provider mark none."""
     session = GameSession()
@@ -205,4 +207,8 @@ def test_the_page_says_which_doubtful_moves_the_camera_looks_at_again(
     looks[0] = [-4]  # counted from the end it would be ply 6
     assert looked() == []
     looks[0] = RuntimeError("the controller is gone")
-    assert looked() == []
+    with caplog.at_level(logging.WARNING, logger="companion.web.api"):
+        assert looked() == []
+        assert looked() == []  # logged once, not on every update
+    assert [r.getMessage() for r in caplog.records] == [
+        "the page goes on without the second looks: RuntimeError: the controller is gone"]
