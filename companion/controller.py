@@ -275,6 +275,8 @@ class Controller:
         self._view_told = False  # told them it looks at the board too steeply or too low
         self._pose: Any = None
         self._cards: dict[Seat, Any] = {}
+        #: the game whose played cards ``_cards`` was last seeded with (:meth:`_known_cards`)
+        self._cards_game: tuple[int, str | None] | None = None
         self._prev_still: np.ndarray | None = None
         self._last_still: tuple[np.ndarray, float] | None = None
         self._stop = threading.Event()
@@ -407,6 +409,7 @@ class Controller:
         if reading is None:
             return
         cards = {seat: _as_card(c) for seat, c in reading.cards.items()}
+        self._known_cards()
         new_cards = {s: c for s, c in cards.items() if self._cards.get(s) != c}
         seen = dict(self._cards)
         self._cards.update(cards)
@@ -424,6 +427,21 @@ class Controller:
         except JournalFailure:
             self._cards = seen  # the cards seen stay new for the try again
             raise
+
+    def _known_cards(self) -> None:
+        """A game this controller has not read before (resumed after a restart, or
+        from the journal): the card on top of each seat's stack is the last one the
+        record has it play. Before, every card in view was new to a fresh controller,
+        and the player to move's own last card, seen again, was recorded as a pass
+        with it."""
+        current = self.session.current()
+        if current is None or current[0] == self._cards_game:
+            return
+        self._cards_game = current[0]
+        for entry in current[1].effective():
+            card = getattr(entry.move, "card", None)
+            if card is not None:
+                self._cards[entry.move.seat] = card
 
     def _take_reading(self, image: np.ndarray, t0: float) -> ReadingLike | None:
         """The still frame read (each site held to what the record allows), the pose

@@ -106,6 +106,27 @@ def test_a_live_move_whose_site_was_read_narrowly_is_recorded_as_doubtful():
     assert marked == [str(builds[2])]
 
 
+@pytest.mark.parametrize("scenes", [(4, 5, 6), (5, 6)])
+def test_a_game_resumed_after_a_restart_knows_the_cards_already_played(scenes):
+    """A controller started on a game in play (the companion restarted): the card on
+    top of each stack is the one the record has that seat play last, not a new one.
+    The player to move's own last card, seen again, was recorded as a pass with it,
+    and the real build after it marked as out of turn. (5, 6): the restart came
+    while a build was being made: the first scene read shows it."""
+    cfg, builds, readings = _script(3, 6)
+    session = GameSession(make_config(list(cfg.players)))
+    for build in builds[:4]:  # the game so far, as the journal kept it
+        while session.state.phase.name == "COMMIT":
+            session.play(Commit(session.state.seat, None))
+        session.play(build)
+    ctl = Controller(session, lambda image, previous_pose=None: readings[scenes[
+        int(image[0, 0, 0])]])
+    _film(ctl, len(scenes))
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(b) for b in builds]
+    assert session.snapshot()["warnings"] == []
+
+
 @pytest.mark.parametrize("variants", [(), ("godzilla",)])
 def test_a_reader_that_takes_height_ranges_gets_the_records(variants):
     cfg, builds, readings = _script(6, 2)
