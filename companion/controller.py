@@ -397,7 +397,7 @@ class Controller:
 
     def _auto_commit(self) -> None:
         """The camera cannot see block selection: record it as undeclared."""
-        if not self.auto_commit or not self.session.has_game:
+        if not self.auto_commit or not self.session.has_game or self.session.from_photos:
             return
         while self.session.state.phase is Phase.COMMIT:
             self.session.play(Commit(self.session.state.seat, None))
@@ -413,8 +413,8 @@ class Controller:
         new_cards = {s: c for s, c in cards.items() if self._cards.get(s) != c}
         seen = dict(self._cards)
         self._cards.update(cards)
-        if not self.session.has_game:
-            return
+        if not self.session.has_game or self.session.from_photos:
+            return  # (a game replayed from photos is not the one on the table)
         self.session.set_unseen(list(reading.unseen))
         views, unseen, pixel_site = self._focus(image, reading, self.session.state,
                                                 new_cards.get(self.session.state.seat))

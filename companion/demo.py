@@ -181,7 +181,10 @@ def run_demo(args: argparse.Namespace) -> int:
 
     services: dict[str, Any] = {}
     if journal is not None:
+        from companion.store import table_game_service
+
         services["evidence"] = journal.evidence
+        services["table_game"] = table_game_service(session, journal)
     driver: Any
     if args.driver == "table":
         driver, table_services = _table_driver(session, args, finish)

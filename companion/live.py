@@ -266,7 +266,7 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
     from companion.pipeline import CameraView, VisionReader
     from companion.replay_service import make_replay_service
     from companion.rules.state import make_config
-    from companion.store import resume_or_start
+    from companion.store import resume_or_start, table_game_service
     from companion.web import create_app
     from companion.web.server import WebServer
     from hardware.errors import EndOfStream
@@ -302,7 +302,8 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
         "camera_view": view, "evidence": journal.evidence,
         "second_looks": controller.second_looks,
         "leds": lambda: strip.last_output or [(0, 0, 0)] * ledmap.count,
-        "replay": make_replay_service(session, journal=journal)})
+        "replay": make_replay_service(session, journal=journal),
+        "table_game": table_game_service(session, journal)})
     server = WebServer(app, args.host, args.port, threads=args.threads)
     with StopSignals() as stop:  # the handlers before put back when the loop ends
         server.start()

@@ -43,7 +43,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
     def _replay_upload(files: Sequence[Any]) -> Mapping[str, Any]:
         from companion.commands import colour_mismatch, read_folder
         from companion.replay import grouped_warnings, replay
-        from companion.rules.record import config_from_json
+        from companion.rules.record import PHOTOS_SOURCE, config_from_json
 
         photos = [f for f in files if Path(_safe_stem(f.name)).suffix.lower() in IMAGE_SUFFIXES]
         if not photos:
@@ -98,15 +98,18 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         if mismatch:
             result.warnings.insert(0, {"photo": None, "reason": "colours", "message": mismatch})
         out = result.to_json()
+        # marked as replayed: the table's camera does not record into it, and a
+        # restart resumes the table's game, not this one
+        record = replace(result.record, meta={**result.record.meta, "source": PHOTOS_SOURCE})
         game_id = None
-        if journal is not None and result.record.entries:
-            game_id = journal.import_record(result.record.to_json())
+        if journal is not None and record.entries:
+            game_id = journal.import_record(record.to_json())
         doubtful = [m for m in out["moves"] if m.get("doubtful")]
         listed = 0
         # what several photos share is said once, in the list and in the note alike
         grouped = grouped_warnings(out["warnings"])
-        if result.record.entries:
-            session.resume(result.record, game_id)
+        if record.entries:
+            session.resume(record, game_id)
             # the replay's warnings go to the page's list, each said once for all the
             # photos it is about (a move no photo showed is marked "check" already)
             for w in grouped:

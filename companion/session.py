@@ -40,6 +40,7 @@ from companion.rules.record import (
     entry_json,
     final_result,
     header_json,
+    is_from_photos,
 )
 
 _T = TypeVar("_T")
@@ -168,6 +169,15 @@ class GameSession:
     @property
     def has_game(self) -> bool:
         return self._live is not None
+
+    @property
+    def from_photos(self) -> bool:
+        """Whether the game shown was replayed from photos (its record's
+        ``meta.source`` is "photos"): the table's camera does not record into it,
+        for the table does not show that game."""
+        with self._lock:
+            live = self._live
+            return live is not None and is_from_photos(live.record.meta)
 
     def _require(self) -> _Live:
         if self._live is None:
@@ -592,6 +602,8 @@ def _snapshot(record: GameRecord, effective: list[MoveEntry], state: GameState, 
         "monster": state.monster.index if state.monster else None,
         "over": state.is_over,
         "result": final_result(state) if state.is_over else None,
+        # replayed from photos: the table's camera does not record into it
+        "from_photos": is_from_photos(record.meta),
     }
     return {
         "board": board,

@@ -64,6 +64,15 @@ class Correction:
 Entry = MoveEntry | Correction
 
 
+#: ``meta.source`` of a game replayed from photos: not the game on the table
+PHOTOS_SOURCE = "photos"
+
+
+def is_from_photos(meta: Any) -> bool:
+    """Whether a record's (or a header's) ``meta`` says it was replayed from photos."""
+    return isinstance(meta, dict) and meta.get("source") == PHOTOS_SOURCE
+
+
 @dataclass(frozen=True)
 class GameRecord:
     config: GameConfig

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
         default_data_dir,
         open_data_dir,
         resume_or_start,
+        table_game_service,
     )
 
 __all__ = [
     "DATA_FILE", "GameInfo", "Journal", "JournalError", "UnknownGameError", "default_data_dir",
-    "open_data_dir", "resume_or_start",
+    "open_data_dir", "resume_or_start", "table_game_service",
 ]
 
 

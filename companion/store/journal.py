@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from companion.rules.errors import RecordError, RulesError
-from companion.rules.record import RECORD_FORMAT, GameRecord, final_result
+from companion.rules.record import RECORD_FORMAT, GameRecord, final_result, is_from_photos
 from companion.store.safety import image_kind
 
 if TYPE_CHECKING:
@@ -530,18 +530,26 @@ class Journal:
             return None
         return game_id, self.load(game_id)
 
-    def latest_unfinished(self) -> str | None:
-        """The id :meth:`current_game` would resume, without replaying it."""
+    def latest_unfinished(self, replays: bool = True) -> str | None:
+        """The id :meth:`current_game` would resume, without replaying it: the newest
+        unfinished game of the table, before any replayed from photos (uploaded while
+        the table's was in play, a replay is newer, and the page would come back on
+        it instead); the newest replayed one when the table has none (``replays``
+        false: None then)."""
         with self._lock:  # an id that is not text cannot be resumed: skipped
             rows = self._conn.execute(
-                "SELECT CAST(id AS BLOB) FROM games WHERE finished = 0 AND typeof(id) = 'text' "
-                "ORDER BY created DESC, rowid DESC").fetchall()
-        for (raw_id,) in rows:
+                "SELECT CAST(id AS BLOB), header FROM games WHERE finished = 0 "
+                "AND typeof(id) = 'text' ORDER BY created DESC, rowid DESC").fetchall()
+        replayed = None
+        for raw_id, header in rows:
             try:
-                return bytes(raw_id).decode("utf-8")
+                game_id = bytes(raw_id).decode("utf-8")
             except UnicodeDecodeError:
                 continue
-        return None
+            if not _replayed(header):
+                return game_id
+            replayed = replayed or game_id
+        return replayed if replays else None
 
     def has_game(self, game_id: str) -> bool:
         with self._lock:
@@ -951,6 +959,31 @@ def open_data_dir(path: str | os.PathLike[str], **kw: Any) -> Journal:
     return Journal(folder / DATA_FILE, **kw)
 
 
+def table_game_service(session: Any, journal: Journal) -> Callable[[], str | None]:
+    """The page's way back from a game replayed from photos to the table's game in
+    play (``table_game`` of :class:`companion.web.app.Services`): its newest
+    unfinished game, resumed in ``session``; None when the journal has none."""
+
+    def back() -> str | None:
+        game_id = journal.latest_unfinished(replays=False)
+        if game_id is None:
+            return None
+        session.resume(journal.load(game_id), game_id)
+        return game_id
+
+    return back
+
+
+def _replayed(header: Any) -> bool:
+    """Whether a stored header is a game replayed from photos (one that does not
+    read counts as the table's: resuming it reports what is wrong with it)."""
+    try:
+        data = json.loads(header) if isinstance(header, (str, bytes)) else None
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and is_from_photos(data.get("meta"))
+
+
 def resume_or_start(session: Any, journal: Journal,
                     config_factory: Callable[[], GameConfig]) -> tuple[str, bool]:
     """Continue the journal's unfinished game in ``session``, or start a new one.
@@ -987,5 +1020,5 @@ def resume_or_start(session: Any, journal: Journal,
 __all__ = [
     "APPLICATION_ID", "DATA_FILE", "DEFAULT_EVIDENCE_BUDGET", "SCHEMA_VERSION", "GameInfo",
     "Journal", "JournalError", "UnknownGameError", "default_data_dir", "journal_part",
-    "open_data_dir", "resume_or_start",
+    "open_data_dir", "resume_or_start", "table_game_service",
 ]

@@ -197,6 +197,15 @@ def setup() -> tuple[Response, int]:
     return jsonify({"game": _session().snapshot()["game"]["header"]}), 201
 
 
+def _in_play(sess: GameSession) -> bool:
+    """A game of the table under way (one replayed from photos is not the table's)."""
+    current = sess.current()
+    if current is None or sess.from_photos:
+        return False
+    record = current[1]
+    return bool(record.entries) and not record.replay().is_over
+
+
 def _strip_prefix(message: str) -> str:
     return message.removeprefix("bad set-up: ")
 
@@ -359,6 +368,19 @@ def resolve(warning_id: int) -> Response:
     return jsonify({"id": warning_id, "resolved": True})
 
 
+@bp.post("/table-game")
+def table_game() -> Response:
+    """The table's game in play back on the page, after a replay from photos."""
+    require_table()
+    back = table().services.table_game
+    if back is None:
+        fail(501, "this companion keeps no journal to go back to the table's game from")
+    game_id = back()
+    if game_id is None:
+        fail(404, "the journal has no game of the table in play")
+    return jsonify({"game": game_id})
+
+
 @bp.post("/upload")
 def upload() -> Response:
     """Photos of a game (several files or one zip) for the replay service."""
@@ -371,6 +393,10 @@ def upload() -> Response:
     if replay is None:
         fail(501, "replaying photos is not available here: this companion has no replay "
                   "service")
+    if request.form.get("replace", "") not in ("1", "true", "yes") and _in_play(_session()):
+        # the replayed game would take the place on the page of the game at the table
+        fail(409, "a game is in play at the table: its replay from photos would take its "
+                  "place on the page (the journal keeps it); send replace=1 to go on")
     with tempfile.TemporaryDirectory(prefix="companion-spool-") as spool:
         files = collect_files(request.files.getlist("photos") or list(request.files.values()),
                               Path(spool))

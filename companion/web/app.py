@@ -69,6 +69,9 @@ Evidence = Callable[[str], bytes | None]
 #: The plies of the doubtful builds the camera will weigh again when the next block
 #: is built on them (companion.controller.Controller.second_looks).
 SecondLooks = Callable[[], Sequence[int]]
+#: Puts the table's game in play back on the page (after a replay from photos took
+#: its place); its id, or None when there is none.
+TableGame = Callable[[], str | None]
 
 
 @dataclass
@@ -80,6 +83,7 @@ class Services:
     leds: LedFrame | None = None
     evidence: Evidence | None = None
     second_looks: SecondLooks | None = None
+    table_game: TableGame | None = None
 
     @classmethod
     def coerce(cls, value: Services | Mapping[str, Any] | None) -> Services:
@@ -95,7 +99,8 @@ class Services:
 
     def flags(self) -> dict[str, bool]:
         return {"camera": self.camera_view is not None, "replay": self.replay is not None,
-                "leds": self.leds is not None, "evidence": self.evidence is not None}
+                "leds": self.leds is not None, "evidence": self.evidence is not None,
+                "table_game": self.table_game is not None}
 
 
 def generate_pin() -> str:

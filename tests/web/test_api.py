@@ -508,7 +508,8 @@ def test_camera_and_evidence(make_app: Any, session: GameSession) -> None:
     resp = client.get("/evidence/8.jpg")
     assert resp.status_code == 404 and resp.get_json() == {"error": "no crop 8"}
     flags = client.get("/api/state").get_json()["table"]["services"]
-    assert flags == {"camera": True, "replay": False, "leds": False, "evidence": True}
+    assert flags == {"camera": True, "replay": False, "leds": False, "evidence": True,
+                     "table_game": False}
 
 
 def test_camera_without_a_frame_yet(make_app: Any, session: GameSession) -> None:

@@ -425,3 +425,56 @@ def test_uploading_photos_says_what_it_is_doing(browser: Any, session: GameSessi
                                    "warning: IMG_0001.HEIC and IMG_0002.jpg: the photo is "
                                    "mirrored.", timeout=5000)
         ctx.close()
+
+
+def test_a_replay_over_the_tables_game_is_confirmed_and_the_page_goes_back(
+        browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Photos uploaded while the table's game is in play: the page asks first, says the
+    camera does not record the replayed game, and offers the way back to the table's."""
+    from companion import commands
+    from companion.replay_service import make_replay_service
+    from companion.rules import make_config, parse_move
+    from companion.store import Journal, table_game_service
+    from tests.web.test_doubtful import _photos
+
+    journal = Journal(tmp_path / "games.sqlite")
+    session = GameSession(make_config(4), journal=journal)
+    for move in ("S commit ?", "W commit ?", "N commit ?", "E commit ?", "S c11 red1@0C"):
+        session.play(parse_move(move))
+    monkeypatch.setattr(commands, "read_folder", lambda *a, **k: (_photos(), [], "file names"))
+    (tmp_path / "IMG_1.jpg").write_bytes(b"\xff\xd8\xff\xd9")
+    app = create_app({"PIN": PIN}, session=session, services={
+        "replay": make_replay_service(session, journal=journal),
+        "table_game": table_game_service(session, journal), "camera_view": lambda: None})
+    with WebServer(app, port=0) as server:
+        ctx = browser.new_context(viewport={"width": 1000, "height": 800})
+        page = ctx.new_page()
+        page.goto(server.url + "/")
+        page.fill("#pin", PIN)
+        page.click("#login-form button[type=submit]")
+        page.wait_for_selector("body.unlocked")
+        asked: list[str] = []
+
+        def answer(dialog: Any) -> None:
+            asked.append(dialog.message)
+            dialog.dismiss() if len(asked) == 1 else dialog.accept()
+
+        page.on("dialog", answer)
+        page.click("#upload-ctl summary")
+        page.set_input_files("#upload-form input[type=file]", [str(tmp_path / "IMG_1.jpg")])
+        page.click("#upload-form button")  # declined: nothing sent
+        page.wait_for_timeout(300)
+        assert len(asked) == 1 and asked[0].startswith("A game is in play at the table.")
+        assert session.game_id is not None and not session.from_photos
+        page.click("#upload-form button")  # confirmed
+        page.wait_for_function("() => document.getElementById('turn').textContent"
+                               ".includes('replayed from photos: the camera does not record "
+                               "it')", timeout=10000)
+        assert session.from_photos and len(asked) == 2
+        page.click("#table-game-btn")
+        page.wait_for_function("() => !document.getElementById('turn').textContent"
+                               ".includes('replayed from photos')", timeout=10000)
+        assert not session.from_photos and len(session.record.effective()) == 5
+        assert page.locator("#table-game-btn").count() == 0
+        ctx.close()
+    journal.close()

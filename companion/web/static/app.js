@@ -230,6 +230,7 @@
       t.append(h("div", { class: "turn-main" }, "Game over"),
         h("div", { class: "turn-sub" }, winners.length > 1 ? `Shared win: ${winners.join(", ")}`
           : winners.length ? `${winners[0]} wins` : ""));
+      backToTable(t, s);
       return;
     }
     const p = playerBySeat(g.to_move_seat);
@@ -242,7 +243,22 @@
         SEAT_NAMES[g.to_move_seat] || g.to_move_seat), h("span", { class: "turn-doing" }, doing)),
     h("div", { class: "turn-sub" }, `Round ${g.round} of ${g.rounds} \u00b7 start player ` +
       `${g.start_player}` + (p && g.phase === "build" ? ` \u00b7 ${p.blocks_left_count} ` +
-      `block${p.blocks_left_count === 1 ? "" : "s"} left` : "")));
+      `block${p.blocks_left_count === 1 ? "" : "s"} left` : "") +
+      // the camera watches the table, not a game replayed from photos
+      (g.from_photos && s.table && s.table.services && s.table.services.camera
+        ? " \u00b7 replayed from photos: the camera does not record it" : "")));
+    backToTable(t, s);
+  }
+
+  function backToTable(t, s) {
+    // a replay from photos took the place of the table's game: the way back to it
+    const g = s.game;
+    if (!g || !g.from_photos || !ui.unlocked || !(s.table && s.table.services &&
+      s.table.services.table_game)) return;
+    t.append(h("div", { class: "turn-sub" }, h("button", { type: "button",
+      class: "btn btn-small", id: "table-game-btn",
+      onclick: () => act("/api/table-game", {}, "Back to the table's game") },
+    "Back to the table's game")));
   }
 
   function warnSites(s) {
@@ -907,6 +923,13 @@
     $("upload-form").addEventListener("submit", async (ev) => {
       ev.preventDefault();
       const data = new FormData(ev.target);
+      const g = ui.snap && ui.snap.game;
+      if (g && !g.over && g.plies > 0 && !g.from_photos) {
+        if (!confirm("A game is in play at the table. Its replay from photos takes its " +
+          "place on the page (the camera does not record into a replayed game; the " +
+          "companion keeps the game in play). Go on?")) return;
+        data.set("replace", "1");
+      }
       const n = [...data.getAll("photos")].filter((f) => f && f.size).length;
       ui.uploadNote = `Uploading and reading ${n} file${n === 1 ? "" : "s"}\u2026 ` +
         "(each photo takes a second or two; a zip's photos are counted once unpacked)";
