@@ -167,6 +167,12 @@ class GameSession:
             self._changed("resume")
 
     @property
+    def lock(self) -> threading.RLock:
+        """The session's own (re-entrant) lock: a caller that checks the game and then
+        changes it (the page's "the move I saw" test) holds it across both."""
+        return self._lock
+
+    @property
     def has_game(self) -> bool:
         return self._live is not None
 

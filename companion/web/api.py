@@ -197,6 +197,23 @@ def setup() -> tuple[Response, int]:
     return jsonify({"game": _session().snapshot()["game"]["header"]}), 201
 
 
+def _expected(data: dict[str, Any], sess: GameSession, ply: int,
+              what: str | None = None) -> None:
+    """``expect``: the move the phone showed at ``ply`` (its notation). Two phones (or a
+    phone and the camera) acting at once must not both land: the second finds another
+    move there and is refused (409) instead of taking back or changing that one."""
+    if "expect" not in data:
+        return
+    want = data["expect"]
+    if not isinstance(want, str):
+        fail(400, "'expect' must be the move's notation")
+    moves = sess.record.moves
+    have = str(moves[ply]) if 0 <= ply < len(moves) else None
+    if have != " ".join(want.split()):
+        fail(409, f"{what or f'move {ply + 1}'} is no longer {want.strip()[:60]}: the game "
+                  "changed meanwhile (another phone or the camera); look again")
+
+
 def _in_play(sess: GameSession) -> bool:
     """A game of the table under way (one replayed from photos is not the table's)."""
     current = sess.current()
@@ -287,13 +304,15 @@ def correct(ply: int) -> Response:
     if not isinstance(note, str):
         fail(400, "'note' must be text")
     sess = _require_game()
-    n = len(sess.record.effective())
-    if ply >= n:
-        fail(404, f"no move number {ply} to correct (the game has {n})")
-    try:
-        done = sess.correct(ply, move, note.strip()[:200])
-    except RulesError as exc:
-        fail(409, f"cannot make that correction: {exc}")
+    with sess.lock:
+        n = len(sess.record.effective())
+        if ply >= n:
+            fail(404, f"no move number {ply} to correct (the game has {n})")
+        _expected(data, sess, ply)
+        try:
+            done = sess.correct(ply, move, note.strip()[:200])
+        except RulesError as exc:
+            fail(409, f"cannot make that correction: {exc}")
     return jsonify({"ply": ply, "move": None if move is None else str(move), **done})
 
 
@@ -302,15 +321,17 @@ def keep(ply: int) -> Response:
     """The players looked at move ``ply`` (0-based) and keep it as it is: its
     "check this site" mark and its warnings go, also after a restart."""
     require_table()
-    require_json()
+    data = require_json()
     sess = _require_game()
-    n = len(sess.record.effective())
-    if ply >= n:
-        fail(404, f"no move number {ply} to keep (the game has {n})")
-    try:
-        sess.keep(ply)
-    except RulesError as exc:  # an undo from another phone came first
-        fail(404, str(exc))
+    with sess.lock:
+        n = len(sess.record.effective())
+        if ply >= n:
+            fail(404, f"no move number {ply} to keep (the game has {n})")
+        _expected(data, sess, ply)
+        try:
+            sess.keep(ply)
+        except RulesError as exc:  # an undo from another phone came first
+            fail(404, str(exc))
     return jsonify({"ply": ply, "kept": True})
 
 
@@ -341,15 +362,17 @@ def insert(ply: int) -> Response:
 def undo() -> Response:
     """Take back the last move."""
     require_table()
-    require_json()
+    data = require_json()
     sess = _require_game()
-    moves = sess.record.effective()
-    if not moves:
-        fail(409, "there is no move to undo")
-    try:
-        sess.undo()
-    except RulesError as exc:
-        fail(409, str(exc))
+    with sess.lock:  # the move taken back is the one named: none slips in between
+        moves = sess.record.effective()
+        if not moves:
+            fail(409, "there is no move to undo")
+        _expected(data, sess, len(moves) - 1, "the last move")
+        try:
+            sess.undo()
+        except RulesError as exc:
+            fail(409, str(exc))
     return jsonify({"undone": str(moves[-1].move), "ply": len(moves) - 1})
 
 

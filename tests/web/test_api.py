@@ -332,6 +332,41 @@ def test_undo(client: Any, driver: Any, session: GameSession,
     assert resp.get_json() == {"error": "there is no move to undo"}
 
 
+def test_two_phones_acting_at_once_change_only_the_move_they_saw(
+        client: Any, driver: Any, session: GameSession, pin_headers: dict[str, str]) -> None:
+    """Each phone names the move it showed (``expect``): the second of two undos, or
+    a delete of a move another phone took back, is refused instead of landing on
+    another move."""
+    moves = [str(m) for m in driver.play(3)]
+    last = {"expect": moves[2]}
+    resp = client.post("/api/undo", json=last, headers=pin_headers)
+    assert (resp.status_code, resp.get_json()) == (200, {"undone": moves[2], "ply": 2})
+    resp = client.post("/api/undo", json=last, headers=pin_headers)  # the other phone
+    assert (resp.status_code, resp.get_json()) == (409, {
+        "error": f"the last move is no longer {moves[2]}: the game changed meanwhile "
+                 "(another phone or the camera); look again"})
+    assert [str(m) for m in session.record.moves] == moves[:2]
+    resp = client.post("/api/moves/2/correct", json={"move": None, "expect": moves[2]},
+                       headers=pin_headers)
+    assert (resp.status_code, resp.get_json()) == (404, {
+        "error": "no move number 2 to correct (the game has 2)"})
+    resp = client.post("/api/moves/1/correct", json={"move": None, "expect": moves[0]},
+                       headers=pin_headers)
+    assert resp.status_code == 409 and resp.get_json()["error"].startswith(
+        f"move 2 is no longer {moves[0]}: the game changed")
+    resp = client.post("/api/moves/1/keep", json={"expect": moves[0]}, headers=pin_headers)
+    assert resp.status_code == 409
+    resp = client.post("/api/moves/1/keep", json={"expect": 7}, headers=pin_headers)
+    assert (resp.status_code, resp.get_json()) == (
+        400, {"error": "'expect' must be the move's notation"})
+    assert [str(m) for m in session.record.moves] == moves[:2]
+    # the move it names is there: done
+    resp = client.post("/api/moves/1/correct", json={"move": None, "expect": moves[1]},
+                       headers=pin_headers)
+    assert resp.status_code == 200
+    assert [str(m) for m in session.record.moves] == moves[:1]
+
+
 def test_undo_with_an_empty_json_body(client: Any, driver: Any,
                                       pin_headers: dict[str, str]) -> None:
     driver.play(1)

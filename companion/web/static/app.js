@@ -645,7 +645,8 @@
               " \u2013 the camera looks again at the next block here") : null,
             ui.unlocked ? h("button", { type: "button", class: "btn btn-tiny", title:
               "the move is right as recorded", onclick: (ev) => {
-                ev.stopPropagation(); act(`/api/moves/${i}/keep`, {}, "Kept as it is");
+                ev.stopPropagation();
+                act(`/api/moves/${i}/keep`, { expect: m.notation }, "Kept as it is");
               } }, "Looks right") : null) : null),
         m.crop && META.services.evidence ? h("img", { class: "thumb", alt: "camera crop",
           loading: "lazy", src: `/evidence/${encodeURIComponent(m.crop)}.jpg` }) : null,
@@ -662,8 +663,8 @@
             onclick: (ev) => {
               ev.stopPropagation();
               if (confirm(`Delete move ${i + 1} (${m.notation})?`)) {
-                act(`/api/moves/${i}/correct`, { move: null, note: "deleted on the page" },
-                  afterFix("Move deleted"));
+                act(`/api/moves/${i}/correct`, { move: null, note: "deleted on the page",
+                  expect: m.notation }, afterFix("Move deleted"));
               }
             } }, "Delete")) : null);
       item.addEventListener("click", () => stepTo(i + 1));
@@ -683,7 +684,8 @@
   }
 
   // A one-line move form in the log: the notation, a submit and a cancel button.
-  function moveRow({ value, label, placeholder, prefix, cls, submit, path, note, toast, close }) {
+  function moveRow({ value, label, placeholder, prefix, cls, submit, path, note, toast, close,
+    expect }) {
     const input = h("input", { value, "aria-label": label, placeholder, spellcheck: "false",
       autocomplete: "off" });
     const form = h("form", { class: cls }, prefix ? h("span", { class: "muted" }, prefix) : null,
@@ -694,7 +696,9 @@
       } }, "Cancel"));
     form.addEventListener("submit", async (ev) => {
       ev.preventDefault();
-      const done = await act(path, { move: input.value.trim(), note }, afterFix(toast));
+      const body = { move: input.value.trim(), note };
+      if (expect) body.expect = expect; // the move this phone showed there
+      const done = await act(path, body, afterFix(toast));
       if (done) close();
     });
     setTimeout(() => input.focus(), 0);
@@ -704,7 +708,7 @@
   function editRow(m, i) {
     return moveRow({ value: m.notation, label: "corrected move", cls: "edit-row",
       submit: "Save", path: `/api/moves/${i}/correct`, note: "corrected on the page",
-      toast: "Move corrected", close: () => { ui.editing = null; } });
+      toast: "Move corrected", close: () => { ui.editing = null; }, expect: m.notation });
   }
 
   // The toast after a fix names the later moves the rules now refuse.
@@ -917,7 +921,7 @@
     $("undo-btn").addEventListener("click", () => {
       const m = ui.snap && ui.snap.moves[ui.snap.moves.length - 1];
       if (m && confirm(`Take back move ${m.ply + 1} (${m.notation})?`)) {
-        act("/api/undo", {}, (d) => `Took back ${d.undone}`);
+        act("/api/undo", { expect: m.notation }, (d) => `Took back ${d.undone}`);
       }
     });
     $("upload-form").addEventListener("submit", async (ev) => {
