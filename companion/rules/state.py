@@ -114,6 +114,11 @@ class GameConfig:
                 # shown on every phone at every event, and one line in `companion games`
                 raise SetupError(f"a player's name is at most {MAX_NAME} printable "
                                  f"characters: {p.name[:MAX_NAME]!r}...")
+        names = [p.name for p in self.players]
+        twice = next((name for k, name in enumerate(names) if name in names[:k]), None)
+        if twice is not None:
+            # the scores are told by name (formats.md: "players": {"name": total})
+            raise SetupError(f"two players are named {twice!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not (
                 0 <= self.seed < 2 ** 63):
             # as the record keeps it: a seed of -1 made a game that could not be resumed

@@ -172,6 +172,9 @@ def test_edition_colours_and_aliases() -> None:
     ({"players": 4, "variants": ["monster", "godzilla"]},
      "only one monster at a time: godzilla, monster"),
     ({"players": 4, "variants": ["tsunami"]}, "unknown variant 'tsunami'"),
+    # the scores are told by name: two players of one name would share a line
+    ({"players": [("Ann", "S", ["red"]), ("Bo", "W", ["blue"]), ("Ann", "N", ["green"])]},
+     "two players are named 'Ann'"),
     ({"players": 4, "no_build": "skip"}, "unknown no-build house rule 'skip'"),
     ({"players": 4, "slow_growth_order": (0, 1, 2, 3, 4, 4)},
      "slow_growth_order must list the six cities once each"),
