@@ -399,12 +399,13 @@ def _replay_folder(folder: Path, source: Path, args: argparse.Namespace,
     ``several_cameras``: see :func:`companion.photos.ordered_photos`; ``left_out``:
     photos in its folders, not read, which a warning counts)."""
     from companion.replay import replay
+    from companion.rules import check_new_game
     from companion.rules.record import config_from_file
 
     config = None
     game_file = folder / "game.json"
     if game_file.exists():
-        config = config_from_file(game_file)
+        config = check_new_game(config_from_file(game_file))
     colors = list(config.colors) if config else args.colors
     observations, skipped, how = read_folder(folder, args.camera, colors, args.workers,
                                              several_cameras=several_cameras)

@@ -43,6 +43,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
     def _replay_upload(files: Sequence[Any]) -> Mapping[str, Any]:
         from companion.commands import colour_mismatch, read_folder
         from companion.replay import grouped_warnings, replay
+        from companion.rules import check_new_game
         from companion.rules.record import PHOTOS_SOURCE, config_from_json
 
         photos = [f for f in files if Path(_safe_stem(f.name)).suffix.lower() in IMAGE_SUFFIXES]
@@ -54,7 +55,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         game = next((f for f in files if _safe_stem(f.name) == "game.json"), None)
         if game is not None:
             try:
-                config = config_from_json(json.loads(game.data.decode("utf-8")))
+                config = check_new_game(config_from_json(json.loads(game.data.decode("utf-8"))))
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 raise ReplayUploadError("game.json is not valid JSON") from None
         photos.sort(key=lambda f: natural_key(_safe_stem(f.name)))

@@ -32,6 +32,7 @@ from companion.rules import (
     Site,
     apply_move,
     check_move,
+    check_new_game,
     legal_builds,
     new_game,
 )
@@ -125,6 +126,7 @@ class GameSession:
     # -- set-up ------------------------------------------------------------
     def new_game(self, config: GameConfig, *, date: str | None = None,
                  meta: dict[str, Any] | None = None) -> None:
+        check_new_game(config)
         record = GameRecord(config, meta=dict(meta or {}))
         if date:
             record = replace(record, date=date)

@@ -36,6 +36,7 @@ from companion.rules.state import (
     NoBuildPolicy,
     Phase,
     Player,
+    check_new_game,
     make_config,
     new_game,
 )
@@ -49,7 +50,8 @@ __all__ = [
     "Phase", "Player", "RecordError", "RulesError", "Score", "Seat", "SetupError", "Site",
     "SiteView", "Standing", "TieBreak", "Topology", "Variant", "all_sites", "apply_move",
     "block_exists", "check_move", "config_from_json", "default_topology", "format_moves",
-    "get_edition", "has_legal_build", "is_legal", "legal_builds", "legal_moves", "make_config",
+    "check_new_game", "get_edition", "has_legal_build", "is_legal", "legal_builds",
+    "legal_moves", "make_config",
     "new_game", "parse_board_json", "parse_move", "parse_moves", "score_board", "score_views",
     "standings",
 ]

@@ -114,11 +114,6 @@ class GameConfig:
                 # shown on every phone at every event, and one line in `companion games`
                 raise SetupError(f"a player's name is at most {MAX_NAME} printable "
                                  f"characters: {p.name[:MAX_NAME]!r}...")
-        names = [p.name for p in self.players]
-        twice = next((name for k, name in enumerate(names) if name in names[:k]), None)
-        if twice is not None:
-            # the scores are told by name (formats.md: "players": {"name": total})
-            raise SetupError(f"two players are named {twice!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not (
                 0 <= self.seed < 2 ** 63):
             # as the record keeps it: a seed of -1 made a game that could not be resumed
@@ -176,6 +171,18 @@ class GameConfig:
         return None
 
 
+def check_new_game(config: GameConfig) -> GameConfig:
+    """What a game set up now must also be, beyond what a stored one was allowed:
+    each player a name of their own (the scores are told by name, formats.md's
+    ``"players": {"name": total}``; a game journaled before this was checked still
+    loads). Returns ``config``."""
+    names = [p.name for p in config.players]
+    twice = next((name for k, name in enumerate(names) if name in names[:k]), None)
+    if twice is not None:
+        raise SetupError(f"two players are named {twice!r}")
+    return config
+
+
 def make_config(players: Sequence[tuple[str, str | Seat, Sequence[str]] | Player] | int = 4,
                 edition: str | Edition = "classic", variants: Sequence[str | Variant] = (),
                 **kw: Any) -> GameConfig:
@@ -192,7 +199,7 @@ def make_config(players: Sequence[tuple[str, str | Seat, Sequence[str]] | Player
             plist.append(Player(name, seat if isinstance(seat, Seat) else Seat.parse(seat),
                                 tuple(colors)))
     vs = frozenset(v if isinstance(v, Variant) else Variant.parse(v) for v in variants)
-    return GameConfig(ed, tuple(plist), vs, **kw)
+    return check_new_game(GameConfig(ed, tuple(plist), vs, **kw))
 
 
 def default_players(edition: Edition, n: int) -> list[Player]:

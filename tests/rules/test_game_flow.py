@@ -206,3 +206,19 @@ def test_no_build_policy_strings_are_the_enum() -> None:
 
     assert make_config(4, no_build="forfeit").no_build is NoBuildPolicy.FORFEIT
     assert make_config(4).no_build is NoBuildPolicy.PASS
+
+
+def test_a_stored_game_of_two_players_of_one_name_still_loads() -> None:
+    """Two players of one name are refused for a game set up now (the scores are
+    told by name), but a game journaled before that was checked is not lost."""
+    from companion.rules import GameConfig, Player, get_edition
+    from companion.rules.record import GameRecord
+    from companion.session import GameSession
+
+    cfg = GameConfig(get_edition("classic"), (Player("Ann", S, ("red",)),
+                                              Player("Bo", W, ("blue",)),
+                                              Player("Ann", N, ("green",))))
+    stored = GameRecord.from_json(GameRecord(cfg).to_json())
+    assert [p.name for p in stored.config.players] == ["Ann", "Bo", "Ann"]
+    with pytest.raises(SetupError, match="^two players are named 'Ann'$"):
+        GameSession().new_game(cfg)
