@@ -636,8 +636,9 @@ def _read_sites(g: BoardGeometry, cfg: Mapping[str, Any], view: _View,
     model, names = _colour_model(g, colors)
     results, strips, model = reader.read(work, wpose, wb, model, height_range=limits)
     if colors is None:
-        model, names, results = _settle_colour_set(g, reader, work, wpose, wb, results,
-                                                   model, strips, limits)
+        model, names, results = _settle_colour_set(
+            g, reader, work, wpose, wb, results, model, strips, limits,
+            float(cfg.get("colour_check", {}).get("close_vote", 0.0)))
     tone, lift, gains = 1.0, 0.0, (1.0, 1.0)
     if not isinstance(colors, ColourModel):  # a calibrated model has the camera's curve
         model, results, tone, work, wb, lift, gains = _fit_tone(
@@ -1092,16 +1093,50 @@ def _take_lift(image: np.ndarray, wb: WhiteBalance, lift: float) -> np.ndarray:
 def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pose,
                        wb: Any, results: list[SiteResult], model: ColourModel, strips: Any,
                        limits: Mapping[int, tuple[int, int]] | None = None,
+                       close_vote: float = 0.0,
                        ) -> tuple[ColourModel, list[str], list[SiteResult]]:
-    """Pick the colour set the tops vote for, then read again with just its colours."""
+    """Pick the colour set the tops vote for, then read again with just its colours.
+
+    A close vote (another set with ``close_vote`` of the winner's votes or more) is
+    settled by reading with each: the set whose own colours read the towers with
+    the larger margins is kept. A lamp-washed red top sits between red and orange,
+    and two or three such tops outvoted a board's plain red ones (raycast mounted 0
+    saved as a JPEG went to the 2017 set, and its 2017 colours read 3 of 10 towers).
+    """
     best_set = _voted_set(g, results)
     if best_set is None:
         return model, model.names, results
-    mapping = _colour_sets(g)[best_set]
-    names = list(mapping)
-    set_model = ColourModel.from_rgb({n: g.colours[mapping[n]] for n in names})
-    results, _, set_model = reader.read(image, pose, wb, set_model, strips, limits)
-    return set_model, names, results
+    support = _set_support(g, results, telling=True)
+    # (no vote at all, when no tower was read with every colour: each set is tried)
+    tried = [best_set] + [name for name, votes in support.items() if name != best_set
+                          and close_vote > 0
+                          and votes >= close_vote * support.get(best_set, 0.0)]
+    best: tuple[float, ColourModel, list[str], list[SiteResult]] | None = None
+    for name in tried:
+        mapping = _colour_sets(g)[name]
+        names = list(mapping)
+        set_model = ColourModel.from_rgb({n: g.colours[mapping[n]] for n in names})
+        read, _, set_model = reader.read(image, pose, wb, set_model, strips, limits)
+        towers = sum(max(r.margin, 0.1) for r in read if r.height and r.color)
+        if best is None or towers > best[0]:
+            best = (towers, set_model, names, read)
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
+def _set_support(g: BoardGeometry, results: Sequence[SiteResult], telling: bool
+                 ) -> dict[str, float]:
+    """Each colour set's votes: the margins of the towers read in its colours (with
+    ``telling``, not counting a colour more than one set names)."""
+    votes: dict[str, float] = {}
+    for r in results:
+        if r.height and r.color:
+            votes[r.color] = votes.get(r.color, 0.0) + max(r.margin, 0.1)
+    sets = _colour_sets(g)
+    named = [n for mapping in sets.values() for n in mapping]
+    shared = {n for n in named if named.count(n) > 1}
+    return {name: sum(votes.get(k, 0.0) for n, k in mapping.items()
+                      if not (telling and n in shared)) for name, mapping in sets.items()}
 
 
 def _voted_set(g: BoardGeometry, results: Sequence[SiteResult], telling_only: bool = False
@@ -1115,18 +1150,10 @@ def _voted_set(g: BoardGeometry, results: Sequence[SiteResult], telling_only: bo
     their blue tops alone). Only the other colours vote, unless none of them
     was read (then every colour does; ``telling_only``: None instead).
     """
-    votes: dict[str, float] = {}
-    for r in results:
-        if r.height and r.color:
-            votes[r.color] = votes.get(r.color, 0.0) + max(r.margin, 0.1)
-    sets = _colour_sets(g)
-    named = [n for mapping in sets.values() for n in mapping]
-    shared = {n for n in named if named.count(n) > 1}
+    best_set: str | None = None
     for telling in (True, False):
         best_set, best = None, -1.0
-        for name, mapping in sets.items():
-            support = sum(votes.get(k, 0.0) for n, k in mapping.items()
-                          if not (telling and n in shared))
+        for name, support in _set_support(g, results, telling).items():
             if support > best:
                 best_set, best = name, support
         if best > 0 or telling_only:
