@@ -26,10 +26,19 @@ class CommandError(Exception):
     """A user-facing failure: printed as one line, exit status 1."""
 
 
-def writable_file(option: str, given: str) -> None:
+#: what a command reads in its input folders: an output there would be read, or
+#: would take the place of a photo, a truth, a game.json or a zip of photos
+_INPUT_SUFFIXES = frozenset({".json", ".zip", ".jpg", ".jpeg", ".png", ".bmp", ".tif",
+                             ".tiff", ".webp", ".heic", ".heif"})
+
+
+def writable_file(option: str, given: str, inputs: Sequence[str | Path] = ()) -> None:
     """An output file's name must be given and its folder there to write in, before a
     long evaluation, replay, fit or game makes what it would hold (lost at the end
-    otherwise; an empty name wrote nothing and said nothing)."""
+    otherwise; an empty name wrote nothing and said nothing). Nor may it be one of
+    the command's ``inputs`` (files, or folders: a photo, a truth or a game.json in
+    them), which it would destroy: ``replay --html g.zip g.zip`` wrote its report
+    over the game's photos."""
     if not given:
         raise CommandError(f"{option} needs a file name")
     path = Path(given)
@@ -40,6 +49,27 @@ def writable_file(option: str, given: str) -> None:
         raise CommandError(f"{option} {path}: no folder {folder} to write it in")
     if not os.access(folder, os.W_OK):
         raise CommandError(f"{option} {path}: the folder {folder} cannot be written")
+    out = path.resolve()
+    for source in inputs:
+        src = Path(source).resolve()
+        if out == src:
+            raise CommandError(f"{option} {path}: that is the input {source}; not writing "
+                               "over it")
+        if src.is_dir() and src in out.parents and out.suffix.lower() in _INPUT_SUFFIXES:
+            raise CommandError(f"{option} {path}: the command reads such files in "
+                               f"{source}; write it elsewhere")
+
+
+def distinct_files(*named: tuple[str, str | None]) -> None:
+    """Two outputs of one command must not be one file: each would be lost but the last."""
+    seen: dict[Path, str] = {}
+    for option, given in named:
+        if not given:
+            continue
+        key = Path(given).resolve()
+        if key in seen:
+            raise CommandError(f"{seen[key]} and {option} name the same file {given}")
+        seen[key] = option
 
 
 Handler = Callable[[argparse.Namespace], int]

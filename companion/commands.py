@@ -14,7 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from companion.cli import CommandError, colour_list, port_number, whole_number, writable_file
+from companion.cli import (
+    CommandError,
+    colour_list,
+    distinct_files,
+    port_number,
+    whole_number,
+    writable_file,
+)
 
 if TYPE_CHECKING:
     from companion.replay import Observation
@@ -101,7 +108,7 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
     if not args.photos:
         raise CommandError("give a folder of ChArUco photos: companion calibrate camera DIR")
     if args.out is not None:  # refused before the photos are read and fitted, not after
-        writable_file("--out", args.out)
+        writable_file("--out", args.out, inputs=[args.photos])
     paths = _image_paths(Path(args.photos))
     images = []
     for p in paths:
@@ -283,7 +290,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if not args.folder:  # Path("") is the current folder: not what an empty name meant
         raise CommandError("give a folder of photos: companion replay DIR")
     if args.html is not None:  # refused before a single photo is read, not after
-        writable_file("--html", args.html)
+        writable_file("--html", args.html, inputs=[args.folder])
     source = Path(args.folder)
     if source.is_file() and zipfile.is_zipfile(source):
         return _replay_zip(source, args)
@@ -499,7 +506,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
         raise CommandError("--diff needs --against (the second config to compare with)")
     for option, given in (("--csv", args.csv), ("--diff", args.diff), ("--sites", args.sites)):
         if given is not None:
-            writable_file(option, given)
+            writable_file(option, given, inputs=list(args.folder or ()))
+    distinct_files(("--csv", args.csv), ("--diff", args.diff), ("--sites", args.sites))
     # a folder is one set whatever its photos' kinds (each CSV row names its own);
     # several folders are several sets, each under its own name, and "all" adds them up
     folders = [Path(f) for f in args.folder or ()]

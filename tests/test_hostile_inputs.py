@@ -4,6 +4,7 @@ error and a non-zero exit, no traceback, no hang, no gigabytes."""
 from __future__ import annotations
 
 import os
+import zipfile
 from pathlib import Path
 
 import cv2
@@ -218,6 +219,46 @@ def test_empty_names_are_refused(capsys: pytest.CaptureFixture[str], argv: list[
     calibrate camera --out and play --record found their folder missing only at the end."""
     assert main(argv) == 1
     assert _err(capsys) == message
+
+
+def test_an_output_never_takes_the_place_of_an_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """replay --html g.zip g.zip wrote its report over the game's photos (and over a
+    photo or the game.json in the folder); evaluate --csv over a truth file, and two
+    of its outputs of one name kept only the last. Refused, the inputs untouched."""
+    monkeypatch.chdir(tmp_path)
+    game = tmp_path / "g"
+    game.mkdir()
+    photo = game / "IMG_1.jpg"
+    photo.write_bytes(b"\xff\xd8\xff\xd9")
+    (game / "IMG_1.json").write_text("{}")
+    with zipfile.ZipFile(tmp_path / "g.zip", "w") as zf:
+        zf.write(photo, "IMG_1.jpg")
+    kept = {p: p.read_bytes() for p in (photo, game / "IMG_1.json", tmp_path / "g.zip")}
+    for argv, message in (
+            (["replay", "g.zip", "--html", "g.zip"],
+             "companion replay: --html g.zip: that is the input g.zip; not writing over it"),
+            (["replay", "g", "--html", "g/IMG_1.jpg"],
+             "companion replay: --html g/IMG_1.jpg: the command reads such files in g; "
+             "write it elsewhere"),
+            (["replay", "g", "--html", "g/game.json"],
+             "companion replay: --html g/game.json: the command reads such files in g; "
+             "write it elsewhere"),
+            (["evaluate", "--folder", "g", "--csv", "g/IMG_1.json"],
+             "companion evaluate: --csv g/IMG_1.json: the command reads such files in g; "
+             "write it elsewhere"),
+            (["evaluate", "--folder", "g", "--csv", "out.csv", "--sites", "./out.csv"],
+             "companion evaluate: --csv and --sites name the same file ./out.csv"),
+            (["calibrate", "camera", "g", "--out", "g/camera.json"],
+             "companion calibrate: --out g/camera.json: the command reads such files in g; "
+             "write it elsewhere")):
+        assert main(argv) == 1, argv
+        assert _err(capsys) == message
+    assert {p: p.read_bytes() for p in kept} == kept
+    # a report beside the photos is no input of theirs
+    assert main(["replay", "g", "--html", "g/report.html"]) == 1  # (no board in the stub)
+    assert "report.html" not in _err(capsys)
 
 
 @pytest.mark.parametrize(("argv", "line"), [
