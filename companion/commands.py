@@ -169,6 +169,38 @@ def _read_one(job: tuple[str, str | None, tuple[str, ...] | None, bool]) -> dict
             "notes": [(w["reason"], w["message"]) for w in photo_warnings(reading)]}
 
 
+def _one_colour_set(results: list[dict[str, Any]],
+                    jobs: list[tuple[str, str | None, tuple[str, ...] | None, bool]],
+                    ) -> list[dict[str, Any]]:
+    """A game is played with one colour set: photos read alone (no colours named) as
+    another set than the game's (the set of most of the towers read) are read again
+    with the game's colours. A photo or two of washed-out tops read as the other
+    set made the replay fail with "'orange' is not a colour of" the game's edition.
+    """
+    from collections import Counter
+
+    towers: Counter[tuple[str, ...]] = Counter()
+    for res in results:
+        if "reading" in res:
+            cols = tuple(res["reading"].get("colors") or ())
+            towers[cols] += sum(1 for s in res["reading"]["sites"] if s.get("height"))
+    if len(towers) < 2:
+        return results
+    game = max(towers, key=lambda cols: (towers[cols], -list(towers).index(cols)))
+    out = []
+    for res, job in zip(results, jobs, strict=True):
+        cols = tuple(res["reading"].get("colors") or ()) if "reading" in res else game
+        if cols != game:
+            again = _read_one((job[0], job[1], game, False))
+            if "reading" in again:
+                again["notes"] = [*again.get("notes", []), (
+                    "colour-set", f"read with the game's colours ({', '.join(game)}); "
+                    f"alone it looked like {', '.join(cols)}")]
+                res = again
+        out.append(res)
+    return out
+
+
 def _progress(done: int, total: int, name: str) -> None:
     if not sys.stderr.isatty():
         return
@@ -236,7 +268,9 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
     if workers > 1 and len(jobs) > 2:
         import multiprocessing as mp
 
-        with mp.get_context("spawn").Pool(workers) as pool:
+        from companion.workers import quiet_worker
+
+        with mp.get_context("spawn").Pool(workers, initializer=quiet_worker) as pool:
             for n, res in enumerate(pool.imap(_read_one, jobs), 1):
                 results.append(res)
                 progress(n, len(jobs), Path(res["path"]).name)
@@ -244,6 +278,8 @@ def read_folder(folder: Path, camera: str | None, colors: list[str] | None,
         for n, job in enumerate(jobs, 1):
             results.append(_read_one(job))
             progress(n, len(jobs), Path(job[0]).name)
+    if not colors:
+        results = _one_colour_set(results, jobs)
     observations, skipped, poses = [], [], []
     for res in results:
         name = Path(res["path"]).name

@@ -548,7 +548,10 @@ def reading_pool(workers: int) -> Iterator[Executor | None]:
     from concurrent.futures import ProcessPoolExecutor
 
     # spawned workers: a forked copy of a process with BLAS threads can hang
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
+    from companion.workers import quiet_worker
+
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=quiet_worker) as ex:
         yield ex
 
 
