@@ -40,6 +40,19 @@ def seat_right(seat: Seat) -> tuple[float, float]:
 _SHAPE_TOLERANCE = 0.02
 
 
+#: the widest picture a camera file may be for (a 48-megapixel phone is 8064 wide)
+_MOST_PIXELS = 100_000
+#: how many distortion coefficients OpenCV takes (none: no distortion)
+_DIST_COUNTS = frozenset({0, 4, 5, 8, 12, 14})
+
+
+def _all_numbers(value: Any) -> bool:
+    """A list (of lists) of JSON numbers, none of them true or false."""
+    if isinstance(value, list):
+        return all(_all_numbers(v) for v in value)
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class Intrinsics:
     """Pinhole camera with OpenCV distortion (k1, k2, p1, p2, k3)."""
@@ -57,10 +70,21 @@ class Intrinsics:
                              f"{type(data).__name__}")
         raw: Any = data if isinstance(data, dict) else json.loads(
             Path(data).read_text(encoding="utf-8"))
+        if not isinstance(raw, dict):
+            raise ValueError(f"malformed camera JSON: expected an object, got "
+                             f"{type(raw).__name__}")
+        for key in ("camera_matrix", "dist_coeffs", "image_size"):
+            if key in raw and not _all_numbers(raw[key]):
+                # (a text "1280x720" was read a character at a time, true as 1)
+                raise ValueError(f"malformed camera JSON: {key} must be a list of numbers")
         try:
             K = np.asarray(raw["camera_matrix"], dtype=np.float64).reshape(3, 3)
             dist = np.asarray(raw.get("dist_coeffs", [0, 0, 0, 0, 0]), dtype=np.float64).ravel()
             size = raw.get("image_size")
+            if size is not None and (len(size) != 2 or any(
+                    not float(v).is_integer() or abs(v) > _MOST_PIXELS for v in size)):
+                raise ValueError(f"image_size must be a width and a height in whole pixels "
+                                 f"(at most {_MOST_PIXELS}), got {str(size)[:40]}")
             w, h = (int(size[0]), int(size[1])) if size else (int(2 * K[0, 2]), int(2 * K[1, 2]))
         except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
             raise ValueError(f"malformed camera JSON: {exc}") from None
@@ -74,6 +98,9 @@ class Intrinsics:
         if w <= 0 or h <= 0:
             raise ValueError(f"malformed camera JSON: image_size must be a width and a "
                              f"height above 0, got {w}x{h}")
+        if dist.size not in _DIST_COUNTS:
+            raise ValueError(f"malformed camera JSON: dist_coeffs must hold 4, 5, 8, 12 or 14 "
+                             f"numbers (OpenCV's), got {dist.size}")
         if dist.size < 5:
             dist = np.concatenate([dist, np.zeros(5 - dist.size)])
         return cls(K, dist, (w, h))

@@ -36,6 +36,17 @@ GOOD = {"camera_matrix": [[1000.0, 0.0, 650.0], [0.0, 1010.0, 350.0], [0.0, 0.0,
     ({"camera_matrix": [[1000, 0, 640], [0, 1000, 360], [0.5, 0, 1]]}, "[0, 0, 1]]"),
     ({"camera_matrix": [[1000, 0, 640], [0, 1000, 360]]}, "malformed camera JSON: "),
     ({"dist_coeffs": [0.1, float("nan")]}, "must be finite numbers"),
+    # a huge size overflowed in the pose, a text one was read a character at a time
+    # ("the camera file is for 1x2 pictures"), true stood for 1, six coefficients
+    # failed the pose with "could not be solved"
+    ({"image_size": [1e300, 720]}, "image_size must be a width and a height in whole "
+                                   "pixels (at most 100000), got [1e+300, 720]"),
+    ({"image_size": "1280x720"}, "image_size must be a list of numbers"),
+    ({"image_size": [1280.5, 720]}, "in whole pixels"),
+    ({"camera_matrix": [[True, 0, 640], [0, 1000, 360], [0, 0, 1]]},
+     "camera_matrix must be a list of numbers"),
+    ({"dist_coeffs": [0.1, 0, 0, 0, 0, 0]},
+     "dist_coeffs must hold 4, 5, 8, 12 or 14 numbers (OpenCV's), got 6"),
 ])
 def test_a_camera_file_that_cannot_describe_a_lens_is_refused_when_read(
         change: dict, message: str) -> None:
