@@ -273,6 +273,10 @@ def board_text_diagram(board: Board) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+#: the longest colour name a board may declare (one column of the score table)
+MAX_COLOR_NAME = 20
+
+
 def parse_board_json(data: Any, *, known_colors: Sequence[str] | None = None) -> tuple[
     dict[Site, SiteView], dict[Site, Tower], list[str] | None, list[Site]
 ]:
@@ -292,6 +296,12 @@ def parse_board_json(data: Any, *, known_colors: Sequence[str] | None = None) ->
         if not isinstance(colors_raw, list) or not all(
                 isinstance(c, str) and c for c in colors_raw):
             raise InvalidBoardError("'colors' must be a list of colour names")
+        odd = next((c for c in colors_raw if len(c) > MAX_COLOR_NAME or not c.isprintable()
+                    or c != c.strip()), None)
+        if odd is not None:
+            # (a name with a line break or a terminal's escape codes broke the score table)
+            raise InvalidBoardError(f"'colors': {odd[:MAX_COLOR_NAME]!r} is no colour name "
+                                    f"(printable, at most {MAX_COLOR_NAME} characters)")
         if len(set(colors_raw)) != len(colors_raw):
             raise InvalidBoardError("'colors' names a colour twice")
         colors = list(colors_raw)

@@ -22,11 +22,15 @@ def colors_in_play(declared: list[str] | None, views: Mapping[Any, SiteView]) ->
     for edition in EDITIONS.values():
         if present <= set(edition.colors):
             return list(edition.colors)
-    return sorted(present)
+    # (reported as those alone, red and orange scored as if a game had them both)
+    raise InvalidBoardError(f"colours of no one edition: {', '.join(sorted(present))} (name "
+                            "the colours in play with 'colors')")
 
 
-def check_possible(views: Mapping[Any, SiteView], towers: Mapping[Any, Tower]) -> None:
-    """Refuse boards no box could build: more storeys or blocks than a colour owns."""
+def check_possible(views: Mapping[Any, SiteView], towers: Mapping[Any, Tower],
+                   colors: list[str] | None = None) -> None:
+    """Refuse boards no box could build: more storeys or blocks than a colour owns, or
+    more in all than the ``colors`` in play own together."""
     per_color = sum(s * n for s, n in STANDARD_SUPPLY)
     supply = dict(STANDARD_SUPPLY)
     storeys: dict[str, int] = {}
@@ -50,16 +54,18 @@ def check_possible(views: Mapping[Any, SiteView], towers: Mapping[Any, Tower]) -
                 raise InvalidBoardError(f"impossible board: {n} {color} blocks of {size} storeys,"
                                         f" a colour has only {supply[size]}")
     total_height = sum(v.height for v in views.values())
-    if total_height > per_color * max(len(KNOWN_COLORS), len(storeys)):
-        raise InvalidBoardError(f"impossible board: {total_height} storeys in all")
+    n_colors = len(colors) if colors is not None else max(len(KNOWN_COLORS), len(storeys))
+    if total_height > per_color * n_colors:
+        raise InvalidBoardError(f"impossible board: {total_height} storeys in all, "
+                                f"{n_colors} colour(s) have only {per_color * n_colors}")
 
 
 def score_json(data: Any) -> dict[str, Any]:
     """The ``companion score --json`` object for one ``manhattan-board/1`` document."""
     known = None if isinstance(data, dict) and data.get("colors") is not None else KNOWN_COLORS
     views, towers, declared, _unseen = parse_board_json(data, known_colors=known)
-    check_possible(views, towers)
     colors = colors_in_play(declared, views)
+    check_possible(views, towers, colors)
     score = score_views(views, colors)
     out: dict[str, Any] = {"colors": {c: score.colors[c].to_json() for c in colors}}
     players = data.get("players") if isinstance(data, dict) else None

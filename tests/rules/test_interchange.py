@@ -65,6 +65,18 @@ BAD_BOARDS: list[tuple[str, Any, str]] = [
                                          blocks=[{"color": "red", "storeys": 4}])
                                     for c in range(2) for r in range(2) for k in range(2)]},
      "impossible board: 8 red blocks of 4 storeys, a colour has only 3"),
+    # the board's total against the colours in play, not against every colour known
+    ("taller-than-one-colours-box", {"colors": ["red"], "sites": [site(height=300)]},
+     "impossible board: 300 storeys in all, 1 colour(s) have only 47"),
+    ("taller-than-four-colours-box", {"colors": ["red", "blue", "green", "black"],
+                                      "sites": [site(height=189)]},
+     "impossible board: 189 storeys in all, 4 colour(s) have only 188"),
+    ("two-editions-colours", {"sites": [site(owner="red"), site(1, owner="orange")]},
+     "colours of no one edition: orange, red (name the colours in play with 'colors')"),
+    ("colour-name-with-a-line-break", {"colors": ["red\nblue"], "sites": []},
+     "'colors': 'red\\nblue' is no colour name (printable, at most 20 characters)"),
+    ("colour-name-with-an-escape", {"colors": ["\x1b[31mred"], "sites": []},
+     "'colors': '\\x1b[31mred' is no colour name"),
     ("players-duplicate-name", {"sites": [], "players": [
         {"name": "Ann", "colors": ["red"]}, {"name": "Ann", "colors": ["blue"]}]},
      "players[1]: player 'Ann' is listed twice"),
