@@ -148,6 +148,9 @@ def cmd_score(args: argparse.Namespace) -> int:
                                    f" column {exc.colno}") from None
             except RecursionError:
                 raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
+            except ValueError:  # Python's own limit on a number's digits (4300)
+                raise CommandError(f"{path}: malformed JSON: a number of thousands of "
+                                   "digits") from None
             result = score_json(data)
         except (CommandError, ValueError) as exc:
             msg = str(exc) if str(exc).startswith(path) else f"{path}: {exc}"

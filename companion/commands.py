@@ -19,6 +19,7 @@ from companion.cli import (
     colour_list,
     distinct_files,
     port_number,
+    seed_number,
     whole_number,
     writable_file,
 )
@@ -607,8 +608,8 @@ def _file_suffixes(sets: dict[str, Path | None]) -> dict[str, str]:
 def register_evaluate(sub: Any) -> None:
     p = sub.add_parser("evaluate", help="reading accuracy on a rendered (or given) labelled set")
     p.add_argument("--kind", choices=("mounted", "phone", "both"), default="both")
-    p.add_argument("--n", type=_positive, default=20, help="images per kind")
-    p.add_argument("--seed", type=int, default=100)
+    p.add_argument("--n", type=_images, default=20, help="images per kind (at most 10000)")
+    p.add_argument("--seed", type=seed_number, default=100)
     p.add_argument("--folder", action="append", metavar="DIR",
                    help="photos with <name>.json truth files instead of rendering (the "
                         "simulator's, or manhattan-board/1 files: the board as built, its "
@@ -683,6 +684,11 @@ MAX_WORKERS = 64
 
 def _positive(text: str) -> int:
     return whole_number(text, 1)
+
+
+def _images(text: str) -> int:
+    """``evaluate --n``: 1 to 10000 photos a kind (a seed-like number ran for ever)."""
+    return whole_number(text, 1, 10000)
 
 
 def _jitter(text: str) -> tuple[float, float]:

@@ -44,11 +44,15 @@ def test_score_refuses_what_is_no_board_file(tmp_path: Path, deep: Path, fifo: P
     long_name = tmp_path / ("a" * 300 + ".json")
     good = tmp_path / "good.json"
     good.write_text('{"sites": []}', encoding="utf-8")
-    assert main(["score", str(deep), str(fifo), "/dev/zero", str(big), str(long_name),
-                 str(good), "--json"]) == 1
+    digits = tmp_path / "digits.json"  # (Python's own words: "use sys.set_int_max_str_digits()")
+    digits.write_text('{"sites": [{"city": 0, "row": 0, "col": 0, "height": 1' + "0" * 5000
+                      + ', "owner": "red"}]}', encoding="utf-8")
+    assert main(["score", str(deep), str(digits), str(fifo), "/dev/zero", str(big),
+                 str(long_name), str(good), "--json"]) == 1
     out = capsys.readouterr()
     assert out.err.strip().splitlines() == [
         f"companion score: {deep}: malformed JSON: nested too deeply",
+        f"companion score: {digits}: malformed JSON: a number of thousands of digits",
         f"companion score: {fifo}: not a regular file (a device or a pipe)",
         "companion score: /dev/zero: not a regular file (a device or a pipe)",
         f"companion score: {big}: too large for a board (17825792 bytes; at most 16777216)",
@@ -159,7 +163,11 @@ def test_calibrate_sheets_names_a_markers_layout_it_cannot_draw(
     (["run", "--pin", "1"], "argument --pin: 4 to 12 digits, got '1'"),
     (["demo", "--pin", "abcd"], "argument --pin: 4 to 12 digits, got 'abcd'"),
     (["run", "--budget-ma", "1e308"], "argument --budget-ma: from 0 to 20000 mA, got 1e308"),
-    (["evaluate", "--n", "0"], "argument --n: must be 1 or more, got 0"),
+    (["evaluate", "--n", "0"], "argument --n: from 1 to 10000, got 0"),
+    # (no upper bound rendered for ever; numpy's own words named no option)
+    (["evaluate", "--n", "99999999999999999999"],
+     "argument --n: from 1 to 10000, got 99999999999999999999"),
+    (["evaluate", "--seed", "-5"], "argument --seed: from 0 to 2**63-1, got -5"),
     (["doctor", "--frames", "0"], "argument --frames: must be 1 or more, got 0"),
 ])
 def test_option_values_out_of_range_are_usage_errors(

@@ -400,4 +400,6 @@ def load_board_json(text: str, **kw: Any) -> tuple[
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise InvalidBoardError("malformed JSON: nested too deeply") from None
+    except ValueError:  # Python's own limit on a number's digits (4300)
+        raise InvalidBoardError("malformed JSON: a number of thousands of digits") from None
     return parse_board_json(data, **kw)
