@@ -197,6 +197,14 @@ def setup() -> tuple[Response, int]:
     return jsonify({"game": _session().snapshot()["game"]["header"]}), 201
 
 
+def _move_at(data: dict[str, Any], sess: GameSession, ply: int, verb: str) -> None:
+    """Move ``ply`` is there to ``verb`` (404), and is the one the phone showed (409)."""
+    n = len(sess.record.effective())
+    if ply >= n:
+        fail(404, f"no move number {ply} to {verb} (the game has {n})")
+    _expected(data, sess, ply)
+
+
 def _expected(data: dict[str, Any], sess: GameSession, ply: int,
               what: str | None = None) -> None:
     """``expect``: the move the phone showed at ``ply`` (its notation). Two phones (or a
@@ -305,10 +313,7 @@ def correct(ply: int) -> Response:
         fail(400, "'note' must be text")
     sess = _require_game()
     with sess.lock:
-        n = len(sess.record.effective())
-        if ply >= n:
-            fail(404, f"no move number {ply} to correct (the game has {n})")
-        _expected(data, sess, ply)
+        _move_at(data, sess, ply, "correct")
         try:
             done = sess.correct(ply, move, note.strip()[:200])
         except RulesError as exc:
@@ -324,10 +329,7 @@ def keep(ply: int) -> Response:
     data = require_json()
     sess = _require_game()
     with sess.lock:
-        n = len(sess.record.effective())
-        if ply >= n:
-            fail(404, f"no move number {ply} to keep (the game has {n})")
-        _expected(data, sess, ply)
+        _move_at(data, sess, ply, "keep")
         try:
             sess.keep(ply)
         except RulesError as exc:  # an undo from another phone came first

@@ -46,6 +46,13 @@ def table(session: GameSession) -> Iterator[WebServer]:
         yield server
 
 
+
+def _unlock(page: Any) -> None:
+    """Type the table PIN on the page and wait for the table controls."""
+    page.fill("#pin", PIN)
+    page.click("#login-form button[type=submit]")
+    page.wait_for_selector("body.unlocked")
+
 def _check_screenshot(png: bytes, name: str) -> None:
     """Not blank: many distinct colours, and not (nearly) all white."""
     import cv2
@@ -135,9 +142,7 @@ def test_live_page(browser: Any, table: WebServer, session: GameSession, driver:
     assert "no move explains" in page.inner_text("#warnings").lower()
 
     # unlock with the PIN, enter a move by hand, resolve the warning, undo
-    page.fill("#pin", PIN)
-    page.click("#login-form button[type=submit]")
-    page.wait_for_selector("body.unlocked")
+    _unlock(page)
     page.click("#warnings button:has-text('keep it')")
     page.wait_for_selector("#warnings", state="hidden")
     # what a replayed photo was (mirrored, cropped...) is only taken note of
@@ -201,9 +206,7 @@ def test_the_table_controls_fit_a_phone(browser: Any, table: WebServer, width: i
                               has_touch=True)
     page = ctx.new_page()
     page.goto(table.url + "/")
-    page.fill("#pin", PIN)
-    page.click("#login-form button[type=submit]")
-    page.wait_for_selector("body.unlocked")
+    _unlock(page)
     page.evaluate("document.querySelectorAll('details.ctl').forEach((d) => { d.open = true; })")
     page.wait_for_timeout(200)
     # (a phone's browser widens its layout to what is too wide: against the screen's width)
@@ -222,9 +225,7 @@ def test_page_without_a_game(browser: Any) -> None:
         page.wait_for_function(
             "() => document.getElementById('turn').textContent.includes('No game is set up')")
         # set a game up from the page
-        page.fill("#pin", PIN)
-        page.click("#login-form button[type=submit]")
-        page.wait_for_selector("body.unlocked")
+        _unlock(page)
         page.click("#setup-ctl summary")
         page.select_option("#setup-count", "2")
         page.fill("input[name=name0]", "Ann")
@@ -316,9 +317,7 @@ def test_a_doubtful_replayed_move_says_check_this_site(browser: Any, session: Ga
         assert item.locator(".doubt").inner_text() == f"? check this site ({site})"
         assert page.locator(f"#log li[data-ply='{ply + 1}'] .doubt").count() == 0
         # the players look at the site: the move is right, the mark goes for good
-        page.fill("#pin", PIN)
-        page.click("#login-form button[type=submit]")
-        page.wait_for_selector("body.unlocked")
+        _unlock(page)
         page.click("#log .doubt button:has-text('Looks right')")
         page.wait_for_selector("#log .doubt", state="detached")
         assert session.record.effective()[ply].agreed
@@ -340,9 +339,7 @@ def test_a_missed_move_is_inserted_from_its_warning(browser: Any, table: WebServ
     page.on("pageerror", lambda e: errors.append(str(e)))
     page.goto(table.url + "/")
     page.wait_for_selector("#warnings:not([hidden])")
-    page.fill("#pin", PIN)
-    page.click("#login-form button[type=submit]")
-    page.wait_for_selector("body.unlocked")
+    _unlock(page)
     page.click("#warnings button:has-text('A move before it is missing')")
     row = page.locator("#log .insert-row")
     assert "Missed before move" in row.inner_text()
@@ -403,9 +400,7 @@ def test_uploading_photos_says_what_it_is_doing(browser: Any, session: GameSessi
         ctx = browser.new_context(viewport={"width": 1000, "height": 800})
         page = ctx.new_page()
         page.goto(server.url + "/")
-        page.fill("#pin", PIN)
-        page.click("#login-form button[type=submit]")
-        page.wait_for_selector("body.unlocked")
+        _unlock(page)
         page.wait_for_function("() => document.getElementById('upload-note').textContent"
                                ".includes('(JPEG, PNG or HEIC)')", timeout=5000)
         page.click("#upload-ctl summary")
@@ -469,9 +464,7 @@ def test_a_replay_over_the_tables_game_is_confirmed_and_the_page_goes_back(
         ctx = browser.new_context(viewport={"width": 1000, "height": 800})
         page = ctx.new_page()
         page.goto(server.url + "/")
-        page.fill("#pin", PIN)
-        page.click("#login-form button[type=submit]")
-        page.wait_for_selector("body.unlocked")
+        _unlock(page)
         asked: list[str] = []
 
         def answer(dialog: Any) -> None:

@@ -10,7 +10,6 @@ camera records nothing into it), and a restart resumes the table's game.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,19 +21,8 @@ from companion.replay_service import make_replay_service
 from companion.rules import make_config, parse_move
 from companion.session import GameSession
 from companion.store import Journal, resume_or_start, table_game_service
+from tests.controller.test_controller_fake_reader import Reading, _film
 from tests.web.test_doubtful import _photos
-
-
-@dataclass
-class Reading:
-    """What the controller takes from a reader."""
-
-    sites: Any
-    unseen: list = field(default_factory=list)
-    cards: dict = field(default_factory=dict)
-    pose: Any = None
-    doubtful: list = field(default_factory=list)
-    small: str | None = None
 
 
 def _upload(client: Any, pin: str, **form: str) -> Any:
@@ -97,14 +85,7 @@ def test_the_camera_records_nothing_into_a_game_replayed_from_photos(
         return scenes[int(image[0, 0, 0])]
 
     ctl = Controller(session, reader)
-    t = 0.0
-    for k in range(2):
-        for _ in range(3 if k else 0):
-            ctl.process(np.random.default_rng(k).integers(0, 255, (72, 128, 3), np.uint8), t)
-            t += 1 / 15
-        for _ in range(8):
-            ctl.process(np.full((72, 128, 3), k, dtype=np.uint8), t)
-            t += 1 / 15
+    _film(ctl, 2)
     assert ctl.stats.readings == 2
     assert session.record == before and session.snapshot()["warnings"] == told
 
