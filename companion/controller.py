@@ -1060,23 +1060,6 @@ class Controller:
         scores = site_change_scores(prev, image, pose, heights)
         self._scene = _Scene(prev, image, pose, heights, scores)
         found = focus(scores, lambda c: reading.sites.get(c) != record.get(c), self.change)
-        relit_scene = False
-        relight_px = float(self.change["focus_relight_px"])
-        if found.bumped and relight_px > 0:
-            # the camera did not move (its markers would have): a lamp switched, moved
-            # or tinted changes every site a little and the new block sharply; the scene
-            # before, relit as this one is lit, leaves the block alone
-            from companion.vision.change import relight
-
-            relit = relight(prev, image, relight_px * image.shape[1] / 1280.0)
-            again = site_change_scores(relit, image, pose, heights)
-            found_again = focus(again, lambda c: reading.sites.get(c) != record.get(c),
-                                self.change)
-            if not found_again.bumped:
-                log.info("the light changed since the last still scene: compared relit")
-                prev, scores, found = relit, again, found_again
-                self._scene = _Scene(prev, image, pose, heights, scores)
-                relit_scene = True
         if found.bumped:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen), None
@@ -1093,10 +1076,8 @@ class Controller:
             if c in reading.sites:
                 views[c] = reading.sites[c]
         unseen = [c for c in candidates if c in set(reading.unseen)]
-        if site is not None and not relit_scene:
-            # the block itself, from what changed: its storeys and colour (not across a
-            # change of light: the shadows it moved fit a block of another size; the
-            # reading of the site decides, as after a bump)
+        if site is not None:
+            # the block itself, from what changed: its storeys and colour
             if fit is None:
                 fit = self._fit_block(prev, image, pose, site, state, reading, heights)
             if fit is not None:

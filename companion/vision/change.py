@@ -186,18 +186,6 @@ def arm_over_board(reference: np.ndarray, current: np.ndarray, board: np.ndarray
     return ArmCheck(False, frac, shift, "changes on the board only")
 
 
-def relight(before: np.ndarray, after: np.ndarray, sigma_px: float) -> np.ndarray:
-    """``before`` under ``after``'s light: times the smooth ratio of the two (a
-    Gaussian of ``sigma_px``). A lamp switched, moved or tinted changes the picture
-    smoothly; what was built or moved between them changes it sharply, and stays."""
-    a = np.asarray(before, np.float32)
-    b = np.asarray(after, np.float32)
-    ratio = (cv2.GaussianBlur(b, (0, 0), sigma_px) + 1.0) / (
-        cv2.GaussianBlur(a, (0, 0), sigma_px) + 1.0)
-    out: np.ndarray = np.clip(a * ratio + 0.5, 0, 255).astype(before.dtype)
-    return out
-
-
 def _relit_away(reference: np.ndarray, current: np.ndarray, changed: np.ndarray,
                 lo: np.ndarray, hi: np.ndarray, config: Mapping[str, Any] | None) -> bool:
     """Whether the change is the light's: a lamp switched or moved changes much of the
