@@ -20,6 +20,7 @@ stops the other games from being listed.
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import logging
 import math
@@ -660,8 +661,17 @@ class Journal:
         return self.load(game_id).to_json()
 
     def import_record(self, data: Any) -> str:
-        """Store a ``manhattan-game/1`` record as a new game (validated first); its id."""
+        """Store a ``manhattan-game/1`` record as a new game (validated first); its id.
+
+        Its date must be a calendar day (``companion games`` sorts and shows it; a
+        record read back from the journal is not held to it)."""
         record = GameRecord.from_json(data)
+        if record.date:
+            try:
+                _dt.date.fromisoformat(record.date)
+            except ValueError:
+                raise RecordError(f"'date' in the header must be a day as YYYY-MM-DD, not "
+                                  f"{record.date!r}") from None
         for n, entry in enumerate(record.entries):
             warning: object = getattr(entry, "warning", None)
             if warning is not None and not isinstance(warning, str):

@@ -105,6 +105,9 @@ def test_import_then_list(data_dir: Path, tmp_path: Path, finished_record: GameR
     (["import", "{tmp}/board.json", "--data-dir", "{data}"],
      "companion import: {tmp}/board.json: not a game record (expected format "
      "'manhattan-game/1')"),
+    (["import", "{tmp}/baddate.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/baddate.json: 'date' in the header must be a day as "
+     "YYYY-MM-DD, not '2024-02-30'"),
     (["import", "{tmp}/illegal.json", "--data-dir", "{data}"],
      "companion import: {tmp}/illegal.json: move 1 (S c00 red1@0NW): every player must first "
      "choose this round's blocks"),
@@ -119,6 +122,9 @@ def test_errors_are_one_line(data_dir: Path, tmp_path: Path, args: list[str],
                                       {"name": "C", "seat": "W", "colors": ["green"]}]},
                "entries": [{"type": "move", "move": "S c00 red1@0NW"}]}
     (tmp_path / "illegal.json").write_text(json.dumps(illegal))
+    baddate = {"format": "manhattan-game/1", "entries": [],
+               "header": {**illegal["header"], "date": "2024-02-30"}}
+    (tmp_path / "baddate.json").write_text(json.dumps(baddate))
     fill = {"data": str(data_dir), "tmp": str(tmp_path)}
     r = run(*[a.format(**fill) for a in args])
     assert (r.returncode, r.stdout) == (1, "")
