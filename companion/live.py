@@ -78,6 +78,8 @@ class TableDriver(BackgroundDriver):
         self.games = 0
         self.table: Any = None
         self.controller: Controller | None = None
+        #: the game the simulated table plays (the session's game key when it began)
+        self._driving: tuple[int, str | None] | None = None
 
     @property
     def interval(self) -> float:
@@ -99,7 +101,23 @@ class TableDriver(BackgroundDriver):
         self.controller = Controller(self.session, reader, leds=self.leds,
                                      on_frame=self.camera_view.update if self.camera_view
                                      else None)
+        self._driving = self.session.game_key
         self.games += 1
+
+    def _elsewhere(self) -> bool:
+        """Whether the page shows another game than the simulated table plays: one set
+        up on the page (played by hand there), or one replayed from photos. The table
+        waits (its moves went into that game, each out of turn) until the page's game
+        is over, or the page goes back to the table's own (the journal's same id)."""
+        if self._driving is None or not self.session.has_game:
+            return False
+        key = self.session.game_key
+        if key == self._driving:
+            return False
+        if key[1] is not None and key[1] == self._driving[1]:
+            self._driving = key  # the table's own game, resumed
+            return False
+        return True
 
     name = "table-driver"
 
@@ -108,6 +126,12 @@ class TableDriver(BackgroundDriver):
             try:
                 if self.table is None:
                     self.new_table(resume=self.session.has_game)
+                if self._elsewhere():
+                    if self.session.state.is_over and not self.session.from_photos:
+                        self.new_table()  # the page's game played out: the table's next
+                    elif self._stop.wait(0.5):
+                        return
+                    continue
                 frame = self.table.read()
                 if frame is None:
                     if self.on_game_over is not None and self.session.state.is_over:
