@@ -365,6 +365,8 @@ def parse_board_json(data: Any, *, known_colors: Sequence[str] | None = None) ->
         site = _parse_site_ref(entry, f"unseen[{n}]")
         if site in views:
             raise InvalidBoardError(f"unseen[{n}]: {site.name} is also listed in 'sites'")
+        if site in unseen:
+            raise InvalidBoardError(f"unseen[{n}]: {site.name} is listed twice")
         unseen.append(site)
     return views, towers, colors, unseen
 

@@ -59,6 +59,8 @@ BAD_BOARDS: list[tuple[str, Any, str]] = [
     ("colors-not-a-list", {"colors": "red", "sites": []},
      "'colors' must be a list of colour names"),
     ("unseen-not-a-list", {"sites": [], "unseen": 5}, "'unseen' must be a list"),
+    ("unseen-twice", {"sites": [], "unseen": [{"city": 0, "row": 0, "col": 0}] * 2},
+     "unseen[1]: Manhattan NW is listed twice"),
     ("unseen-also-a-site", {"sites": [site()], "unseen": [{"city": 0, "row": 0, "col": 0}]},
      "unseen[0]: Manhattan NW is also listed in 'sites'"),
     ("too-many-storeys", {"sites": [site(c, r, k, height=4, owner="red",
