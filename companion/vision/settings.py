@@ -56,8 +56,9 @@ def load_overrides(text: str) -> dict[str, Any]:
     """
     from pathlib import Path
 
-    source = "inline config" if text.lstrip().startswith("{") else text
-    if source == text:
+    inline = text.lstrip()[:1] in ("{", "[") and not Path(text).exists()
+    source = "inline config" if inline else text
+    if not inline:
         if Path(text).exists() and not Path(text).is_file():
             raise ValueError(f"{source}: not a regular file")
         try:

@@ -85,7 +85,8 @@ def test_only_the_sites_read_differently_are_listed_and_judged() -> None:
     ('{"sites": {"glare_log": "x"}}', "inline config: sites.glare_log must be a number, got 'x'"),
     ('{"sites": {"occlusion": 1}}', "inline config: sites.occlusion must be true or false, got 1"),
     ('{"sites": {"lateral_mm": 5}}', "inline config: sites.lateral_mm must be a list, got 5"),
-    ("[1]", "[1]: No such file or directory"),
+    # (a JSON list was taken for a file name: "[1]: No such file or directory")
+    ("[1]", "inline config: expected an object of config sections"),
     # a list's items are of the shipped items' kind
     ('{"sites": {"lateral_mm": [-5, "0", 5]}}',
      "inline config: sites.lateral_mm[1] must be a number, got '0'"),
