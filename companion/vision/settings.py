@@ -44,6 +44,16 @@ def merged_config(config: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+def _is_path(text: str) -> bool:
+    """Whether ``text`` names something on disk (a long inline JSON is no file name)."""
+    from pathlib import Path
+
+    try:
+        return Path(text).exists()
+    except OSError:
+        return False
+
+
 def load_overrides(text: str) -> dict[str, Any]:
     """Config overrides from a JSON file, or inline JSON (``{"sites": {"glare_log": 0.3}}``).
 
@@ -56,7 +66,7 @@ def load_overrides(text: str) -> dict[str, Any]:
     """
     from pathlib import Path
 
-    inline = text.lstrip()[:1] in ("{", "[") and not Path(text).exists()
+    inline = text.lstrip()[:1] in ("{", "[") and not _is_path(text)
     source = "inline config" if inline else text
     if not inline:
         if Path(text).exists() and not Path(text).is_file():
