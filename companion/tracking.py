@@ -128,6 +128,10 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
             if len(where) == 1:
                 # a legal build exists, so the player built: where the camera cannot see
                 return _unseen_build(state, card, builds, where[0])
+            if not where:
+                # a card laid down before its block (a pause between the two is common):
+                # no pass, the rules allow a build, and none can hide: wait for it
+                return Decision("none", message=f"{card} is down; its block is not yet")
             if where:  # recorded all the same: the turn order stays right for what follows
                 names = ", ".join(x.name for x in where)
                 message += (f"; no new block is in view, but it may stand where the camera "

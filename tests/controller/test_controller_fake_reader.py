@@ -106,6 +106,34 @@ def test_a_live_move_whose_site_was_read_narrowly_is_recorded_as_doubtful():
     assert marked == [str(builds[2])]
 
 
+def test_a_card_laid_before_its_block_is_seen_then_built():
+    """A still scene with the card down and its block not yet (a pause between the
+    two is common at a table): the card is shown to the players, and the build that
+    follows is recorded with it. Before, an illegal pass was recorded with the
+    card, and the build after it flagged as out of turn."""
+    cfg, builds, readings = _script(5, 4)
+    # before each build, a scene with its card on the stack and the board as it was
+    scenes = [readings[0]]
+    for k in range(1, len(readings)):
+        scenes.append(Reading(readings[k - 1].sites, cards=dict(readings[k].cards)))
+        scenes.append(readings[k])
+    session = GameSession(make_config(list(cfg.players)))
+    seen: list[Any] = []
+    ctl = Controller(session, lambda image, previous_pose=None: scenes[int(image[0, 0, 0])])
+    real = session.see_card
+
+    def see_card(seat: Any, card: Any) -> None:
+        seen.append((seat, card))
+        real(seat, card)
+
+    session.see_card = see_card  # type: ignore[method-assign]
+    _film(ctl, len(scenes))
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(b) for b in builds]
+    assert session.snapshot()["warnings"] == []
+    assert seen == [(b.seat, b.card) for b in builds]
+
+
 @pytest.mark.parametrize("scenes", [(4, 5, 6), (5, 6)])
 def test_a_game_resumed_after_a_restart_knows_the_cards_already_played(scenes):
     """A controller started on a game in play (the companion restarted): the card on
