@@ -289,6 +289,9 @@ class Controller:
         self._off_colour: _OffColour | None = None
         #: doubtful builds by site, to weigh again when the next block there is fitted
         self._doubted: dict[Site, _Doubt] = {}
+        #: how often the strip is drawn again between readings (:meth:`_refresh_leds`)
+        self.led_refresh_seconds = 0.1
+        self._leds_at = -np.inf
 
     @property
     def weighing_again(self) -> dict[Site, Build]:
@@ -322,6 +325,8 @@ class Controller:
         except JournalFailure as exc:
             self._not_saved(exc, timestamp)
             return "not-saved"
+        finally:
+            self._refresh_leds()
         if self._unsaved is not None and result in ("read", "read-before-motion"):
             # saved again: the players' warning about it goes
             self.session.resolve_warning(self._unsaved)
@@ -1216,7 +1221,18 @@ class Controller:
             self.stats.fit_seconds.append(time.perf_counter() - t0)
         return fit
 
+    def _refresh_leds(self) -> None:
+        """The strip follows the game between readings too, ``led_refresh_seconds``
+        apart: a warning blinks, the round's scoring goes out after its seconds, and
+        an undo on a button or the page, or a card entered there, shows. It was
+        drawn only after a still scene was read."""
+        now = time.monotonic()
+        if self.leds is None or now - self._leds_at < self.led_refresh_seconds:
+            return
+        self._update_leds()
+
     def _update_leds(self) -> None:
+        self._leds_at = time.monotonic()
         if self.leds is None or not self.session.has_game:
             return
         snap = self.session.snapshot()

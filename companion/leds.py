@@ -55,6 +55,11 @@ class TableLeds:
         #: why the strip refused the last frame (None: it took it)
         self.failure: str | None = None
 
+    def replay_round(self) -> None:
+        """The last round's scoring shown again for ``round_end_seconds`` (the next
+        round button)."""
+        self._round_end_until = self.clock() + self.round_end_seconds
+
     def show_guidance(self, guidance: dict[str, Any] | None, warning_sites: Sequence[int],
                       state: GameState) -> list[RGB]:
         now = self.clock()

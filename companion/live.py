@@ -352,8 +352,9 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
                     camera.lock_exposure()
                     camera.lock_white_balance()
                     locked = True
-                if buttons is not None:
-                    handle_buttons(session, buttons.drain())
+                if buttons is not None and "next_round" in handle_buttons(
+                        session, buttons.drain()):
+                    leds.replay_round()  # drawn at the next frame
                 try:
                     frame = camera.read()
                 except EndOfStream:

@@ -100,6 +100,14 @@ def test_round_end_shows_majorities_then_returns_to_guidance():
     seat = session.state.seat.value
     lit = backend.lit()
     assert set(lit) == set(ledmap.seat_leds(seat))
+    # the next round button: the round's scoring once more, for its seconds
+    shown = backend.frames[0]
+    leds.replay_round()
+    leds.show_guidance(None, [], session.state)
+    assert backend.last_frame[led] == rgb and backend.last_frame == shown
+    t[0] = 118.0
+    leds.show_guidance(None, [], session.state)
+    assert set(backend.lit()) == set(ledmap.seat_leds(seat))
 
 
 def test_a_strip_that_fails_does_not_stop_the_game(caplog):
@@ -121,3 +129,40 @@ def test_a_strip_that_fails_does_not_stop_the_game(caplog):
     leds.show_guidance(session.guidance(), [], session.state)
     assert len(backend.frames) == 2 and leds.failure is None
     assert "the LED strip works again" in caplog.text
+
+
+def test_the_strip_follows_the_game_between_readings():
+    """Drawn only after a still scene was read, the strip never blinked a warning,
+    kept the round's scoring past its seconds, and showed neither an undo from a
+    button or the page nor a card entered there. Now every frame the camera gives
+    draws it again, ``led_refresh_seconds`` apart; the next round button shows the
+    last round's scoring once more."""
+    import numpy as np
+
+    from companion.controller import Controller
+
+    session = _session()
+    now = [0.0]
+    leds, backend, ledmap = _leds(lambda: now[0])
+    from tests.controller.test_controller_fake_reader import Reading
+
+    ctl = Controller(session, lambda image, previous_pose=None: Reading(
+        session.state.board.views()), leds=leds)
+    ctl.led_refresh_seconds = 0.0
+    still = np.zeros((72, 128, 3), np.uint8)
+    ctl.process(still, 0.0)
+    seat_only = backend.last_frame
+    session.see_card(Seat.S, Card(0, 0))  # a card entered on the page
+    ctl.process(still, 0.1)
+    lit = backend.last_frame
+    assert lit != seat_only and lit[ledmap.site_leds(Site(0, 0, 0).index)[0]] == RED
+    warning = session.report("unexplained", "Manhattan NW grew", "Manhattan NW")
+    frames = []
+    for k in range(4):  # a warning blinks: the strip changes with the clock
+        now[0] = 0.4 * k
+        ctl.process(still, 0.2 + 0.1 * k)
+        frames.append(backend.last_frame)
+    assert len(set(frames)) == 2
+    session.resolve_warning(warning.id)
+    ctl.process(still, 1.0)
+    assert backend.last_frame == lit
