@@ -834,7 +834,7 @@ def register_doctor(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check camera, LEDs, buttons and markers; advice")
     p.add_argument("--camera", help="camera spec (picamera2, opencv:0, folder:DIR, fake)")
     p.add_argument("--leds", help="LED backend (spi, ws281x, fake)")
-    p.add_argument("--buttons", help="button backend (pi, fake)")
+    p.add_argument("--buttons", help="button backend (pi, fake, none)")
     p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
     p.add_argument("--frames", type=_positive, default=15,
                    help="frames sampled for the frame rate")
@@ -886,7 +886,9 @@ def register_run(sub: Any) -> None:
     p.add_argument("--brightness", type=float, default=0.5)
     p.add_argument("--budget-ma", type=_budget, default=2000.0,
                    help="current budget of the 5 V supply for the strip, 0-20000 mA")
-    p.add_argument("--buttons", default="pi", choices=("pi", "fake", "none"))
+    p.add_argument("--buttons", default=None, choices=("pi", "fake", "none"),
+                   help="button backend (default: COMPANION_BACKEND's, as the camera's and "
+                        "the LEDs')")
     p.add_argument("--calibration", help="calibration file (default DATA_DIR/calibration.json)")
     p.add_argument("--game", help="game.json for a new game (players, seats, colours)")
     p.add_argument("--still", type=_seconds, default=0.2,

@@ -236,6 +236,10 @@ def run_live(args: Any) -> int:
     from hardware.leds.strip import LedStrip
 
     cal_path = args.calibration or Path(args.data_dir) / "calibration.json"
+    if args.calibration and not Path(args.calibration).exists():
+        # named, it is wanted: a typo must not start the table uncalibrated (the data
+        # folder's own file may be missing: no calibration made yet)
+        raise calfile.CalibrationFileError(f"{args.calibration}: no such calibration file")
     # checked before anything starts; the reader then takes the intrinsics as they are
     intrinsics = calfile.camera_intrinsics(calfile.load(cal_path), cal_path)
     # so is the game file: whether or not a game is then resumed (it is not passed

@@ -76,8 +76,9 @@ def probe(
     """Check the camera, LED and button backends; a JSON-able report with advice.
 
     None for a backend means "what the companion would use by default here".
-    ``button_backend`` is "pi" or "fake". The camera is sampled for at most
-    ``sample_frames`` frames or ``sample_seconds`` on ``system.clock``.
+    ``button_backend`` is "pi", "fake" or "none" (no buttons: nothing to check). The
+    camera is sampled for at most ``sample_frames`` frames or ``sample_seconds`` on
+    ``system.clock``.
     """
     sysv = system or System()
     model = board_model(sysv.model_paths)
@@ -242,11 +243,15 @@ def _check_buttons(name: str, sysv: System, platform: Mapping[str, Any]) -> dict
     checks["gpiozero_importable"] = _importable(
         sysv, "gpiozero", advice, "pip install gpiozero (the [pi] or [test] extra)"
     )
+    if name == "none":  # `companion run --buttons none`: a table without buttons
+        out["checks"] = {}
+        out["ok"] = True
+        return out
     if name == "fake":
         out["ok"] = all(checks.values())
         return out
     if name != "pi":
-        advice.append(f"unknown button backend {name!r}: expected 'pi' or 'fake'")
+        advice.append(f"unknown button backend {name!r}: expected 'pi', 'fake' or 'none'")
         return out
     if platform["pi5"]:
         checks["lgpio_importable"] = _importable(sysv, "lgpio", advice, PI5_LGPIO_ADVICE)

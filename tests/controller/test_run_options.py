@@ -58,6 +58,39 @@ def test_a_malformed_calibrated_camera_stops_run_before_it_starts(
                    "'camera_matrix'")
 
 
+def test_a_calibration_file_named_must_be_there(
+        tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A typo started the table uncalibrated, and said nothing."""
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    cal = tmp_path / "calibraton.json"
+    code = main(["run", "--data-dir", str(tmp_path / "data"), "--calibration", str(cal),
+                 "--camera", "fake", "--leds", "fake", "--buttons", "fake"])
+    assert code == 1
+    assert capsys.readouterr().err.strip() == f"companion run: {cal}: no such calibration file"
+    assert not (tmp_path / "data").exists()  # nothing started
+
+
+def test_the_buttons_follow_the_backend_as_the_camera_and_leds_do(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`COMPANION_BACKEND=fake companion run` asked for the Pi's GPIO buttons (doctor, the
+    same way, checked the fake ones), and `doctor --buttons none` called none a fault."""
+    from hardware.doctor import probe
+
+    _load_extra_commands()
+    assert build_parser().parse_args(["run"]).buttons is None  # the backend's default
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    from hardware.buttons import TableButtons
+
+    buttons = TableButtons(backend=None)
+    try:
+        assert buttons.backend == "fake" and buttons.mock
+    finally:
+        buttons.close()
+    report = probe("fake", "fake", "none", sample_frames=1)
+    assert report["buttons"] == {"backend": "none", "ok": True, "pin_factory": None,
+                                 "checks": {}, "advice": []}
+
+
 def test_a_port_out_of_range_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["run", "--port", "99999"])
