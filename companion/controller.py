@@ -289,7 +289,7 @@ class Controller:
         self._off_colour: _OffColour | None = None
         #: doubtful builds by site, to weigh again when the next block there is fitted
         self._doubted: dict[Site, _Doubt] = {}
-        #: how often the strip is drawn again between readings (:meth:`_refresh_leds`)
+        #: how often the strip is drawn again between readings (:meth:`refresh_leds`)
         self.led_refresh_seconds = 0.1
         self._leds_at = -np.inf
 
@@ -326,7 +326,7 @@ class Controller:
             self._not_saved(exc, timestamp)
             return "not-saved"
         finally:
-            self._refresh_leds()
+            self.refresh_leds()
         if self._unsaved is not None and result in ("read", "read-before-motion"):
             # saved again: the players' warning about it goes
             self.session.resolve_warning(self._unsaved)
@@ -1221,7 +1221,7 @@ class Controller:
             self.stats.fit_seconds.append(time.perf_counter() - t0)
         return fit
 
-    def _refresh_leds(self) -> None:
+    def refresh_leds(self) -> None:
         """The strip follows the game between readings too, ``led_refresh_seconds``
         apart: a warning blinks, the round's scoring goes out after its seconds, and
         an undo on a button or the page, or a card entered there, shows. It was

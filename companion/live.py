@@ -362,11 +362,18 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
                 try:
                     frame = camera.read()
                 except EndOfStream:
-                    # a recorded game (folder:, video:) played to its end: the page stays
+                    # a recorded game (folder:, video:) played to its end: the page stays,
+                    # the buttons still work, the strip follows and systemd's watchdog is
+                    # still fed (it restarted the companion after 30 s of silence)
                     print("companion run: the camera's recording has no more frames; the "
                           "page stays up until the companion is stopped", file=sys.stderr,
                           flush=True)
-                    stop.wait()
+                    while not stop.wait(0.1):
+                        watchdog()
+                        if buttons is not None and "next_round" in handle_buttons(
+                                session, buttons.drain()):
+                            leds.replay_round()
+                        controller.refresh_leds()
         finally:
             notifier.stopping()
             server.stop()
