@@ -316,7 +316,7 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
     notifier = Notifier()
     last_ping = [0.0]
 
-    def watchdog() -> None:  # fed only while frames arrive
+    def watchdog() -> None:  # fed while frames arrive (and the page stays after a recording)
         now = time.monotonic()
         if now - last_ping[0] > 5.0:
             notifier.watchdog()
