@@ -99,6 +99,8 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
     their first colour, to be corrected if it was more), then the scene again.
     The same when no change is in view but a new card is, and the card builds at
     exactly one site out of sight (a pass would be illegal: the player built).
+    With none out of sight, it is ``"none"``: the card is down and its block not
+    yet (a still scene between the two).
     Two builds in one scene (a hand hid the board between them) are ``"several"``:
     at two or three sites, or stacked at one whose top is the next player's; with
     ``suggested`` the legal builds in turn order that explain them, to be recorded
@@ -132,10 +134,11 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
                 # a card laid down before its block (a pause between the two is common):
                 # no pass, the rules allow a build, and none can hide: wait for it
                 return Decision("none", message=f"{card} is down; its block is not yet")
-            if where:  # recorded all the same: the turn order stays right for what follows
-                names = ", ".join(x.name for x in where)
-                message += (f"; no new block is in view, but it may stand where the camera "
-                            f"cannot see ({names}): correct this move if so")
+            # out of sight at several sites: recorded all the same (the turn order stays
+            # right for what follows)
+            names = ", ".join(x.name for x in where)
+            message += (f"; no new block is in view, but it may stand where the camera "
+                        f"cannot see ({names}): correct this move if so")
             return Decision("move", passed, False, exc.reason, message, 0.0, ())
         return Decision("move", passed, True, None, "", 0.0, ())
     if len(changed) > 1:
