@@ -1235,11 +1235,7 @@ class Controller:
         self._leds_at = time.monotonic()
         if self.leds is None or not self.session.has_game:
             return
-        snap = self.session.snapshot()
-        warn_sites = []
-        for w in snap["warnings"]:
-            if not w["resolved"] and w["site"]:
-                warn_sites.append(Site.parse(w["site"]).index)
+        warn_sites = [site.index for site in self.session.warning_sites()]
         self.leds.show_guidance(self.session.guidance(), warn_sites, self.session.state)
 
     # -- loop ------------------------------------------------------------------

@@ -425,6 +425,14 @@ class GameSession:
             live.card_seen = (seat, card)
             self._changed("card", {"seat": seat.value, "card": str(card)})
 
+    def warning_sites(self) -> list[Site]:
+        """The sites of the open warnings, oldest first: what the LED strip blinks
+        (drawn ten times a second, it has no use for the page's whole snapshot)."""
+        with self._lock:
+            live = self._live
+            return [] if live is None else [Site.parse(w.site) for w in live.warnings
+                                            if not w.resolved and w.site]
+
     def set_unseen(self, sites: list[Site]) -> None:
         with self._lock:
             self._require().unseen = [s.code for s in sites]
