@@ -224,11 +224,9 @@ def _expected(data: dict[str, Any], sess: GameSession, ply: int,
 
 def _in_play(sess: GameSession) -> bool:
     """A game of the table under way (one replayed from photos is not the table's)."""
-    current = sess.current()
-    if current is None or sess.from_photos:
-        return False
-    record = current[1]
-    return bool(record.entries) and not record.replay().is_over
+    with sess.lock:  # (the game as it stands: its state is kept, not replayed)
+        return (sess.has_game and not sess.from_photos and bool(sess.record.entries)
+                and not sess.state.is_over)
 
 
 def _strip_prefix(message: str) -> str:
