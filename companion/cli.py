@@ -26,12 +26,6 @@ class CommandError(Exception):
     """A user-facing failure: printed as one line, exit status 1."""
 
 
-#: what a command reads in its input folders: an output there would be read, or
-#: would take the place of a photo, a truth, a game.json or a zip of photos
-_INPUT_SUFFIXES = frozenset({".json", ".zip", ".jpg", ".jpeg", ".png", ".bmp", ".tif",
-                             ".tiff", ".webp", ".heic", ".heif"})
-
-
 def writable_file(option: str, given: str, inputs: Sequence[str | Path] = ()) -> None:
     """An output file's name must be given and its folder there to write in, before a
     long evaluation, replay, fit or game makes what it would hold (lost at the end
@@ -49,13 +43,18 @@ def writable_file(option: str, given: str, inputs: Sequence[str | Path] = ()) ->
         raise CommandError(f"{option} {path}: no folder {folder} to write it in")
     if not os.access(folder, os.W_OK):
         raise CommandError(f"{option} {path}: the folder {folder} cannot be written")
+    from companion.photos import IMAGE_SUFFIXES  # (when an output is checked, not at start)
+
+    # what a command reads in its input folders: an output there would be read, or
+    # take the place of a photo, a truth, a game.json or a zip of photos
+    read_there = IMAGE_SUFFIXES | {".json", ".zip"}
     out = path.resolve()
     for source in inputs:
         src = Path(source).resolve()
         if out == src:
             raise CommandError(f"{option} {path}: that is the input {source}; not writing "
                                "over it")
-        if src.is_dir() and src in out.parents and out.suffix.lower() in _INPUT_SUFFIXES:
+        if src.is_dir() and src in out.parents and out.suffix.lower() in read_there:
             raise CommandError(f"{option} {path}: the command reads such files in "
                                f"{source}; write it elsewhere")
 

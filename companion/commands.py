@@ -187,7 +187,7 @@ def _one_colour_set(results: list[dict[str, Any]],
             towers[cols] += sum(1 for s in res["reading"]["sites"] if s.get("height"))
     if len(towers) < 2:
         return results
-    game = max(towers, key=lambda cols: (towers[cols], -list(towers).index(cols)))
+    game = max(towers, key=towers.__getitem__)  # (on a tie, the set read first)
     out = []
     for res, job in zip(results, jobs, strict=True):
         cols = tuple(res["reading"].get("colors") or ()) if "reading" in res else game
