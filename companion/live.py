@@ -333,6 +333,13 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
         "replay": make_replay_service(session, journal=journal),
         "table_game": table_game_service(session, journal)})
     server = WebServer(app, args.host, args.port, threads=args.threads)
+
+    def press() -> None:
+        """The buttons pressed since the last frame; next round shows the last round's
+        scoring again (drawn at the next refresh)."""
+        if buttons is not None and "next_round" in handle_buttons(session, buttons.drain()):
+            leds.replay_round()
+
     with StopSignals() as stop:  # the handlers before put back when the loop ends
         server.start()
         print(f"companion run: page on http://{args.host}:{server.port}/ ; table PIN "
@@ -356,9 +363,7 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
                     camera.lock_exposure()
                     camera.lock_white_balance()
                     locked = True
-                if buttons is not None and "next_round" in handle_buttons(
-                        session, buttons.drain()):
-                    leds.replay_round()  # drawn at the next frame
+                press()
                 try:
                     frame = camera.read()
                 except EndOfStream:
@@ -370,9 +375,7 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
                           flush=True)
                     while not stop.wait(0.1):
                         watchdog()
-                        if buttons is not None and "next_round" in handle_buttons(
-                                session, buttons.drain()):
-                            leds.replay_round()
+                        press()
                         controller.refresh_leds()
         finally:
             notifier.stopping()
