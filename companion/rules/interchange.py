@@ -28,7 +28,7 @@ def colors_in_play(declared: list[str] | None, views: Mapping[Any, SiteView]) ->
 
 
 def check_possible(views: Mapping[Any, SiteView], towers: Mapping[Any, Tower],
-                   colors: list[str] | None = None) -> None:
+                   colors: list[str]) -> None:
     """Refuse boards no box could build: more storeys or blocks than a colour owns, or
     more in all than the ``colors`` in play own together."""
     per_color = sum(s * n for s, n in STANDARD_SUPPLY)
@@ -54,7 +54,7 @@ def check_possible(views: Mapping[Any, SiteView], towers: Mapping[Any, Tower],
                 raise InvalidBoardError(f"impossible board: {n} {color} blocks of {size} storeys,"
                                         f" a colour has only {supply[size]}")
     total_height = sum(v.height for v in views.values())
-    n_colors = len(colors) if colors is not None else max(len(KNOWN_COLORS), len(storeys))
+    n_colors = len(colors)
     if total_height > per_color * n_colors:
         raise InvalidBoardError(f"impossible board: {total_height} storeys in all, "
                                 f"{n_colors} colour(s) have only {per_color * n_colors}")
