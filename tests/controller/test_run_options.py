@@ -41,6 +41,17 @@ def test_bad_seconds_are_a_usage_error(capsys: pytest.CaptureFixture[str], optio
     assert err.strip().splitlines()[-1] == f"companion run: error: {message}"
 
 
+def _refused_before_start(tmp_path, capsys: pytest.CaptureFixture[str], *options: str) -> str:
+    """``companion run`` with fake devices and ``options``: it fails in one line before
+    anything starts (no data folder made); that line."""
+    code = main(["run", "--data-dir", str(tmp_path / "data"), *options,
+                 "--camera", "fake", "--leds", "fake", "--buttons", "fake"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1
+    assert not (tmp_path / "data").exists()  # nothing started
+    return err
+
+
 def test_a_malformed_calibrated_camera_stops_run_before_it_starts(
         tmp_path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Checked at start: read per frame, it would fail every frame instead."""
@@ -49,11 +60,7 @@ def test_a_malformed_calibrated_camera_stops_run_before_it_starts(
     monkeypatch.setenv("COMPANION_BACKEND", "fake")
     cal = tmp_path / "calibration.json"
     calfile.update(cal, "camera", {"dist_coeffs": [0, 0, 0, 0, 0]})
-    code = main(["run", "--data-dir", str(tmp_path / "data"), "--calibration", str(cal),
-                 "--camera", "fake", "--leds", "fake", "--buttons", "fake"])
-    err = capsys.readouterr().err.strip()
-    assert code != 0 and len(err.splitlines()) == 1
-    assert not (tmp_path / "data").exists()  # nothing started
+    err = _refused_before_start(tmp_path, capsys, "--calibration", str(cal))
     assert err == (f"companion run: {cal}: camera: malformed camera JSON: "
                    "'camera_matrix'")
 
@@ -63,11 +70,8 @@ def test_a_calibration_file_named_must_be_there(
     """A typo started the table uncalibrated, and said nothing."""
     monkeypatch.setenv("COMPANION_BACKEND", "fake")
     cal = tmp_path / "calibraton.json"
-    code = main(["run", "--data-dir", str(tmp_path / "data"), "--calibration", str(cal),
-                 "--camera", "fake", "--leds", "fake", "--buttons", "fake"])
-    assert code == 1
-    assert capsys.readouterr().err.strip() == f"companion run: {cal}: no such calibration file"
-    assert not (tmp_path / "data").exists()  # nothing started
+    err = _refused_before_start(tmp_path, capsys, "--calibration", str(cal))
+    assert err == f"companion run: {cal}: no such calibration file"
 
 
 def test_the_buttons_follow_the_backend_as_the_camera_and_leds_do(
@@ -112,11 +116,8 @@ def test_a_bad_game_file_stops_run_before_it_starts(
     game = tmp_path / "game.json"
     if content is not None:
         game.write_text(content, encoding="utf-8")
-    code = main(["run", "--data-dir", str(tmp_path / "data"), "--game", str(game),
-                 "--camera", "fake", "--leds", "fake", "--buttons", "fake"])
-    assert code == 1
-    assert capsys.readouterr().err.strip() == f"companion run: {message.format(game=game)}"
-    assert not (tmp_path / "data").exists()  # nothing started
+    err = _refused_before_start(tmp_path, capsys, "--game", str(game))
+    assert err == f"companion run: {message.format(game=game)}"
 
 
 def test_a_camera_that_is_not_there_stops_run_in_one_line_before_it_starts(
