@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from companion.rules import jsonkeys
+
 FORMAT = "companion-calibration/1"
 SECTIONS = ("camera", "board", "colors", "leds", "exposure")
 
@@ -27,11 +29,13 @@ def load(path: str | Path) -> dict[str, Any]:
     if not p.is_file():  # a folder, or a pipe that would wait for a writer
         raise CalibrationFileError(f"{p}: not a calibration file (not a regular file)")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = jsonkeys.loads(p.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise CalibrationFileError(f"{p}: cannot read: {exc}") from None
     except json.JSONDecodeError as exc:
         raise CalibrationFileError(f"{p}: malformed JSON at line {exc.lineno}") from None
+    except jsonkeys.DuplicateKeyError as exc:
+        raise CalibrationFileError(f"{p}: malformed JSON: {exc}") from None
     except RecursionError:
         raise CalibrationFileError(f"{p}: malformed JSON: nested too deeply") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from companion.rules import jsonkeys
 from hardware.errors import HardwareError
 
 EXIT_USAGE = 2
@@ -141,10 +142,12 @@ def cmd_score(args: argparse.Namespace) -> int:
         try:
             text = _read_text(path)
             try:
-                data = json.loads(text)
+                data = jsonkeys.loads(text)
             except json.JSONDecodeError as exc:
                 raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno}"
                                    f" column {exc.colno}") from None
+            except jsonkeys.DuplicateKeyError as exc:
+                raise CommandError(f"{path}: malformed JSON: {exc}") from None
             except RecursionError:
                 raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
             except ValueError:  # Python's own limit on a number's digits (4300)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from companion.photos import IMAGE_SUFFIXES, natural_key
+from companion.rules import jsonkeys
 from companion.session import GameSession
 
 MAX_PHOTOS = 400
@@ -55,9 +56,11 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         game = next((f for f in files if _safe_stem(f.name) == "game.json"), None)
         if game is not None:
             try:
-                config = check_new_game(config_from_json(json.loads(game.data.decode("utf-8"))))
+                config = check_new_game(config_from_json(jsonkeys.loads(game.data.decode("utf-8"))))
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                 raise ReplayUploadError("game.json is not valid JSON") from None
+            except jsonkeys.DuplicateKeyError as exc:
+                raise ReplayUploadError(f"game.json is not valid JSON ({exc})") from None
         photos.sort(key=lambda f: natural_key(_safe_stem(f.name)))
         # the photos keep their names in the folder, which orders them as a folder on
         # the command line is (two cameras' by their clocks, a counter that wrapped);

@@ -284,3 +284,48 @@ def test_a_usage_error_is_one_line(capsys: pytest.CaptureFixture[str], argv: lis
         main(argv)
     assert exc.value.code == 2
     assert capsys.readouterr().err == line + "\n"
+
+
+def test_keys_given_twice_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python's json keeps the last of two equal keys: a board's second "sites" list, a
+    camera's second "fx" would silently replace what the file's writer meant."""
+    board = tmp_path / "board.json"
+    board.write_text('{"sites": [], "colors": ["red"], "sites": []}', encoding="utf-8")
+    assert main(["score", str(board)]) == 1
+    assert _err(capsys) == f'companion score: {board}: malformed JSON: key "sites" given twice'
+    game = tmp_path / "game.json"
+    game.write_text('{"players": [{"name": "Ann", "seat": "S", "name": "Bo"}]}',
+                    encoding="utf-8")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    (photos / "IMG_0.jpg").write_bytes(b"\xff\xd8\xff\xd9")
+    (photos / "game.json").write_text(game.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["replay", str(photos)]) == 1
+    assert _err(capsys) == (f"companion replay: {photos / 'game.json'}: malformed JSON: "
+                            'key "name" given twice')
+    camera = tmp_path / "camera.json"
+    camera.write_text('{"fx": 900, "fx": 1000}', encoding="utf-8")
+    assert main(["read", str(photos / "IMG_0.jpg"), "--camera", str(camera)]) == 1
+    assert _err(capsys) == (f"companion read: {photos / 'IMG_0.jpg'}: {camera}: not a camera "
+                            'file (key "fx" given twice)')
+    record = tmp_path / "record.json"
+    record.write_text('{"format": "manhattan-game/1", "format": "x"}', encoding="utf-8")
+    assert main(["import", str(record), "--data-dir", str(tmp_path / "data")]) == 1
+    assert _err(capsys) == (f'companion import: {record}: malformed JSON: key "format" given '
+                            "twice")
+    monkeypatch.setenv("COMPANION_BACKEND", "fake")
+    base = ["run", "--data-dir", str(tmp_path / "data"), "--camera", "fake", "--leds", "fake",
+            "--buttons", "none"]
+    ledmap = tmp_path / "ledmap.json"
+    ledmap.write_text('{"count": 60, "sites": [], "count": 6}', encoding="utf-8")
+    calibration = tmp_path / "calibration.json"
+    calibration.write_text('{"format": "companion-calibration/1", "camera": {}, "camera": {}}',
+                           encoding="utf-8")
+    for option, path, message in (
+            ("--game", game, 'malformed JSON: key "name" given twice'),
+            ("--calibration", calibration, 'malformed JSON: key "camera" given twice'),
+            ("--ledmap", ledmap, 'not valid JSON: key "count" given twice')):
+        assert main([*base, option, str(path)]) == 1
+        assert _err(capsys) == f"companion run: {path}: {message}"
+    assert not (tmp_path / "data").exists()

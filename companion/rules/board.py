@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from companion.rules import jsonkeys
 from companion.rules.errors import InvalidBoardError, NotationError
 from companion.rules.topology import Topology, default_topology
 
@@ -396,10 +397,12 @@ def load_board_json(text: str, **kw: Any) -> tuple[
     dict[Site, SiteView], dict[Site, Tower], list[str] | None, list[Site]
 ]:
     try:
-        data = json.loads(text)
+        data = jsonkeys.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidBoardError(
             f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except jsonkeys.DuplicateKeyError as exc:
+        raise InvalidBoardError(f"malformed JSON: {exc}") from None
     except RecursionError:
         raise InvalidBoardError("malformed JSON: nested too deeply") from None
     except ValueError:  # Python's own limit on a number's digits (4300)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from companion.rules import jsonkeys
 from companion.rules.board import Site
 from companion.rules.editions import get_edition
 from companion.rules.errors import RecordError, RulesError
@@ -253,9 +254,11 @@ class GameRecord:
     @classmethod
     def loads(cls, text: str) -> GameRecord:
         try:
-            data = json.loads(text)
+            data = jsonkeys.loads(text)
         except json.JSONDecodeError as exc:
             raise RecordError(f"malformed JSON: {exc.msg} at line {exc.lineno}") from None
+        except jsonkeys.DuplicateKeyError as exc:
+            raise RecordError(f"malformed JSON: {exc}") from None
         except RecursionError:
             raise RecordError("malformed JSON: nested too deeply") from None
         return cls.from_json(data)
@@ -355,9 +358,11 @@ def config_from_file(path: str | Path) -> GameConfig:
     except OSError as exc:
         raise RecordError(f"{path}: cannot read ({exc.strerror or exc})") from None
     try:
-        data = json.loads(text)
+        data = jsonkeys.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{path}: malformed JSON at line {exc.lineno}") from None
+    except jsonkeys.DuplicateKeyError as exc:
+        raise RecordError(f"{path}: malformed JSON: {exc}") from None
     except RecursionError:
         raise RecordError(f"{path}: malformed JSON: nested too deeply") from None
     try:

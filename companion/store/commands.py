@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from companion.cli import CommandError
+from companion.rules import jsonkeys
 
 if TYPE_CHECKING:
     from companion.store.journal import GameInfo, Journal
@@ -223,10 +224,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CommandError(f"{path}: cannot read ({exc.strerror})") from None
     try:
-        data: Any = json.loads(text)
+        data: Any = jsonkeys.loads(text)
     except json.JSONDecodeError as exc:
         raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno} "
                            f"column {exc.colno}") from None
+    except jsonkeys.DuplicateKeyError as exc:
+        raise CommandError(f"{path}: malformed JSON: {exc}") from None
     except RecursionError:
         raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
     folder = _data_dir(args)

@@ -7,7 +7,6 @@ profile file. Frame: origin at the board centre, +x East, +y North, +z up.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -17,6 +16,7 @@ import cv2
 import numpy as np
 
 from companion.profiles import load_profile
+from companion.rules import jsonkeys
 from companion.rules.board import Site
 from companion.rules.topology import Seat
 
@@ -68,7 +68,7 @@ class Intrinsics:
         if not isinstance(data, (dict, str, Path)):
             raise ValueError(f"malformed camera JSON: expected an object, got "
                              f"{type(data).__name__}")
-        raw: Any = data if isinstance(data, dict) else json.loads(
+        raw: Any = data if isinstance(data, dict) else jsonkeys.loads(
             Path(data).read_text(encoding="utf-8"))
         if not isinstance(raw, dict):
             raise ValueError(f"malformed camera JSON: expected an object, got "

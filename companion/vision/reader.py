@@ -34,6 +34,7 @@ from companion.imagefiles import (
     opencv_silent,
 )
 from companion.inputfiles import input_size
+from companion.rules import jsonkeys
 from companion.rules.board import BOARD_FORMAT, Site, SiteView
 from companion.rules.topology import Seat
 from companion.vision.cards import read_cards
@@ -1399,7 +1400,7 @@ def load_camera(camera_path: str | Path | None) -> Intrinsics | None:
     if not cp.is_file():
         raise CameraFileError(f"{camera_path}: not a camera file (not a regular file)")
     try:
-        return Intrinsics.from_json(json.loads(cp.read_text(encoding="utf-8")))
+        return Intrinsics.from_json(jsonkeys.loads(cp.read_text(encoding="utf-8")))
     except RecursionError:
         raise CameraFileError(f"{camera_path}: not a camera file (nested too deeply)") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError, ValueError) as exc:

@@ -160,9 +160,11 @@ class LedMap:
             raise ValueError(f"{os.fspath(path)}: not a regular file")  # a pipe would wait
         try:
             with open(path, encoding="utf-8") as fh:
-                doc = json.load(fh)
+                doc = json.load(fh, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{os.fspath(path)}: not valid JSON: {exc}") from exc
+        except _DuplicateKey as exc:
+            raise ValueError(f"{os.fspath(path)}: not valid JSON: {exc}") from None
         except RecursionError:
             raise ValueError(f"{os.fspath(path)}: not valid JSON: nested too deeply") from None
         try:
@@ -178,6 +180,21 @@ class LedMap:
             json.dump(self.to_json(), fh, indent=1)
             fh.write("\n")
         os.replace(tmp, target)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are unique: json keeps the last of two, which would
+    drop a site's LEDs the file's writer meant (the package cannot import companion's)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(f"key {json.dumps(key)[:40]} given twice")
+        out[key] = value
+    return out
 
 
 #: More LEDs than a table's strip has: a frame of WS2812 data takes 30 us per LED,
