@@ -44,6 +44,8 @@ DEFAULT_BUZZER_PIN = 23
 DEFAULT_BOUNCE_S = 0.05
 
 GPIOZERO_ADVICE = "pip install gpiozero lgpio (the [pi] extra)"
+#: the pin libraries gpiozero drives, whose own errors mean "no usable GPIO here"
+PIN_LIBRARIES = frozenset({"lgpio", "RPi", "pigpio", "rpi_lgpio"})
 GPIO_PINS_ADVICE = ("on a Raspberry Pi: install lgpio (the [pi] extra; the only pin "
                     "factory on a Pi 5) and add the user to the gpio group; elsewhere use "
                     "--buttons fake or none")
@@ -150,9 +152,12 @@ class TableButtons(Closeable):
                 self.buzzer = gpiozero.Buzzer(buzzer_pin, pin_factory=pin_factory)
         except Exception as exc:
             self.close()
-            if isinstance(exc, (gpiozero.GPIOZeroError, OSError)):
+            if isinstance(exc, (gpiozero.GPIOZeroError, OSError, ImportError)) or (
+                    type(exc).__module__.split(".")[0] in PIN_LIBRARIES):
                 # no pin factory here (not a Pi, lgpio missing on a Pi 5), a pin in use,
-                # no permission for /dev/gpiochip*: a person's fix, not a traceback
+                # no permission for /dev/gpiochip*: a person's fix, not a traceback. With
+                # GPIOZERO_PIN_FACTORY set (the unit sets lgpio) gpiozero does not wrap
+                # the library's own errors: its import error, lgpio.error
                 why = next((f" ({w.message})" for w in fallbacks
                             if issubclass(w.category, gpiozero.PinFactoryFallback)), "")
                 raise ButtonsUnavailable(f"GPIO buttons cannot be opened: {exc}{why}",

@@ -122,3 +122,44 @@ def test_pins_that_cannot_be_opened_are_one_sentence_with_advice(mock_factory: A
     finally:
         first.close()
     TableButtons().close()  # nothing of the failed one holds a pin
+
+
+def _stub_lgpio(error: type[Exception] | None) -> Any:
+    """A stand-in for the lgpio C module: importable, its gpiochip_open failing."""
+    import types
+
+    stub = types.ModuleType("lgpio")
+    for name in ("SET_PULL_NONE", "SET_PULL_UP", "SET_PULL_DOWN", "BOTH_EDGES",
+                 "RISING_EDGE", "FALLING_EDGE"):
+        setattr(stub, name, 0)
+    if error is not None:
+        stub.error = error  # type: ignore[attr-defined]
+
+        def gpiochip_open(chip: int) -> None:
+            raise error("'can not open gpiochip'")
+
+        stub.gpiochip_open = gpiochip_open  # type: ignore[attr-defined]
+    return stub
+
+
+@pytest.mark.parametrize("lgpio_here", [False, True])
+def test_the_units_pin_factory_failing_is_one_sentence(monkeypatch: pytest.MonkeyPatch,
+                                                      lgpio_here: bool) -> None:
+    """companion.service sets GPIOZERO_PIN_FACTORY=lgpio; gpiozero then lets lgpio's
+    own errors through (its import error, lgpio.error for a gpiochip the user may not
+    open), which ended `companion run` with a traceback."""
+    from gpiozero import Device
+
+    error = type("error", (Exception,), {"__module__": "lgpio"})
+    monkeypatch.setitem(sys.modules, "lgpio", _stub_lgpio(error) if lgpio_here else None)
+    monkeypatch.setenv("GPIOZERO_PIN_FACTORY", "lgpio")
+    monkeypatch.setattr(Device, "pin_factory", None)
+    if lgpio_here:
+        import gpiozero.pins.lgpio as gl
+
+        monkeypatch.setattr(gl.LGPIOFactory, "_get_revision", lambda self: 0xD04170)
+    with pytest.raises(ButtonsUnavailable) as err:
+        TableButtons(backend="pi")
+    cause = "'can not open gpiochip'" if lgpio_here else "import of lgpio halted"
+    assert str(err.value).startswith(f"GPIO buttons cannot be opened: {cause}")
+    assert "\n" not in str(err.value)
