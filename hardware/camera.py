@@ -225,8 +225,11 @@ class Picamera2Source(FrameSource):
         clock: Clock | None = None,
         buffer_count: int | None = None,
         module: Any = None,
+        frame_timeout: float = 5.0,
     ) -> None:
         super().__init__(clock)
+        #: seconds a frame may take (a long exposure in a dark room takes one or two)
+        self.frame_timeout = float(frame_timeout)
         if module is None:
             module = _import_picamera2()
         self._cam: Any = module.Picamera2(camera_num)
@@ -252,8 +255,21 @@ class Picamera2Source(FrameSource):
         return self._size
 
     def _grab(self) -> tuple[np.ndarray, str | None]:
-        # capture_request gives the image and the metadata of that same frame.
-        request = self._cam.capture_request()
+        # capture_request gives the image and the metadata of that same frame. Asked to
+        # wait, it waits for ever on a camera that started but sends nothing (a loose
+        # ribbon cable): `companion doctor` hung, and `run` never told systemd READY
+        job = self._cam.capture_request(wait=False)
+        try:
+            request = job.get_result(timeout=self.frame_timeout)
+        except TimeoutError:
+            cancel = getattr(self._cam, "cancel_all_and_flush", None)
+            if cancel is not None:
+                cancel()
+            raise HardwareError(
+                f"the Pi camera delivered no frame in {self.frame_timeout:g} s",
+                "check the ribbon cable and `rpicam-hello --list-cameras`; the service "
+                "restarts when frames stop",
+            ) from None
         try:
             image = request.make_array("main")
             self.last_metadata = dict(request.get_metadata() or {})

@@ -315,8 +315,24 @@ class FakeRequest:
         self.cam.released += 1
 
 
+class FakeJob:
+    """picamera2's Job: get_result(timeout) raises TimeoutError when no frame came."""
+
+    def __init__(self, request: FakeRequest | None) -> None:
+        self.request = request
+
+    def get_result(self, timeout: float | None = None) -> FakeRequest:
+        FakeJob.last_timeout = timeout
+        if self.request is None:
+            raise TimeoutError
+        return self.request
+
+    last_timeout: float | None = None
+
+
 class FakePicamera2:
     instances: list[FakePicamera2] = []
+    stalled = False  # started, but no frame ever completes
 
     def __init__(self, camera_num: int = 0) -> None:
         self.camera_num = camera_num
@@ -339,8 +355,12 @@ class FakePicamera2:
     def start(self) -> None:
         self.calls.append("start")
 
-    def capture_request(self) -> FakeRequest:
-        return FakeRequest(self)
+    def capture_request(self, wait: bool | None = None) -> FakeJob:
+        assert wait is False  # the source waits on the job, with a timeout
+        return FakeJob(None if self.stalled else FakeRequest(self))
+
+    def cancel_all_and_flush(self) -> None:
+        self.calls.append("cancel_all_and_flush")
 
     def capture_metadata(self) -> dict[str, Any]:
         return {"ExposureTime": 12000, "AnalogueGain": 2.0, "ColourGains": (1.5, 2.25)}
@@ -379,6 +399,23 @@ def test_picamera2_source_configures_bgr_and_locks_current_values() -> None:
     src.close()
     src.close()
     assert cam.calls[-2:] == ["stop", "close"]
+
+
+def test_a_picamera2_that_sends_no_frame_is_an_error_not_a_hang(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    FakePicamera2.instances.clear()
+    monkeypatch.setattr(FakePicamera2, "stalled", True)
+    src = Picamera2Source((640, 360), module=FakePicamera2Module, clock=FakeClock(),
+                          frame_timeout=2.5)
+    with pytest.raises(HardwareError) as info:
+        src.read()
+    assert FakeJob.last_timeout == 2.5
+    assert str(info.value) == (
+        "the Pi camera delivered no frame in 2.5 s (check the ribbon cable and "
+        "`rpicam-hello --list-cameras`; the service restarts when frames stop)")
+    cam = FakePicamera2.instances[0]
+    assert cam.calls == ["configure", "start", "cancel_all_and_flush"] and cam.released == 0
+    src.close()
 
 
 def test_missing_picamera2_gives_apt_advice(monkeypatch: pytest.MonkeyPatch) -> None:
