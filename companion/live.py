@@ -315,10 +315,12 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
     reader = VisionReader(camera=intrinsics, colors=list(session.state.config.colors))
     notifier = Notifier()
     last_ping = [0.0]
+    # every 5 s, or half the unit's WatchdogSec where a drop-in makes it under 10 s
+    ping_every = min(5.0, notifier.watchdog_interval() or 5.0)
 
     def watchdog() -> None:  # fed while frames arrive (and the page stays after a recording)
         now = time.monotonic()
-        if now - last_ping[0] > 5.0:
+        if now - last_ping[0] > ping_every:
             notifier.watchdog()
             last_ping[0] = now
 
@@ -347,7 +349,7 @@ def _run(args: Any, intrinsics: Any, game_config: Any, camera: Any, strip: Any,
         locked = False
         try:
             first = camera.read()
-            notifier.ready(f"camera {camera.describe().get('backend', '')} delivers frames")
+            notifier.ready(f"camera {camera.describe().get('kind', '')} delivers frames")
             frame = first
             failed = 0
             while not stop.asked:

@@ -155,7 +155,13 @@ def test_a_recorded_game_played_to_its_end_leaves_the_page_up(tmp_path) -> None:
     photos.mkdir()
     cv2.imwrite(str(photos / "IMG_0001.png"), sample_photo(10, "mounted").image)
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "COMPANION_BACKEND": "fake"}
+    import socket
+
+    systemd = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)  # as systemd listens
+    systemd.bind(str(tmp_path / "notify"))
+    # a drop-in's WatchdogSec=2: a keep-alive every second, not every 5 s
+    env = {**os.environ, "COMPANION_BACKEND": "fake", "NOTIFY_SOCKET": str(tmp_path / "notify"),
+           "WATCHDOG_USEC": "2000000"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "companion", "run", "--data-dir", str(tmp_path / "data"),
          "--camera", f"folder:{photos}", "--leds", "fake", "--buttons", "none",
@@ -168,13 +174,24 @@ def test_a_recorded_game_played_to_its_end_leaves_the_page_up(tmp_path) -> None:
         line = proc.stderr.readline()  # run says the recording ended
         assert line.strip() == ("companion run: the camera's recording has no more "
                                 "frames; the page stays up until the companion is stopped")
-        time.sleep(0.5)
+        time.sleep(3.5)
         assert proc.poll() is None  # still serving the page
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=60)
+        systemd.setblocking(False)
+        said = []
+        while True:
+            try:
+                said.append(systemd.recv(4096).decode())
+            except BlockingIOError:
+                break
     finally:
+        systemd.close()
         if proc.poll() is None:
             proc.kill()
+    assert said[0] == "READY=1\nSTATUS=camera folder delivers frames"
+    assert said[-1] == "STOPPING=1"
+    assert set(said[1:-1]) == {"WATCHDOG=1"} and len(said[1:-1]) >= 3
     assert proc.returncode == 0, err
     assert err.strip() == ""
     assert out.startswith("companion run: page on http://127.0.0.1:")
