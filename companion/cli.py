@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -335,6 +336,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except RecursionError:  # json's answer to a deeply nested input the loader missed
         print(f"companion {args.command}: an input file is nested too deeply",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except sqlite3.Error as exc:  # the journal's card or disk (full, failing), said once
+        print(f"companion {args.command}: the journal failed: {' '.join(str(exc).split())}",
               file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:

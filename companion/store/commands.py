@@ -210,13 +210,17 @@ def _write_file(out: Path, text: str) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     import sqlite3
 
+    from companion.cli import MAX_JSON_BYTES
+    from companion.inputfiles import input_size
     from companion.store.journal import DATA_FILE, Journal
 
     path = Path(args.file)
-    if not path.exists():
-        raise CommandError(f"{path}: no such file")
-    if path.is_dir():
-        raise CommandError(f"{path}: is a folder, not a file")
+    # a device (/dev/zero took 24 GB) or a pipe (waited for ever) is no record; a game's
+    # record is tens of kilobytes, and a 50 MB one took 450 MB and was stored whole
+    size = input_size(path, "a file", CommandError)
+    if size > MAX_JSON_BYTES:
+        raise CommandError(f"{path}: too large for a game record ({size} bytes; at most "
+                           f"{MAX_JSON_BYTES})")
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
@@ -232,6 +236,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         raise CommandError(f"{path}: malformed JSON: {exc}") from None
     except RecursionError:
         raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
+    except ValueError:  # Python's own limit on a number's digits (4300)
+        raise CommandError(f"{path}: malformed JSON: a number of thousands of digits") from None
     folder = _data_dir(args)
     if folder.exists() and not folder.is_dir():
         raise CommandError(f"{folder}: not a folder")

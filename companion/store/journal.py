@@ -57,6 +57,35 @@ DEFAULT_EVIDENCE_BUDGET = 256 * 1024 * 1024
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
 
+#: SQLite's primary result codes that speak of the machine, not of the file: the file
+#: is in use (busy, locked), may not be written or opened (read-only, permission, cannot
+#: open), the disk is full or out of memory. Such a journal is healthy: setting it aside
+#: (as damage) hid every game and, on a full disk, left a zero-byte journal behind.
+_MACHINE_CODES = {3: "no permission", 5: "busy", 6: "locked", 7: "out of memory",
+                  8: "read-only", 10: "the disk failed to read or write",
+                  13: "the disk is full", 14: "cannot be opened", 23: "no permission"}
+
+
+def machine_error(exc: BaseException) -> str | None:
+    """What an SQLite error says of the machine (None: of the file, or not SQLite's)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if not isinstance(exc, sqlite3.Error) or not isinstance(code, int):
+        return None
+    return _MACHINE_CODES.get(code & 0xFF)
+
+
+def _machine_failure(path: Path, exc: sqlite3.Error, why: str) -> JournalError:
+    detail = " ".join(str(exc).split())[:200]
+    if why in ("busy", "locked"):
+        return JournalError(f"journal {path} is busy ({detail}); is another companion "
+                            "writing it?")
+    advice = {"the disk is full": "free some space",
+              "the disk failed to read or write": "free some space or check the card",
+              "out of memory": "close other programs"}.get(
+        why, "check the file's and its folder's owner and permissions")
+    return JournalError(f"journal {path}: {why} ({detail}); nothing was moved or changed: "
+                        f"{advice}, then start again")
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
     id       TEXT PRIMARY KEY,
@@ -208,6 +237,15 @@ class Journal:
 
     # -- opening -------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
+        try:
+            return self._open_or_set_aside()
+        except sqlite3.Error as exc:
+            why = machine_error(exc)
+            if why is None:
+                raise
+            raise _machine_failure(self.path, exc, why) from None
+
+    def _open_or_set_aside(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         aside: Path | None = None
         try:
@@ -219,6 +257,8 @@ class Journal:
             self._init_schema(conn)
         except sqlite3.DatabaseError as exc:  # damage the first look did not catch
             conn.close()
+            if machine_error(exc) is not None:
+                raise
             aside = self._set_aside(f"unusable ({exc})")
             conn = self._connect()
             self._init_schema(conn)
@@ -337,6 +377,9 @@ class Journal:
         try:
             conn = sqlite3.connect(path, timeout=15.0, isolation_level=None)
         except sqlite3.Error as exc:
+            why = machine_error(exc)
+            if why is not None:
+                raise _machine_failure(path, exc, why) from None
             raise _Unusable(f"unreadable ({exc})") from None
         try:
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -359,13 +402,10 @@ class Journal:
                 if not want <= have:
                     raise _Unusable(f"damaged (table {table!r} is missing or incomplete)")
             return False
-        except sqlite3.OperationalError as exc:
-            if "locked" in str(exc) or "busy" in str(exc):
-                # in use by another process: never mistake that for damage
-                raise JournalError(f"journal {path} is busy ({exc}); is another companion "
-                                   "writing it?") from None
-            raise _Unusable(f"damaged ({exc})") from None
         except sqlite3.DatabaseError as exc:
+            why = machine_error(exc)
+            if why is not None:  # in use, read-only, a full disk: never taken for damage
+                raise _machine_failure(path, exc, why) from None
             raise _Unusable(f"damaged ({exc})") from None
         finally:
             conn.close()

@@ -111,6 +111,16 @@ def test_import_then_list(data_dir: Path, tmp_path: Path, finished_record: GameR
     (["import", "{tmp}/illegal.json", "--data-dir", "{data}"],
      "companion import: {tmp}/illegal.json: move 1 (S c00 red1@0NW): every player must first "
      "choose this round's blocks"),
+    # a device or a pipe: /dev/zero took 24 GB before the kernel stopped it
+    (["import", "/dev/zero", "--data-dir", "{data}"],
+     "companion import: /dev/zero: not a regular file (a device or a pipe)"),
+    (["import", "{tmp}/fifo.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/fifo.json: not a regular file (a device or a pipe)"),
+    (["import", "{tmp}/big.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/big.json: too large for a game record (17825792 bytes; at most "
+     "16777216)"),
+    (["import", "{tmp}/digits.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/digits.json: malformed JSON: a number of thousands of digits"),
 ])
 def test_errors_are_one_line(data_dir: Path, tmp_path: Path, args: list[str],
                              error: str) -> None:
@@ -125,6 +135,11 @@ def test_errors_are_one_line(data_dir: Path, tmp_path: Path, args: list[str],
     baddate = {"format": "manhattan-game/1", "entries": [],
                "header": {**illegal["header"], "date": "2024-02-30"}}
     (tmp_path / "baddate.json").write_text(json.dumps(baddate))
+    os.mkfifo(tmp_path / "fifo.json")
+    with open(tmp_path / "big.json", "wb") as fh:  # sparse
+        fh.truncate(17 * 1024 * 1024)
+    (tmp_path / "digits.json").write_text('{"format": "manhattan-game/1", "seed": 1'
+                                          + "0" * 5000 + "}")
     fill = {"data": str(data_dir), "tmp": str(tmp_path)}
     r = run(*[a.format(**fill) for a in args])
     assert (r.returncode, r.stdout) == (1, "")
