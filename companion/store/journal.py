@@ -56,6 +56,8 @@ DEFAULT_EVIDENCE_BUDGET = 256 * 1024 * 1024
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _SIDE_FILES = ("-wal", "-shm", "-journal")
+#: beside the journal: held (flock) by the one process that writes it
+LOCK_SUFFIX = ".lock"
 
 #: SQLite's primary result codes that speak of the machine, not of the file: the file
 #: is in use (busy, locked), may not be written or opened (read-only, permission, cannot
@@ -226,16 +228,58 @@ class Journal:
         self._clock = clock
         self._new_id = new_id
         self._lock = threading.RLock()
+        self._lock_fd: int | None = None
         if read_only:
             self._conn = self._open_read_only()
             return
-        self._conn = self._open()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._take_lock()
+        try:
+            self._conn = self._open()
+        except BaseException:
+            self._release_lock()
+            raise
         try:
             self._sweep_evidence()
         except (OSError, sqlite3.Error) as exc:  # a tidy-up: never a reason not to open
             log.warning("journal %s: could not sweep evidence: %s", self.path, exc)
 
     # -- opening -------------------------------------------------------------
+    def _take_lock(self) -> None:
+        """One writer per journal. SQLite keeps each transaction whole, not a game: two
+        tables writing one game interleaved their moves (then it no longer replayed),
+        and a second command could set aside the file the first was still writing."""
+        import fcntl
+
+        lock = Path(f"{self.path}{LOCK_SUFFIX}")
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise JournalError(f"journal {self.path}: cannot make its lock file {lock.name} "
+                               f"({exc.strerror or exc}); nothing was moved or changed") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            try:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+            except OSError:
+                holder = ""
+            os.close(fd)
+            who = f" (process {holder})" if holder.isdigit() else ""
+            raise JournalError(f"journal {self.path} is in use by another companion{who}; "
+                               "stop it first, or use its page") from None
+        self._lock_fd = fd
+        try:  # who holds it, for the next one's message (a full disk may refuse even that)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            pass
+
+    def _release_lock(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # the lock goes with it; the file stays (no race)
+            self._lock_fd = None
+
     def _open(self) -> sqlite3.Connection:
         try:
             return self._open_or_set_aside()
@@ -469,6 +513,12 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
+            self._release_lock()
+
+    def __del__(self) -> None:
+        # a journal dropped without close() must not keep its folder locked
+        if getattr(self, "_lock_fd", None) is not None:
+            self._release_lock()
 
     def __enter__(self) -> Journal:
         return self

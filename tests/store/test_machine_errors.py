@@ -95,3 +95,32 @@ def test_a_journal_another_process_holds_is_busy_not_damaged(two_games: Any,
     with Journal(journal) as j:
         assert [g.id for g in j.list_games()] == ["g1", "g2"]
     assert os.path.exists(journal)
+
+
+def test_one_writer_per_journal(two_games: Any, tmp_path: Path) -> None:
+    """Two tables on one data folder both resumed g2 and interleaved their moves (it
+    no longer replayed); an import beside a running table could set its journal
+    aside. The second writer is refused in one line; readers still look."""
+    folder: Path = two_games()
+    journal = folder / "companion.sqlite3"
+    record = tmp_path / "game.json"
+    table = Journal(journal)
+    try:
+        record.write_text(json.dumps(table.export("g1")), encoding="utf-8")
+        with pytest.raises(JournalError) as caught:
+            Journal(journal)
+        assert str(caught.value) == (f"journal {journal} is in use by another companion "
+                                     f"(process {os.getpid()}); stop it first, or use its page")
+        proc = subprocess.run([sys.executable, "-m", "companion", "import", str(record),
+                               "--data-dir", str(folder)],
+                              capture_output=True, text=True, env=ENV, timeout=120)
+        assert (proc.returncode, proc.stdout) == (1, "")
+        assert proc.stderr == (f"companion import: journal {journal} is in use by another "
+                               f"companion (process {os.getpid()}); stop it first, or use "
+                               "its page\n")
+        with Journal(journal, read_only=True) as look:  # `companion games` still works
+            assert [g.id for g in look.list_games()] == ["g1", "g2"]
+    finally:
+        table.close()
+    with Journal(journal) as after:  # closed, the folder is free again
+        assert [g.id for g in after.list_games()] == ["g1", "g2"]
