@@ -12,8 +12,9 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol, TypeVar
 
 from companion.rules import (
@@ -37,6 +38,7 @@ from companion.rules import (
     new_game,
 )
 from companion.rules.record import (
+    Entry,
     MoveEntry,
     entry_json,
     final_result,
@@ -290,7 +292,8 @@ class GameSession:
                                                      doubtful=doubtful)
             fixes, state = (_recheck(record, index, before) if move is None else
                             _recheck(record, index + 1, apply_move(before, move, check=False)))
-            self._journal_entry(live, entry_json(record.entries[-1]))
+            fixed = _with_fixes(record, fixes, "the correction")
+            self._journal_entries(live, fixed.entries[len(record.entries) - 1:])
             live.record = record
             live.warnings = [replace(w, resolved=True) if w.ply == index and w.about_move
                              else w for w in live.warnings]
@@ -299,7 +302,7 @@ class GameSession:
                                  for w in live.warnings if w.ply != index or not w.about_move]
                 live.evidence = {p if p < index else p - 1: crop
                                  for p, crop in live.evidence.items() if p != index}
-            done = self._apply_fixes(live, fixes, "the correction")
+            done = self._apply_fixes(live, fixes, fixed)
             live.state = state
             self._changed("correction", {"ply": index, "move": None if move is None
                                          else str(move), "forced": forced, **done})
@@ -326,30 +329,25 @@ class GameSession:
                 record = live.record.with_insertion(index, move, note, forced=True,
                                                     doubtful=doubtful)
             fixes, state = _recheck(record, index + 1, apply_move(before, move, check=False))
-            self._journal_entry(live, entry_json(record.entries[-1]))
+            fixed = _with_fixes(record, fixes, "the inserted move")
+            self._journal_entries(live, fixed.entries[len(record.entries) - 1:])
             live.record = record
             live.warnings = [w if w.ply < index else replace(w, ply=w.ply + 1)
                              for w in live.warnings]
             live.evidence = {p if p < index else p + 1: crop
                              for p, crop in live.evidence.items()}
-            done = self._apply_fixes(live, fixes, "the inserted move")
+            done = self._apply_fixes(live, fixes, fixed)
             live.state = state
             self._changed("insertion", {"ply": index, "move": str(move), "forced": forced,
                                         **done})
             return done
 
     def _apply_fixes(self, live: _Live, fixes: list[tuple[int, Move, IllegalMoveError | None]],
-                     after: str) -> dict[str, list[int]]:
-        """Journal and apply what ``_recheck`` found, one correction per move."""
+                     fixed: GameRecord) -> dict[str, list[int]]:
+        """Apply what ``_recheck`` found (journaled with the change, ``fixed``)."""
         done: dict[str, list[int]] = {"rechecked": [], "flagged": []}
+        live.record = fixed
         for n, later, problem in fixes:
-            if problem is None:
-                corrected = live.record.with_correction(n, later, f"legal after {after}")
-            else:
-                corrected = live.record.with_correction(
-                    n, later, f"against the rules after {after}", forced=True)
-            self._journal_entry(live, entry_json(corrected.entries[-1]))
-            live.record = corrected
             if problem is None:
                 live.warnings = [replace(w, resolved=True) if w.ply == n and w.about_move
                                  else w for w in live.warnings]
@@ -507,6 +505,32 @@ class GameSession:
         if self._journal is not None and live.game_id is not None:
             journal, game_id = self._journal, live.game_id
             _saved(lambda: journal.append(game_id, entry))
+
+    def _journal_entries(self, live: _Live, entries: Sequence[Entry]) -> None:
+        """Journal ``entries`` together: one transaction where the journal has them."""
+        if self._journal is None or live.game_id is None:
+            return
+        journal, game_id = self._journal, live.game_id
+        texts = [entry_json(e) for e in entries]
+        append_all = getattr(journal, "append_all", None)
+        if append_all is not None:
+            _saved(lambda: append_all(game_id, texts))
+            return
+        for text in texts:
+            _saved(partial(journal.append, game_id, text))
+
+
+def _with_fixes(record: GameRecord, fixes: list[tuple[int, Move, IllegalMoveError | None]],
+                after: str) -> GameRecord:
+    """``record`` with one correction per move ``_recheck`` found (legal again, or now
+    against the rules, kept and flagged)."""
+    for n, later, problem in fixes:
+        if problem is None:
+            record = record.with_correction(n, later, f"legal after {after}")
+        else:
+            record = record.with_correction(n, later, f"against the rules after {after}",
+                                            forced=True)
+    return record
 
 
 def _saved(write: Callable[[], _T]) -> _T:

@@ -30,7 +30,7 @@ import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -569,17 +569,25 @@ class Journal:
 
     def append(self, game_id: str, entry: dict[str, Any]) -> None:
         """Add one record entry; it is on disk when this returns."""
-        if not isinstance(entry, dict) or entry.get("type") not in ("move", "correction"):
-            raise JournalError(f"not a game-record entry: {entry!r}")
-        text = _dumps(entry)
+        self.append_all(game_id, [entry])
+
+    def append_all(self, game_id: str, entries: Sequence[dict[str, Any]]) -> None:
+        """Add record entries in one transaction: all on disk when this returns, or
+        none. A correction and the re-checks of the moves after it belong together:
+        the correction alone (the disk full between them) no longer replayed."""
+        for entry in entries:
+            if not isinstance(entry, dict) or entry.get("type") not in ("move", "correction"):
+                raise JournalError(f"not a game-record entry: {entry!r}")
+        texts = [_dumps(entry) for entry in entries]
         with self._tx() as db:
             row = db.execute("SELECT finished FROM games WHERE id = ?", (game_id,)).fetchone()
             if row is None:
                 raise UnknownGameError(f"no game {game_id!r} in the journal")
             seq = db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM entries WHERE game_id = ?",
                              (game_id,)).fetchone()[0]
-            db.execute("INSERT INTO entries (game_id, seq, entry, time) VALUES (?, ?, ?, ?)",
-                       (game_id, seq, text, self._clock()))
+            now = self._clock()
+            db.executemany("INSERT INTO entries (game_id, seq, entry, time) VALUES (?, ?, ?, ?)",
+                           [(game_id, seq + k, text, now) for k, text in enumerate(texts)])
             if row[0]:  # a late correction reopens a finished game: its result is stale
                 db.execute("UPDATE games SET finished = 0, result = NULL, summary = NULL "
                            "WHERE id = ?", (game_id,))

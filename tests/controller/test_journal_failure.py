@@ -107,3 +107,50 @@ def test_the_session_names_the_refusal() -> None:
         session.play(next(iter(legal_moves(session.state))))
     assert str(err.value) == "the game could not be saved ([Errno 5] Input/output error)"
     assert session.record.moves == []
+
+
+class FillingCard(Journal):
+    """A card with room for ``room`` more entries; a transaction that does not fit
+    writes nothing, as SQLite rolls it back."""
+
+    room: int | None = None
+
+    def append(self, game_id: str, entry: dict[str, Any]) -> None:
+        self.append_all(game_id, [entry])
+
+    def append_all(self, game_id: str, entries: Any) -> None:
+        if self.room is not None:
+            if len(entries) > self.room:
+                raise sqlite3.OperationalError(FULL)
+            self.room -= len(entries)
+        super().append_all(game_id, entries)
+
+
+def test_a_correction_and_its_rechecks_are_saved_together_or_not_at_all(
+        tmp_path: Path) -> None:
+    """The correction was saved on its own, then each re-check of the moves after it: a
+    card full between them kept the correction without the re-checks, and the game
+    no longer replayed (the page said "not saved", a retry deleted a second move, a
+    restart abandoned the game)."""
+    from companion.bots import RandomBot
+
+    journal = FillingCard(tmp_path / "companion.sqlite3")
+    session = GameSession(journal=journal)
+    session.new_game(make_config(4, seed=3, track_cards=True))
+    bots = [RandomBot(i) for i in range(4)]
+    for _ in range(12):
+        session.play(bots[session.state.to_move].choose(session.state))
+    game_id = str(session.game_id)
+    before = session.record
+    saved = journal.load(game_id).to_json()
+    journal.room = 1  # room for the correction, not for the re-checks after it
+    with pytest.raises(JournalFailure, match=f"^the game could not be saved \\({FULL}\\)$"):
+        session.correct(5, None, "deleted by mistake")
+    assert session.record == before
+    assert journal.load(game_id).to_json() == saved
+    journal.room = None
+    done = session.correct(5, None, "deleted by mistake")
+    assert done["flagged"]  # the moves after it went out of turn: re-checked, flagged
+    assert journal.load(game_id).replay().board == session.state.board
+    assert journal.load(game_id).to_json() == session.record.to_json()
+    journal.close()
