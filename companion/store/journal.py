@@ -631,23 +631,34 @@ class Journal:
 
     def latest_unfinished(self, replays: bool = True) -> str | None:
         """The id :meth:`current_game` would resume, without replaying it: the newest
-        unfinished game of the table, before any replayed from photos (uploaded while
-        the table's was in play, a replay is newer, and the page would come back on
-        it instead); the newest replayed one when the table has none (``replays``
-        false: None then)."""
+        unfinished game of the table, before any imported or replayed from photos
+        (added while the table's was in play, they are newer, and the table would
+        come back on them instead); else the newest imported one (a game carried on
+        from another companion), else the newest replayed one (``replays`` false:
+        None then)."""
         with self._lock:  # an id that is not text cannot be resumed: skipped
+            # imported: every entry written when the game was (`companion import`); an
+            # unfinished record imported beside the table's game took the table over
             rows = self._conn.execute(
-                "SELECT CAST(id AS BLOB), header FROM games WHERE finished = 0 "
-                "AND typeof(id) = 'text' ORDER BY created DESC, rowid DESC").fetchall()
-        replayed = None
-        for raw_id, header in rows:
+                "SELECT CAST(id AS BLOB), header, EXISTS (SELECT 1 FROM entries e WHERE "
+                "e.game_id = games.id) AND NOT EXISTS (SELECT 1 FROM entries e WHERE "
+                "e.game_id = games.id AND e.time > games.created) FROM games WHERE "
+                "finished = 0 AND typeof(id) = 'text' ORDER BY created DESC, rowid DESC"
+            ).fetchall()
+        imported = replayed = None
+        for raw_id, header, only_imported in rows:
             try:
                 game_id = bytes(raw_id).decode("utf-8")
             except UnicodeDecodeError:
                 continue
-            if not _replayed(header):
+            if _replayed(header):
+                replayed = replayed or game_id
+            elif only_imported:
+                imported = imported or game_id
+            else:
                 return game_id
-            replayed = replayed or game_id
+        if imported is not None:
+            return imported
         return replayed if replays else None
 
     def has_game(self, game_id: str) -> bool:

@@ -269,6 +269,34 @@ def test_resume_or_start(make_journal, play) -> None:
         resume_or_start(GameSession(), journal, lambda: cfg)
 
 
+def test_an_imported_unfinished_game_does_not_take_the_table_over(make_journal,
+                                                                  play) -> None:
+    """`companion import` of an unfinished record beside the table's game in play: on
+    restart the table resumed the imported game (the newer) and wrote its moves there;
+    its own game could only be exported. The table's game comes first; an imported
+    one is resumed when the table has none, and is the table's once played on."""
+    elsewhere = GameSession(make_config(3, seed=4, track_cards=True))
+    play(elsewhere, moves=5)
+    journal = make_journal()
+    cfg = make_config(2, seed=1, track_cards=True)
+    session = GameSession(journal=journal)
+    assert resume_or_start(session, journal, lambda: cfg) == ("g1", False)
+    play(session, moves=7)
+    assert journal.import_record(elsewhere.record.to_json()) == "g2"
+    assert journal.latest_unfinished() == "g1"
+    restarted = GameSession(journal=journal)
+    assert resume_or_start(restarted, journal, lambda: cfg) == ("g1", True)
+    assert restarted.record == session.record
+    # a journal with only the imported game: the table carries it on
+    carried = make_journal("carried.sqlite3")
+    assert carried.import_record(elsewhere.record.to_json()) == "g1"
+    after = GameSession(journal=carried)
+    assert resume_or_start(after, carried, lambda: cfg) == ("g1", True)
+    play(after, moves=1)  # played on at this table: now the table's own
+    assert carried.import_record(elsewhere.record.to_json()) == "g2"
+    assert carried.latest_unfinished() == "g1"
+
+
 def test_unreplayable_game_is_kept_and_skipped(make_journal) -> None:
     journal = make_journal()
     cfg = make_config(4, seed=2, track_cards=True)
