@@ -363,6 +363,13 @@ class Journal:
         kept, short = [], []
         for (game_id, created, header, finished, result, summary), entries, total in games:
             whole = len(entries) == total
+            if not whole and finished:
+                # a game that had ended (or been abandoned) stays out of play: the table
+                # must not resume a finished game from its first moves
+                finished, summary = 1, None
+                result = _dumps({"abandoned": f"recovered {len(entries)} of {total} "
+                                              f"entries from {aside.name}"})
+                whole = True  # its row is kept as now written
             conn.execute("BEGIN IMMEDIATE")  # a game at a time, as appended
             try:
                 conn.execute("INSERT INTO games (id, created, header, finished, result, summary) "
@@ -378,7 +385,7 @@ class Journal:
                 continue
             conn.execute("COMMIT")
             kept.append(game_id)
-            if not whole:
+            if len(entries) != total:
                 short.append(f"{game_id}: {len(entries)} of {total} entries")
         if kept:
             notice = (f"recovered {len(kept)} game{'s' if len(kept) > 1 else ''} from "

@@ -226,6 +226,32 @@ def test_a_game_is_recovered_up_to_its_first_entry_that_does_not_read(tmp_path: 
     assert journal.load(playing).entries == records[playing].entries[:5]
 
 
+def test_a_finished_game_recovered_in_part_is_not_taken_back_into_play(tmp_path: Path
+                                                                       ) -> None:
+    """A finished (or abandoned) game whose last entries did not read came back as "in
+    play" with its first moves, and the table resumed it."""
+    path = tmp_path / "companion.sqlite3"
+    records = _two_games(path)
+    done = [gid for gid, rec in records.items() if rec.replay().is_over][0]
+    playing = [gid for gid in records if gid != done][0]
+    with _journal(path) as j:  # as the table's next start marks it
+        j.finish(done)
+    db = sqlite3.connect(path)
+    db.execute("UPDATE entries SET entry = '{bad' WHERE game_id = ? AND seq = 7", (done,))
+    db.commit()
+    db.close()
+    _damage_page_of(path, "games_created")
+    journal = _journal(path)
+    aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
+    total = len(records[done].entries)
+    assert journal.notices[1] == (f"recovered 2 games from {aside.name} "
+                                  f"({done}: 7 of {total} entries)")
+    info = journal.game_info(done)
+    assert (info.status, info.moves) == ("abandoned", 7)
+    assert journal.latest_unfinished() == playing
+    journal.close()
+
+
 def test_another_programs_database_is_not_recovered_from(tmp_path: Path) -> None:
     path = tmp_path / "companion.sqlite3"
     _foreign_db(path, 0x1234, "CREATE TABLE games (id, created, header, finished, result, "
