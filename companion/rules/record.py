@@ -212,7 +212,7 @@ class GameRecord:
                     if item.get("move") is None:
                         raise RecordError("an insertion needs a move")
                     entries.append(Correction(int(item["inserts"]), parse_move(str(item["move"])),
-                                              str(item.get("note", "")),
+                                              _text(item.get("note", ""), "note"),
                                               _flag(item.get("forced", False), "forced"),
                                               insert=True,
                                               doubtful=_flag(item.get("doubtful", False),
@@ -221,7 +221,7 @@ class GameRecord:
                     mv = item.get("move")
                     entries.append(Correction(int(item["replaces"]),
                                               None if mv is None else parse_move(str(mv)),
-                                              str(item.get("note", "")),
+                                              _text(item.get("note", ""), "note"),
                                               _flag(item.get("forced", False), "forced"),
                                               agreed=_flag(item.get("agreed", False), "agreed"),
                                               doubtful=_flag(item.get("doubtful", False),
@@ -387,7 +387,10 @@ def config_from_json(header: dict[str, Any]) -> GameConfig:
             colors = p.get("colors")
             if not isinstance(colors, list) or not all(isinstance(c, str) for c in colors):
                 raise RecordError(f"players[{n}]: 'colors' must be a list of colour names")
-            players.append(Player(str(p.get("name") or f"Player {n + 1}"),
+            name = p.get("name")
+            if name is not None and not isinstance(name, str):
+                raise RecordError(f"players[{n}]: 'name' must be text")
+            players.append(Player(name or f"Player {n + 1}",
                                   Seat.parse(str(p.get("seat", ""))), tuple(colors)))
         variants = header.get("variants", []) or []
         if not isinstance(variants, list):
@@ -403,7 +406,12 @@ def config_from_json(header: dict[str, Any]) -> GameConfig:
             kw["reshuffle_at_round_end"] = _flag(header["reshuffle_at_round_end"],
                                                  "reshuffle_at_round_end")
         if "slow_growth_order" in header:
-            kw["slow_growth_order"] = tuple(int(x) for x in header["slow_growth_order"])
+            order = header["slow_growth_order"]
+            if not isinstance(order, list) or not all(
+                    isinstance(x, int) and not isinstance(x, bool) for x in order):
+                # the text "012345" read as six digits, true as 1
+                raise RecordError("'slow_growth_order' must be a list of city numbers")
+            kw["slow_growth_order"] = tuple(order)
         return GameConfig(
             edition, tuple(players), frozenset(Variant.parse(str(v)) for v in variants),
             no_build=NoBuildPolicy(str(header.get("no_build", "pass"))),
@@ -421,6 +429,12 @@ def config_from_json(header: dict[str, Any]) -> GameConfig:
 def _text_or_none(value: Any) -> str | None:
     if value is not None and not isinstance(value, str):
         raise RecordError("'warning' must be text")
+    return value
+
+
+def _text(value: Any, name: str) -> str:
+    if not isinstance(value, str):  # a note given as an object was stored as its repr
+        raise RecordError(f"'{name}' must be text")
     return value
 
 

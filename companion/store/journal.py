@@ -783,7 +783,9 @@ class Journal:
         record read back from the journal is not held to it)."""
         record = GameRecord.from_json(data)
         if record.date:
-            try:
+            try:  # (fromisoformat also takes 20261206 and 2026-W49-7)
+                if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", record.date):
+                    raise ValueError(record.date)
                 _dt.date.fromisoformat(record.date)
             except ValueError:
                 raise RecordError(f"'date' in the header must be a day as YYYY-MM-DD, not "

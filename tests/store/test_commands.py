@@ -119,6 +119,17 @@ def test_import_then_list(data_dir: Path, tmp_path: Path, finished_record: GameR
     (["import", "{tmp}/big.json", "--data-dir", "{data}"],
      "companion import: {tmp}/big.json: too large for a game record (17825792 bytes; at most "
      "16777216)"),
+    (["import", "{tmp}/compactdate.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/compactdate.json: 'date' in the header must be a day as "
+     "YYYY-MM-DD, not '20240502'"),
+    # stored as their repr, or read digit by digit, before
+    (["import", "{tmp}/objectname.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/objectname.json: players[0]: 'name' must be text"),
+    (["import", "{tmp}/objectnote.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/objectnote.json: entries[5]: 'note' must be text"),
+    (["import", "{tmp}/textorder.json", "--data-dir", "{data}"],
+     "companion import: {tmp}/textorder.json: 'slow_growth_order' must be a list of city "
+     "numbers"),
     (["import", "{tmp}/digits.json", "--data-dir", "{data}"],
      "companion import: {tmp}/digits.json: malformed JSON: a number of thousands of digits"),
 ])
@@ -135,6 +146,23 @@ def test_errors_are_one_line(data_dir: Path, tmp_path: Path, args: list[str],
     baddate = {"format": "manhattan-game/1", "entries": [],
                "header": {**illegal["header"], "date": "2024-02-30"}}
     (tmp_path / "baddate.json").write_text(json.dumps(baddate))
+    from companion.bots import RandomBot
+    from companion.rules import make_config
+    from companion.session import GameSession
+
+    session = GameSession(make_config(3, seed=2))
+    for _ in range(5):
+        session.play(RandomBot(0).choose(session.state))
+    good = session.record.to_json()
+    for name, change in (
+            ("compactdate", lambda r: r["header"].update(date="20240502")),
+            ("objectname", lambda r: r["header"]["players"][0].update(name={"a": 1})),
+            ("objectnote", lambda r: r["entries"].append(
+                {"type": "correction", "replaces": 2, "move": None, "note": {"a": 1}})),
+            ("textorder", lambda r: r["header"].update(slow_growth_order="012345"))):
+        bad = json.loads(json.dumps(good))
+        change(bad)
+        (tmp_path / f"{name}.json").write_text(json.dumps(bad))
     os.mkfifo(tmp_path / "fifo.json")
     with open(tmp_path / "big.json", "wb") as fh:  # sparse
         fh.truncate(17 * 1024 * 1024)
