@@ -77,10 +77,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 def _calibrate_sheets(args: argparse.Namespace) -> int:
-    import cv2
-
     from calibration.charuco import sheet_image
-    from calibration.printing import marker_sheet, write_pdf
+    from calibration.printing import marker_sheet, write_pdf, write_png
     from companion.profiles import load_profile
 
     out = Path(args.out or ".")
@@ -96,7 +94,7 @@ def _calibrate_sheets(args: argparse.Namespace) -> int:
         raise CommandError(f"board profile {args.profile}: {exc}") from None
     charuco = sheet_image(dpi=args.dpi, page_mm=page)
     for name, img in (("board-markers", markers), ("charuco-sheet", charuco)):
-        cv2.imwrite(str(out / f"{name}.png"), img)
+        write_png(img, out / f"{name}.png", args.dpi)
         write_pdf(img, out / f"{name}.pdf", page)
         print(f"wrote {out / name}.png and .pdf (A4 landscape, print at 100%)")
     return 0

@@ -126,3 +126,42 @@ def test_sheets_refuse_bad_options_in_one_line(tmp_path, capsys, args, message) 
     assert status in (1, 2)
     assert capsys.readouterr().err.strip().splitlines()[-1] == message.format(dir=tmp_path)
     assert not (tmp_path / "out" / "board-markers.png").exists()
+
+
+def _png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """(type, data) of every chunk of a PNG file, each CRC checked."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    chunks, pos = [], 8
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos:pos + 4])
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        assert crc == zlib.crc32(kind + body) & 0xFFFFFFFF, kind
+        chunks.append((kind, body))
+        pos += 12 + length
+    assert pos == len(data)
+    return chunks
+
+
+@pytest.mark.parametrize("dpi, ppm", [(150, 5906), (300, 11811)])
+def test_sheet_pngs_say_their_resolution(tmp_path, capsys, dpi, ppm) -> None:
+    """The PNGs had no pHYs chunk: printed "at 100%" they came out at the viewer's
+    72 or 96 dpi, not true size."""
+    import struct
+
+    from companion.cli import main
+
+    assert main(["calibrate", "sheets", "--out", str(tmp_path), "--dpi", str(dpi)]) == 0
+    for name in ("board-markers", "charuco-sheet"):
+        data = (tmp_path / f"{name}.png").read_bytes()
+        chunks = _png_chunks(data)
+        kinds = [k for k, _ in chunks]
+        assert kinds.count(b"pHYs") == 1
+        assert kinds.index(b"IHDR") == 0 < kinds.index(b"pHYs") < kinds.index(b"IDAT")
+        body = dict(chunks)[b"pHYs"]
+        assert struct.unpack(">IIB", body) == (ppm, ppm, 1)  # pixels per metre
+        image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_GRAYSCALE)
+        assert image.shape == (round(210 / 25.4 * dpi), round(297 / 25.4 * dpi))
