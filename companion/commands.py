@@ -116,7 +116,7 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
             print(f"companion calibrate: {p.name}: {why}, skipped", file=sys.stderr)
             continue
         images.append(img)
-    cal = calibrate(images)
+    cal = calibrate(images, free_k3=args.free_k3)
     data = cal.to_json()
     if args.out:
         Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -124,7 +124,8 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
         calfile.update(args.calibration, "camera", data)
     print(json.dumps(data) if args.json else
           f"camera calibrated from {cal.views} views: fx={cal.camera_matrix[0, 0]:.1f} "
-          f"fy={cal.camera_matrix[1, 1]:.1f} rms={cal.rms:.3f} px")
+          f"fy={cal.camera_matrix[1, 1]:.1f} rms={cal.rms:.3f} px, the sheet reached "
+          f"{cal.coverage:.0%} of the picture")
     return 0
 
 
@@ -138,6 +139,9 @@ def register_calibrate(sub: Any) -> None:
     p.add_argument("--profile", default="reference-board")
     p.add_argument("--dpi", type=_dpi, default=300,
                    help="the printer's resolution (72-1200; default 300)")
+    p.add_argument("--free-k3", action="store_true",
+                   help="camera: fit the outer radial distortion term k3 too (a wide-angle "
+                        "lens; default: held at 0, as it runs away on ordinary lenses)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate)
 
