@@ -155,3 +155,31 @@ def test_a_camera_whose_picture_froze_is_refused():
     with pytest.raises(LedCalibrationError, match=r"^the camera still saw LED 3 lit 15 frames "
                                                   r"after it was turned off"):
         map_leds(strip.show, grab, truth.count, (K, RVEC, TVEC), profile)
+
+
+def test_a_distorted_lens_spot_is_undistorted_before_it_is_taken_to_the_board():
+    """A calibrated lens with distortion (the calibration file's): the spot is where the
+    lens bends it, and goes back to the board through the lens."""
+    from calibration.leds import locate_leds
+
+    profile = load_profile()
+    truth = serpentine()
+    positions = _led_positions(truth, profile)
+    dist = np.array([-0.25, 0.08, 0.0, 0.0, 0.0])
+    backend = FakeBackend()
+    strip = LedStrip(truth.count, backend=backend)
+
+    def grab() -> np.ndarray:
+        img = np.full((720, 1280, 3), 30, np.uint8)
+        for led in backend.lit():
+            uv, _ = cv2.projectPoints(np.array([[*positions[led], 0.0]]), RVEC, TVEC, K, dist)
+            u, v = uv.reshape(2)
+            cv2.circle(img, (round(u), round(v)), 5, (255, 255, 255), -1, cv2.LINE_AA)
+        return img
+
+    found = locate_leds(strip.show, grab, truth.count, (K, RVEC, TVEC), dist=dist)
+    errors = [np.hypot(found[led][0] - x, found[led][1] - y) for led, (x, y) in positions.items()]
+    assert max(errors) < 1.0  # mm
+    bent = locate_leds(strip.show, grab, truth.count, (K, RVEC, TVEC))  # the lens left out
+    assert max(np.hypot(bent[led][0] - x, bent[led][1] - y)
+               for led, (x, y) in positions.items()) > 5.0  # 8.4 mm at the corners
