@@ -26,7 +26,8 @@ def locate_spot(baseline: np.ndarray, lit: np.ndarray, min_delta: float = 40.0
     import cv2
 
     diff = cv2.absdiff(lit, baseline)
-    grey = diff.max(axis=2) if diff.ndim == 3 else diff
+    # the largest channel's change (numpy's max over the colour axis took 30 ms a frame)
+    grey = diff if diff.ndim == 2 else np.maximum.reduce(cv2.split(diff))
     grey = cv2.GaussianBlur(grey, (0, 0), 2.0)
     peak = float(grey.max())
     if peak < min_delta:
@@ -97,27 +98,84 @@ def _seat_of(x: float, y: float, half_w: float, half_h: float) -> str:
     return "E" if x > 0 else "W"
 
 
-def map_leds(show: Callable[[list[tuple[int, int, int]]], Any],
-             grab: Callable[[], np.ndarray], count: int,
-             pose: tuple[np.ndarray, np.ndarray, np.ndarray], profile: dict[str, Any],
-             *, led_height_mm: float = 0.0, settle: int = 1) -> tuple[LedMap, dict[int, Any]]:
-    """Light each LED alone and locate it. ``pose`` is (K, rvec, tvec) of the board."""
+#: frames a change on the strip may take to reach the camera's pictures (a real camera's
+#: pipeline delivers each frame one to three frames after the light it shows)
+MAX_FRAMES = 15
+
+
+def locate_leds(show: Callable[[list[tuple[int, int, int]]], Any],
+                grab: Callable[[], np.ndarray], count: int,
+                pose: tuple[np.ndarray, np.ndarray, np.ndarray], *,
+                led_height_mm: float = 0.0, settle: int = 1, max_frames: int = MAX_FRAMES,
+                dist: np.ndarray | None = None, dark: np.ndarray | None = None
+                ) -> dict[int, tuple[float, float] | None]:
+    """Light each LED alone and find where it shines on the board (mm), None for an LED
+    the camera never saw. ``pose`` is (K, rvec, tvec) of the board; ``dist`` the lens's
+    distortion (the spot is undistorted before it is taken back to the board).
+
+    A camera shows the strip some frames late, so no frame is taken to show the
+    strip as it was last told: the dark picture is the last of ``max_frames``
+    frames read after the strip went dark; then each LED is lit and frames are read
+    until its spot shows against the dark picture (``settle`` frames more, for a
+    frame the switch fell in the middle of: the last shows it whole), and the
+    strip is turned dark again until the camera shows it so, before the next one.
+    ``dark``: that dark picture, when the caller has read it (the strip shown dark
+    and ``max_frames`` frames read since).
+    Reading one frame per LED, a camera one frame late had every LED mapped one
+    place off, in silence.
+    """
+    import cv2
+
     K, rvec, tvec = pose
     off = [(0, 0, 0)] * count
 
-    def capture(frame: list[tuple[int, int, int]]) -> np.ndarray:
-        show(frame)
-        img = grab()
-        for _ in range(settle - 1):
-            img = grab()
-        return img
+    def frames() -> Any:
+        for _ in range(max_frames):
+            yield grab()
 
-    baseline = capture(off)
+    if max_frames < 1 or settle < 0:
+        raise ValueError(f"max_frames must be 1 or more and settle 0 or more, got "
+                         f"{max_frames} and {settle}")
+    show(off)
+    baseline = dark
+    if baseline is None:
+        baseline = grab()
+        for _ in range(max_frames - 1):
+            baseline = grab()
     found: dict[int, tuple[float, float] | None] = {}
     for led in range(count):
         frame = list(off)
         frame[led] = (255, 255, 255)
-        spot = locate_spot(baseline, capture(frame))
-        found[led] = None if spot is None else image_to_board(spot, K, rvec, tvec, led_height_mm)
-    show(off)
+        show(frame)
+        spot = None
+        for img in frames():
+            spot = locate_spot(baseline, img)
+            if spot is not None:
+                break
+        if spot is not None:
+            for _ in range(settle):
+                spot = locate_spot(baseline, grab()) or spot
+            if dist is not None and np.any(np.asarray(dist) != 0):
+                u, v = cv2.undistortPoints(np.array([[spot]], np.float64), K,
+                                           np.asarray(dist, np.float64), P=K).reshape(2)
+                spot = (float(u), float(v))
+        found[led] = None if spot is None else image_to_board(spot, K, rvec, tvec,
+                                                              led_height_mm)
+        show(off)
+        if spot is not None and not any(locate_spot(baseline, img) is None
+                                        for img in frames()):
+            raise LedCalibrationError(
+                f"the camera still saw LED {led} lit {max_frames} frames after it was turned "
+                "off: is the camera's picture frozen, or something moving in its view?")
+    return found
+
+
+def map_leds(show: Callable[[list[tuple[int, int, int]]], Any],
+             grab: Callable[[], np.ndarray], count: int,
+             pose: tuple[np.ndarray, np.ndarray, np.ndarray], profile: dict[str, Any],
+             *, led_height_mm: float = 0.0, settle: int = 1, max_frames: int = MAX_FRAMES,
+             dist: np.ndarray | None = None) -> tuple[LedMap, dict[int, Any]]:
+    """Light each LED alone and locate it (:func:`locate_leds`), then map the sites."""
+    found = locate_leds(show, grab, count, pose, led_height_mm=led_height_mm, settle=settle,
+                        max_frames=max_frames, dist=dist)
     return assign(found, profile, count), found

@@ -73,14 +73,14 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         return _calibrate_sheets(args)
     if args.what == "camera":
         return _calibrate_camera(args)
+    if args.what == "leds":
+        return _calibrate_leds(args)
     raise CommandError(f"unknown calibration {args.what!r}")
 
 
 def _calibrate_sheets(args: argparse.Namespace) -> int:
-    import cv2
-
     from calibration.charuco import sheet_image
-    from calibration.printing import marker_sheet, write_pdf
+    from calibration.printing import marker_sheet, write_pdf, write_png
     from companion.profiles import load_profile
 
     out = Path(args.out or ".")
@@ -96,7 +96,7 @@ def _calibrate_sheets(args: argparse.Namespace) -> int:
         raise CommandError(f"board profile {args.profile}: {exc}") from None
     charuco = sheet_image(dpi=args.dpi, page_mm=page)
     for name, img in (("board-markers", markers), ("charuco-sheet", charuco)):
-        cv2.imwrite(str(out / f"{name}.png"), img)
+        write_png(img, out / f"{name}.png", args.dpi)
         write_pdf(img, out / f"{name}.pdf", page)
         print(f"wrote {out / name}.png and .pdf (A4 landscape, print at 100%)")
     return 0
@@ -118,7 +118,7 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
             print(f"companion calibrate: {p.name}: {why}, skipped", file=sys.stderr)
             continue
         images.append(img)
-    cal = calibrate(images)
+    cal = calibrate(images, free_k3=args.free_k3)
     data = cal.to_json()
     if args.out:
         Path(args.out).write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -126,20 +126,149 @@ def _calibrate_camera(args: argparse.Namespace) -> int:
         calfile.update(args.calibration, "camera", data)
     print(json.dumps(data) if args.json else
           f"camera calibrated from {cal.views} views: fx={cal.camera_matrix[0, 0]:.1f} "
-          f"fy={cal.camera_matrix[1, 1]:.1f} rms={cal.rms:.3f} px")
+          f"fy={cal.camera_matrix[1, 1]:.1f} rms={cal.rms:.3f} px, the sheet reached "
+          f"{cal.coverage:.0%} of the picture")
     return 0
+
+
+def _calibrate_leds(args: argparse.Namespace) -> int:
+    """Light the strip's LEDs one at a time with the camera watching the board, and
+    write the LED map `companion run --ledmap` and `doctor --ledmap` take."""
+    from contextlib import ExitStack
+
+    from calibration import file as calfile
+    from calibration.leds import LedCalibrationError, assign, locate_leds
+    from companion.profiles import load_profile
+    from hardware.leds.ledmap import serpentine
+    from hardware.leds.strip import LedStrip
+
+    if args.photos:
+        raise CommandError("calibrate leds takes no folder: it watches the strip with --camera")
+    count = args.count if args.count is not None else serpentine().count
+    out = Path(args.out) if args.out is not None else Path(args.data_dir) / LEDMAP_FILE
+    cal_path = Path(args.calibration or Path(args.data_dir) / "calibration.json")
+    # before the strip is lit, not after; never over the calibration file
+    writable_file("--out", str(out) if args.out is None else args.out, inputs=[cal_path])
+    profile = load_profile(args.profile)  # its own one-line errors
+    if args.calibration and not cal_path.exists():  # named, it is wanted (as run's)
+        raise CommandError(f"{args.calibration}: no such calibration file")
+    intrinsics = calfile.camera_intrinsics(calfile.load(cal_path), cal_path)
+    with ExitStack() as opened:
+        strip = LedStrip(count, backend=args.leds, brightness=args.brightness)
+        opened.callback(strip.close)  # dark again, whatever happens
+        camera = opened.enter_context(_led_camera(args.camera, strip))
+
+        def grab() -> Any:
+            from hardware.errors import EndOfStream
+
+            try:
+                return camera.read().image
+            except EndOfStream:
+                raise CommandError("the camera's recording ended before the strip was "
+                                   "mapped: map it with a live camera") from None
+
+        strip.show([(0, 0, 0)] * count)
+        dark = grab()
+        for _ in range(args.wait_frames - 1):  # the strip dark in the picture, not a late one
+            dark = grab()
+        pose, board = _board_pose(dark, intrinsics, profile)
+        found = locate_leds(strip.show, grab, count, (pose.intrinsics.K, pose.rvec, pose.tvec),
+                            max_frames=args.wait_frames, dist=pose.intrinsics.dist, dark=dark)
+        frames = camera.frames_served
+    unseen = [led for led, p in found.items() if p is None]
+    if unseen:
+        shown = ", ".join(map(str, unseen[:8])) + (", ..." if len(unseen) > 8 else "")
+        raise LedCalibrationError(
+            f"{len(unseen)} of the {count} LEDs never lit up in the camera's picture "
+            f"(LED {shown}): check the strip's wiring and power, --count, and that the "
+            "camera sees where they shine")
+    ledmap = assign(found, profile, count)
+    ledmap.save(out)
+    shared = sum(1 for led in range(count)
+                 if sum(led in leds for leds in ledmap.sites) > 1)
+    summary = {"ledmap": str(out), "count": ledmap.count, "shared_leds": shared,
+               "seats": {seat: list(leds) for seat, leds in ledmap.seats.items()},
+               **board, "frames": frames}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        seats = ", ".join(f"{seat} {list(leds)}" for seat, leds in ledmap.seats.items())
+        use = (f"companion run and doctor with --data-dir {args.data_dir} use it"
+               if args.out is None else f"use it with companion run --ledmap {out}")
+        print(f"mapped {ledmap.count} LEDs to the 54 sites ({shared} lighting a row or column)"
+              f"{' and seats ' + seats if seats else ''}; wrote {out}: {use}")
+    return 0
+
+
+def _led_camera(spec: str | None, strip: Any) -> Any:
+    """The camera for ``calibrate leds``: ``sim[:LAYOUT]`` is the simulated board that
+    shows the strip's lit LEDs where a table wired as LAYOUT (serpentine by default)
+    has them; anything else opens as `companion run` opens it."""
+    kind, _, layout = (spec or "").partition(":")
+    if kind.strip().lower() != "sim":
+        return _open_camera(spec)
+    from companion.sim.ledtable import led_table_camera
+    from hardware.leds.ledmap import builtin
+
+    return led_table_camera(lambda: strip.last_output, builtin(layout or "serpentine"))
+
+
+def _board_pose(frame: Any, intrinsics: Any, profile: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The board's pose in a frame from its markers (with the calibrated intrinsics, or
+    intrinsics estimated from the markers, as `doctor` measures the view)."""
+    from companion.vision.errors import BoardNotFoundError
+    from companion.vision.geometry import BoardGeometry
+    from companion.vision.pose import detect_markers, estimate_intrinsics, solve_pose
+
+    g = BoardGeometry.from_profile(profile)
+    markers = detect_markers(frame, g)
+    if len(markers) < 2:
+        raise CommandError(
+            f"no board found: the camera sees {len(markers)} of the 4 board markers, and at "
+            "least two are needed; aim the camera at the whole board and light it")
+    size = (int(frame.shape[1]), int(frame.shape[0]))
+    intr = (estimate_intrinsics(markers, g, size) if intrinsics is None
+            else intrinsics.scaled_to(size))
+    try:
+        pose = solve_pose(markers, intr, g).pose
+    except BoardNotFoundError as exc:
+        raise CommandError(f"no board found: {exc}") from None
+    return pose, {"markers": sorted(markers), "intrinsics": "estimated" if intrinsics is None
+                  else "calibrated", "elevation_deg": round(pose.elevation_deg, 1),
+                  "pose_error_px": round(float(pose.error_px), 2)}
 
 
 def register_calibrate(sub: Any) -> None:
     p = sub.add_parser("calibrate", help="camera intrinsics, printable sheets, LED map")
-    p.add_argument("what", choices=("camera", "sheets"),
-                   help="camera: intrinsics from ChArUco photos; sheets: printable markers")
+    p.add_argument("what", choices=("camera", "sheets", "leds"),
+                   help="camera: intrinsics from ChArUco photos; sheets: printable markers; "
+                        "leds: which LED lights which site, lit one at a time for the camera")
     p.add_argument("photos", nargs="?", help="folder of ChArUco photos (camera)")
-    p.add_argument("--out", help="output file (camera JSON) or folder (sheets)")
-    p.add_argument("--calibration", help="update this calibration file")
+    p.add_argument("--out", help="output file (camera JSON; leds: the LED map, default "
+                                 "DATA_DIR/ledmap.json) or folder (sheets)")
+    p.add_argument("--calibration",
+                   help="camera: update this calibration file; leds: its camera intrinsics "
+                        "(default DATA_DIR/calibration.json; without one they are estimated)")
+    p.add_argument("--data-dir", default="/var/lib/companion", metavar="DIR",
+                   help="leds: where `companion run` keeps its calibration file; the LED "
+                        "map is written there")
+    p.add_argument("--camera", help="leds: picamera2, opencv:0, fake, or sim[:LAYOUT] (the "
+                                    "simulated board showing the strip's LEDs wired as LAYOUT)")
+    p.add_argument("--leds", help="leds: spi, ws281x or fake (default: spi on a Pi)")
+    p.add_argument("--count", type=_led_count, default=None,
+                   help="leds: LEDs on the strip (default 58: the serpentine layout's, one "
+                        "per site and seat; at most 10000)")
+    p.add_argument("--brightness", type=_brightness, default=0.5,
+                   help="leds: the lit LED's brightness, 0-1 (default 0.5, as run's)")
+    p.add_argument("--wait-frames", type=_frames, default=15,
+                   help="leds: frames a change on the strip may take to reach the camera "
+                        "(1-300, default 15)")
     p.add_argument("--profile", default="reference-board")
     p.add_argument("--dpi", type=_dpi, default=300,
                    help="the printer's resolution (72-1200; default 300)")
+    p.add_argument("--free-k3", action="store_true",
+                   help="camera: fit the outer radial distortion term k3 too (a wide-angle "
+                        "lens; default: held at 0, as it runs away on ordinary lenses)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_calibrate)
 
@@ -649,6 +778,27 @@ def _dpi(text: str) -> int:
     return value
 
 
+def _led_count(text: str) -> int:
+    from hardware.leds.ledmap import MAX_LEDS
+
+    return whole_number(text, 1, MAX_LEDS)
+
+
+def _frames(text: str) -> int:
+    """Frames a change may take to show: 300 is ten seconds of a 30 fps camera."""
+    return whole_number(text, 1, 300)
+
+
+def _brightness(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 < value <= 1.0:  # (nan fails too) dark LEDs would never be seen
+        raise argparse.ArgumentTypeError(f"from above 0 to 1, got {text}")
+    return value
+
+
 def table_pin(text: str) -> str:
     """The PIN the players type on their phones' number pads: 4 to 12 digits (a PIN of
     one character, or of letters no number pad types, was taken)."""
@@ -710,7 +860,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                    system=System(open_camera=_open_camera))
     intrinsics, report["calibration"] = _doctor_intrinsics(args)
     report["markers"] = _doctor_markers(args.camera, intrinsics)
-    report["ledmap"] = _doctor_ledmap(args.ledmap)
+    report["ledmap"] = _doctor_ledmap(ledmap_spec(args.ledmap, args.data_dir))
     report["photos"] = _doctor_photos()
     for part in ("calibration", "markers", "ledmap"):
         if report[part].get("advice"):
@@ -819,6 +969,21 @@ def _doctor_intrinsics(args: argparse.Namespace) -> tuple[Any, dict[str, Any]]:
                       "advice": f"the calibration file cannot be used: {exc}"}
 
 
+#: where `calibrate leds` writes the strip's map in the data folder, and where `run`
+#: and `doctor` find it without --ledmap (as they find calibration.json there)
+LEDMAP_FILE = "ledmap.json"
+
+
+def ledmap_spec(ledmap: str | None, data_dir: str) -> str:
+    """The LED map asked for: ``--ledmap``, else the data folder's mapped strip, else
+    the built-in serpentine layout. A strip mapped in place must not need a systemd
+    drop-in before the table uses it."""
+    if ledmap is not None:
+        return ledmap
+    mapped = Path(data_dir) / LEDMAP_FILE
+    return str(mapped) if mapped.is_file() else "serpentine"
+
+
 def _doctor_ledmap(spec: str) -> dict[str, Any]:
     from hardware.leds.ledmap import LedMap, builtin
 
@@ -835,7 +1000,8 @@ def register_doctor(sub: Any) -> None:
     p.add_argument("--camera", help="camera spec (picamera2, opencv:0, folder:DIR, fake)")
     p.add_argument("--leds", help="LED backend (spi, ws281x, fake)")
     p.add_argument("--buttons", help="button backend (pi, fake, none)")
-    p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
+    p.add_argument("--ledmap", help="built-in layout or a JSON file (default: "
+                   "DATA_DIR/ledmap.json as `calibrate leds` writes it, else serpentine)")
     p.add_argument("--frames", type=_positive, default=15,
                    help="frames sampled for the frame rate")
     p.add_argument("--data-dir", default="/var/lib/companion", metavar="DIR",
@@ -882,7 +1048,8 @@ def register_run(sub: Any) -> None:
     p.add_argument("--data-dir", default="/var/lib/companion", metavar="DIR")
     p.add_argument("--camera", help="picamera2, opencv:0, folder:DIR, video:FILE, fake")
     p.add_argument("--leds", help="spi, ws281x or fake (default: spi on a Pi)")
-    p.add_argument("--ledmap", default="serpentine", help="built-in layout or a JSON file")
+    p.add_argument("--ledmap", help="built-in layout or a JSON file (default: "
+                   "DATA_DIR/ledmap.json as `calibrate leds` writes it, else serpentine)")
     p.add_argument("--brightness", type=float, default=0.5)
     p.add_argument("--budget-ma", type=_budget, default=2000.0,
                    help="current budget of the 5 V supply for the strip, 0-20000 mA")

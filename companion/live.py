@@ -228,6 +228,7 @@ def run_live(args: Any) -> int:
     from pathlib import Path
 
     from calibration import file as calfile
+    from companion.commands import ledmap_spec
     from companion.rules.record import config_from_file
     from companion.store import open_data_dir
     from hardware.buttons import TableButtons
@@ -245,7 +246,8 @@ def run_live(args: Any) -> int:
     # so is the game file: whether or not a game is then resumed (it is not passed
     # over in silence)
     game_config = config_from_file(args.game) if args.game else None
-    ledmap = LedMap.load(args.ledmap) if args.ledmap.endswith(".json") else builtin(args.ledmap)
+    spec = ledmap_spec(args.ledmap, args.data_dir)
+    ledmap = LedMap.load(spec) if spec.endswith(".json") else builtin(spec)
     # the devices next: one missing stops run before the journal is opened
     with ExitStack() as opened:
         camera = opened.enter_context(

@@ -356,6 +356,7 @@ class OpenCVSource(FrameSource):
         super().__init__(clock)
         factory = capture_factory if capture_factory is not None else cv2.VideoCapture
         self.device = device
+        ffmpeg_quiet()  # a URL refused: FFmpeg's "Connection refused" line, then ours
         with opencv_quiet():  # its own WARN lines would follow our one-line error
             self._cap: Any = factory(device, api_preference)
         if not self._cap.isOpened():
@@ -464,7 +465,9 @@ class FolderSource(FrameSource):
         else:
             self.kind = "video"
             self.names = [os.path.basename(self.path)]
-            self._cap = cv2.VideoCapture(self.path)
+            ffmpeg_quiet()  # an empty file: FFmpeg's "moov atom not found", then ours
+            with opencv_quiet():
+                self._cap = cv2.VideoCapture(self.path)
             if not self._cap.isOpened():
                 self._cap.release()
                 raise SourceError(
@@ -536,6 +539,23 @@ class FolderSource(FrameSource):
     def _release(self) -> None:
         if self._cap is not None:
             self._cap.release()
+
+
+#: OpenCV's FFmpeg backend sets FFmpeg's log level from this variable when it first
+#: starts FFmpeg in the process (its first VideoCapture of a file or URL), and never again
+FFMPEG_LOGLEVEL_ENV = "OPENCV_FFMPEG_LOGLEVEL"
+#: FFmpeg's AV_LOG_QUIET: no log lines at all (OpenCV's default is AV_LOG_ERROR)
+FFMPEG_QUIET = "-8"
+
+
+def ffmpeg_quiet() -> None:
+    """FFmpeg's own log lines off, called before a VideoCapture is made: FFmpeg writes
+    them to stderr itself ("[mov,mp4,...] moov atom not found", "Connection refused"),
+    ahead of the one-line error that says what failed, and OpenCV's log level does not
+    reach them. OpenCV reads the variable once, at its first FFmpeg capture in the
+    process, so it must be set before that; a value someone set to debug a camera is
+    kept. Not done at import: importing the package configures nothing."""
+    os.environ.setdefault(FFMPEG_LOGLEVEL_ENV, FFMPEG_QUIET)
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import LedBackendUnavailable
 from ..host import MODEL_PATHS, board_model, default_backend, is_pi5
 from .colour import RGB, as_frame, as_rgb, frame_to_json
-from .spi import SPI_HZ, encode_ws2812_spi
+from .spi import BYTES_PER_LED, RESET, SPI_HZ, check_order, encode_ws2812_spi
 
 LED_BACKEND_ENV = "COMPANION_LED_BACKEND"
 LED_BACKENDS = ("spi", "ws281x", "fake")
@@ -162,10 +162,13 @@ def render_png(frame: Sequence[RGB], **kw: Any) -> bytes:
 class SpiBackend:
     """WS2812 over SPI MOSI (GPIO10) via spidev; unprivileged (spi group) and Pi 5 friendly.
 
-    One frame must fit one SPI transfer, because splitting it leaves a gap the LEDs
-    may take as a reset: 24 bytes per LED + 240 reset bytes against spidev's
-    ``bufsiz`` (4096 by default, so 160 LEDs). For longer strips add
-    ``spidev.bufsiz=65536`` to /boot/firmware/cmdline.txt.
+    A frame's LED data must fit one SPI transfer, because splitting it leaves a gap
+    inside it the LEDs may take as a reset: 24 bytes per LED against spidev's
+    ``bufsiz`` (4096 by default, so 170 LEDs). The latch (the line low for at least
+    280 us) follows as a transfer of its own, 240 zero bytes: each LED bit's byte
+    ends low and MOSI idles low between transfers, so the gap before it only adds
+    to the low time. For longer strips add ``spidev.bufsiz=65536`` to
+    /boot/firmware/cmdline.txt.
 
     On a Pi 3/4 the SPI clock follows the core clock: set ``core_freq=250`` (Pi 3)
     or ``core_freq_min=500`` (Pi 4) in config.txt so the bit timing does not drift.
@@ -189,7 +192,8 @@ class SpiBackend:
         module: Any = None,
     ) -> None:
         self.count = count
-        self.order = order
+        # checked first: a wrong order is the builder's typo, whatever the machine
+        self.order = check_order(order)
         self.path = os.path.join(dev_dir, f"spidev{bus}.{device}")
         if module is None:
             try:
@@ -204,7 +208,7 @@ class SpiBackend:
         if not os.access(self.path, os.R_OK | os.W_OK):
             raise LedBackendUnavailable(f"cannot open {self.path}", SPI_GROUP_ADVICE)
         self.bufsiz = _read_int(bufsiz_path, 4096)
-        needed = len(encode_ws2812_spi([(0, 0, 0)] * count, order))
+        needed = count * BYTES_PER_LED  # the data's one transfer (the latch is its own)
         if needed > self.bufsiz:
             raise LedBackendUnavailable(
                 f"{count} LEDs need {needed} SPI bytes per frame, spidev bufsiz is {self.bufsiz}",
@@ -221,8 +225,9 @@ class SpiBackend:
         self.closed = False
 
     def show(self, frame: Sequence[RGB]) -> None:
-        data = encode_ws2812_spi(as_frame(frame, self.count), self.order)
-        self._spi.writebytes2(data)
+        self._spi.writebytes2(encode_ws2812_spi(as_frame(frame, self.count), self.order,
+                                                reset=False))
+        self._spi.writebytes2(RESET)
 
     def close(self) -> None:
         if not self.closed:

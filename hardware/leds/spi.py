@@ -16,7 +16,10 @@ low phase, which the LEDs tolerate, instead of stretching a high pulse.
 
 Bytes are sent MSB first, colours in the strip's order (GRB for WS2812B), and the
 frame ends with :data:`RESET_BYTES` zero bytes (300 us low) so the LEDs latch even
-for the newer WS2812B parts that need 280 us.
+for the newer WS2812B parts that need 280 us. The backend sends those as a transfer
+of their own (:data:`RESET`): the latch is only the line held low, every LED bit's
+byte ends low and MOSI stays low between transfers, so the pause before it only
+makes the low time longer, and the LED data alone has to fit spidev's buffer.
 """
 
 from __future__ import annotations
@@ -31,7 +34,18 @@ ONE = 0b11111000
 RESET_BYTES = 240  # 240 bytes x 1.25 us = 300 us of low line
 BYTES_PER_LED = 24
 
+#: the latch, sent after each frame's data: 300 us of low line
+RESET = bytes(RESET_BYTES)
+
 ORDERS = ("RGB", "RBG", "GRB", "GBR", "BRG", "BGR")
+
+
+def check_order(order: str) -> str:
+    """The colour order in capitals (GRB for a WS2812B), or ValueError naming the six."""
+    upper = str(order).upper()
+    if upper not in ORDERS:
+        raise ValueError(f"colour order {order!r}: expected one of {', '.join(ORDERS)}")
+    return upper
 
 
 def _byte_pattern(value: int) -> bytes:
@@ -43,9 +57,7 @@ _TABLE: tuple[bytes, ...] = tuple(_byte_pattern(v) for v in range(256))
 
 def encode_ws2812_spi(frame: Sequence[RGB], order: str = "GRB", reset: bool = True) -> bytes:
     """The SPI byte stream for one frame (24 bytes per LED, then the reset gap)."""
-    order = order.upper()
-    if order not in ORDERS:
-        raise ValueError(f"colour order {order!r}: expected one of {', '.join(ORDERS)}")
+    order = check_order(order)
     picks = ["RGB".index(ch) for ch in order]
     out = bytearray()
     for px in frame:
@@ -55,7 +67,7 @@ def encode_ws2812_spi(frame: Sequence[RGB], order: str = "GRB", reset: bool = Tr
                 raise ValueError(f"colour channel out of range in {px!r}")
             out += _TABLE[value]
     if reset:
-        out += bytes(RESET_BYTES)
+        out += RESET
     return bytes(out)
 
 

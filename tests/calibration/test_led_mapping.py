@@ -99,3 +99,87 @@ def test_edges_layout_builds_rows_and_columns():
     # the built-in edge layout lights a site by its row LED and its column LED
     m = edges()
     assert all(len(m.site_leds(s)) == 2 for s in range(54))
+
+
+class _Late:
+    """A camera ``lag`` frames late, as real pipelines are: each read returns the
+    picture taken ``lag`` reads before (the strip as it was then)."""
+
+    def __init__(self, grab, lag: int) -> None:
+        self.grab, self.reads = grab, 0
+        self.queue = [grab() for _ in range(lag)]
+
+    def __call__(self) -> np.ndarray:
+        self.reads += 1
+        self.queue.append(self.grab())
+        return self.queue.pop(0)
+
+
+@pytest.mark.parametrize("lit_before", [False, True])
+@pytest.mark.parametrize("lag", [1, 2])
+def test_a_camera_some_frames_late_maps_every_led_where_it_is(lag: int, lit_before: bool):
+    """A camera one frame late had every LED mapped one place off (sites ((1,), (2,),
+    (3,)...) for ((0,), (1,), (2,)...)), in silence; a strip lit before the mapping
+    (the camera shows it a while) gave a lit picture for the dark one."""
+    profile = load_profile()
+    truth = serpentine()
+    backend = FakeBackend()
+    strip = LedStrip(truth.count, backend=backend)
+    if lit_before:
+        strip.show([(255, 255, 255)] * truth.count)
+    grab = _Late(_camera(backend, _led_positions(truth, profile)), lag)
+    found, _ = map_leds(strip.show, grab, truth.count, (K, RVEC, TVEC), profile)
+    assert found.sites == truth.sites
+    assert dict(found.seats) == dict(truth.seats)
+    assert backend.last_frame == tuple([(0, 0, 0)] * truth.count)
+    # the dark picture after 15 frames; per LED: lit after lag + 1, one more, dark after lag + 1
+    assert grab.reads == 15 + truth.count * (2 * lag + 3)
+
+
+def test_a_camera_whose_picture_froze_is_refused():
+    profile = load_profile()
+    truth = serpentine()
+    backend = FakeBackend()
+    strip = LedStrip(truth.count, backend=backend)
+    live = _camera(backend, _led_positions(truth, profile))
+    frozen: list[np.ndarray] = []
+
+    def grab() -> np.ndarray:
+        if frozen:
+            return frozen[0]
+        img = live()
+        if backend.lit() == {3: (255, 255, 255)}:
+            frozen.append(img)
+        return img
+
+    with pytest.raises(LedCalibrationError, match=r"^the camera still saw LED 3 lit 15 frames "
+                                                  r"after it was turned off"):
+        map_leds(strip.show, grab, truth.count, (K, RVEC, TVEC), profile)
+
+
+def test_a_distorted_lens_spot_is_undistorted_before_it_is_taken_to_the_board():
+    """A calibrated lens with distortion (the calibration file's): the spot is where the
+    lens bends it, and goes back to the board through the lens."""
+    from calibration.leds import locate_leds
+
+    profile = load_profile()
+    truth = serpentine()
+    positions = _led_positions(truth, profile)
+    dist = np.array([-0.25, 0.08, 0.0, 0.0, 0.0])
+    backend = FakeBackend()
+    strip = LedStrip(truth.count, backend=backend)
+
+    def grab() -> np.ndarray:
+        img = np.full((720, 1280, 3), 30, np.uint8)
+        for led in backend.lit():
+            uv, _ = cv2.projectPoints(np.array([[*positions[led], 0.0]]), RVEC, TVEC, K, dist)
+            u, v = uv.reshape(2)
+            cv2.circle(img, (round(u), round(v)), 5, (255, 255, 255), -1, cv2.LINE_AA)
+        return img
+
+    found = locate_leds(strip.show, grab, truth.count, (K, RVEC, TVEC), dist=dist)
+    errors = [np.hypot(found[led][0] - x, found[led][1] - y) for led, (x, y) in positions.items()]
+    assert max(errors) < 1.0  # mm
+    bent = locate_leds(strip.show, grab, truth.count, (K, RVEC, TVEC))  # the lens left out
+    assert max(np.hypot(bent[led][0] - x, bent[led][1] - y)
+               for led, (x, y) in positions.items()) > 5.0  # 8.4 mm at the corners

@@ -136,6 +136,46 @@ def test_a_camera_that_is_not_there_stops_run_in_one_line_before_it_starts(
     assert not (tmp_path / "data").exists()  # nothing started
 
 
+def _refused_port() -> int:
+    """A local port nothing listens on: a connection to it is refused at once."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("camera", ["video:{dir}/empty.mp4",
+                                    "opencv:http://127.0.0.1:{port}/stream.mjpg"])
+def test_ffmpegs_own_log_lines_do_not_precede_the_one_line_error(tmp_path, camera: str) -> None:
+    """FFmpeg wrote "[mov,mp4,...] moov atom not found" (an empty video) and "[tcp @ ...]
+    Connection ... refused" (a stream) to stderr itself, ahead of run's one line.
+    In a process of its own: OpenCV takes FFmpeg's log level once, at its first capture."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    (tmp_path / "empty.mp4").write_bytes(b"")
+    spec = camera.format(dir=tmp_path, port=_refused_port())
+    env = {k: v for k, v in os.environ.items() if k != "OPENCV_FFMPEG_LOGLEVEL"}
+    result = subprocess.run(
+        [sys.executable, "-m", "companion", "run", "--data-dir", str(tmp_path / "data"),
+         "--camera", spec, "--leds", "fake", "--buttons", "none"],
+        cwd=Path(__file__).resolve().parents[2], env={**env, "COMPANION_BACKEND": "fake"},
+        capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    if spec.startswith("video:"):
+        assert result.stderr == (f"companion run: cannot open video file {tmp_path}/empty.mp4 "
+                                 "(is it a video OpenCV can decode?)\n")
+    else:
+        assert result.stderr == (
+            f"companion run: OpenCV cannot open camera '{spec[len('opencv:'):]}' (check the "
+            "device (ls /dev/video*), that no other program holds it, and that the user is "
+            "in the video group)\n")
+    assert not (tmp_path / "data").exists()
+
+
 def test_a_recorded_game_played_to_its_end_leaves_the_page_up(tmp_path) -> None:
     """`--camera folder:DIR` ran off its last photo into EndOfStream and a traceback;
     now the page stays until the companion is stopped, and it stops cleanly."""

@@ -14,6 +14,7 @@ from hardware.leds import (
     LedStrip,
     SpiBackend,
     Ws281xBackend,
+    decode_ws2812_spi,
     default_led_backend,
     encode_ws2812_spi,
     open_led_backend,
@@ -61,11 +62,47 @@ def test_spi_backend_writes_exact_bytes(spi_dev: Path) -> None:
     assert spi.opened == (0, 0) and spi.mode == 0 and spi.max_speed_hz == 6_400_000
     strip = LedStrip(2, backend=backend)
     strip.show([(255, 0, 0), (0, 0, 0)])
-    assert spi.writes == [encode_ws2812_spi([(255, 0, 0), (0, 0, 0)])]
+    # the LED data, then the latch (300 us of low line) as a transfer of its own
+    assert spi.writes == [encode_ws2812_spi([(255, 0, 0), (0, 0, 0)], reset=False), bytes(240)]
     assert spi.writes[0][:24] == bytes([0xC0] * 8 + [0xF8] * 8 + [0xC0] * 8)
     strip.close()
-    assert spi.writes[-1] == encode_ws2812_spi([(0, 0, 0)] * 2)
+    assert spi.writes[-2:] == [encode_ws2812_spi([(0, 0, 0)] * 2, reset=False), bytes(240)]
     assert spi.closed
+
+
+def test_spi_backend_drives_170_leds_in_spidevs_default_buffer(spi_dev: Path) -> None:
+    """The 240 latch bytes were counted into the 4096-byte transfer: 160 LEDs at most.
+    Every LED bit's byte ends low (MOSI idles low after it), so the latch as a transfer
+    of its own is the same low line, and the data alone fits 170 LEDs."""
+    FakeSpiDev.instances.clear()
+    backend = SpiBackend(
+        170, dev_dir=str(spi_dev), bufsiz_path=str(spi_dev / "bufsiz"), module=FakeSpidevModule
+    )
+    frame = [(i, 255 - i, i // 2) for i in range(170)]
+    backend.show(frame)
+    data, latch = FakeSpiDev.instances[0].writes
+    assert len(data) == 4080 and data[-1] & 1 == 0  # its last bit is low
+    assert decode_ws2812_spi(data) == frame
+    assert latch == bytes(240)
+    with pytest.raises(LedBackendUnavailable) as info:
+        SpiBackend(
+            171, dev_dir=str(spi_dev), bufsiz_path=str(spi_dev / "bufsiz"), module=FakeSpidevModule
+        )
+    assert info.value.message == "171 LEDs need 4104 SPI bytes per frame, spidev bufsiz is 4096"
+
+
+def test_spi_backend_checks_its_colour_order_when_made(tmp_path: Path) -> None:
+    """A wrong order was found at the first frame's encoding, or behind the machine's
+    own faults (no spidev, no SPI device); it is the builder's typo, said first."""
+    with pytest.raises(ValueError, match=r"^colour order 'RGBW': expected one of RGB, RBG, GRB, "
+                                         r"GBR, BRG, BGR$"):
+        SpiBackend(3, order="RGBW", dev_dir=str(tmp_path / "nodev"), module=FakeSpidevModule)
+    (tmp_path / "spidev0.0").write_bytes(b"")
+    FakeSpiDev.instances.clear()
+    backend = SpiBackend(1, order="rgb", dev_dir=str(tmp_path), module=FakeSpidevModule)
+    assert backend.order == "RGB"
+    backend.show([(255, 0, 0)])
+    assert FakeSpiDev.instances[0].writes[0] == bytes([0xF8] * 8 + [0xC0] * 16)
 
 
 def test_spi_backend_advice(spi_dev: Path, tmp_path: Path) -> None:
