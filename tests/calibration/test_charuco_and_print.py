@@ -17,16 +17,24 @@ from companion.profiles import load_profile
 K_TRUE = np.array([[900.0, 0, 640], [0, 900.0, 360], [0, 0, 1]])
 
 
-def _views(n: int, seed: int):
-    rng = np.random.default_rng(seed)
+PX_MM = 4.0  # the rendered sheet's pixels per millimetre
+
+
+def _sheet() -> tuple[np.ndarray, float, float, float]:
+    """The ChArUco sheet at PX_MM with a 40 px white border; its margin and size in mm."""
     spec = CharucoSpec()
-    px_mm = 4.0
+    px_mm = PX_MM
     w_mm, h_mm = spec.size_mm
     sheet = spec.board().generateImage((round(w_mm * px_mm), round(h_mm * px_mm)), marginSize=0)
     sheet = cv2.copyMakeBorder(sheet, 40, 40, 40, 40, cv2.BORDER_CONSTANT, value=255)
+    return sheet, 40 / px_mm, w_mm, h_mm
+
+
+def _views(n: int, seed: int):
+    rng = np.random.default_rng(seed)
+    sheet, m, w_mm, h_mm = _sheet()
     corners_px = np.float32([[0, 0], [sheet.shape[1], 0], [sheet.shape[1], sheet.shape[0]],
                              [0, sheet.shape[0]]])
-    m = 40 / px_mm
     corners_mm = np.float32([[-m, -m, 0], [w_mm + m, -m, 0], [w_mm + m, h_mm + m, 0],
                              [-m, h_mm + m, 0]])
     views = []
@@ -46,12 +54,7 @@ def _spread_views(n: int, seed: int, dist=(0.0, 0.0, 0.0, 0.0, 0.0), size=(1280,
     77% of it) through K_TRUE and the lens ``dist``, each pixel looked up through the
     lens (so a distorted lens bends the sheet's lines as a real one does)."""
     rng = np.random.default_rng(seed)
-    spec = CharucoSpec()
-    px_mm = 4.0
-    w_mm, h_mm = spec.size_mm
-    sheet = spec.board().generateImage((round(w_mm * px_mm), round(h_mm * px_mm)), marginSize=0)
-    sheet = cv2.copyMakeBorder(sheet, 40, 40, 40, 40, cv2.BORDER_CONSTANT, value=255)
-    m = 40 / px_mm
+    sheet, m, w_mm, h_mm = _sheet()
     dist = np.asarray(dist, np.float64)
     xs, ys = np.meshgrid(np.arange(size[0], dtype=np.float32),
                          np.arange(size[1], dtype=np.float32))
@@ -69,8 +72,8 @@ def _spread_views(n: int, seed: int, dist=(0.0, 0.0, 0.0, 0.0, 0.0), size=(1280,
         H = K_TRUE @ np.column_stack([R[:, 0], R[:, 1], tvec])  # sheet mm -> ideal pixels
         mm = ideal @ np.linalg.inv(H).T
         mm = mm[:, :2] / mm[:, 2:3]
-        map_x = ((mm[:, 0] + m) * px_mm).reshape(size[1], size[0]).astype(np.float32)
-        map_y = ((mm[:, 1] + m) * px_mm).reshape(size[1], size[0]).astype(np.float32)
+        map_x = ((mm[:, 0] + m) * PX_MM).reshape(size[1], size[0]).astype(np.float32)
+        map_y = ((mm[:, 1] + m) * PX_MM).reshape(size[1], size[0]).astype(np.float32)
         views.append(cv2.remap(sheet, map_x, map_y, cv2.INTER_LINEAR, borderValue=128))
     return views
 

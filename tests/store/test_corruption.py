@@ -209,16 +209,22 @@ def test_the_games_a_damaged_journal_still_yields_are_recovered(tmp_path: Path) 
     assert _journal(path).notices == []  # the fresh file is healthy
 
 
+def _damage_entry_and_index(path: Path, game_id: str, seq: int) -> Journal:
+    """Entry ``seq`` of ``game_id`` unreadable and an index page noise: the journal opened."""
+    db = sqlite3.connect(path)
+    db.execute("UPDATE entries SET entry = '{bad' WHERE game_id = ? AND seq = ?",
+               (game_id, seq))
+    db.commit()
+    db.close()
+    _damage_page_of(path, "games_created")
+    return _journal(path)
+
+
 def test_a_game_is_recovered_up_to_its_first_entry_that_does_not_read(tmp_path: Path) -> None:
     path = tmp_path / "companion.sqlite3"
     records = _two_games(path)
     playing = [gid for gid, rec in records.items() if not rec.replay().is_over][0]
-    db = sqlite3.connect(path)
-    db.execute("UPDATE entries SET entry = '{bad' WHERE game_id = ? AND seq = 5", (playing,))
-    db.commit()
-    db.close()
-    _damage_page_of(path, "games_created")
-    journal = _journal(path)
+    journal = _damage_entry_and_index(path, playing, 5)
     aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
     assert journal.notices[1] == (f"recovered 2 games from {aside.name} "
                                   f"({playing}: 5 of 12 entries)")
@@ -236,12 +242,7 @@ def test_a_finished_game_recovered_in_part_is_not_taken_back_into_play(tmp_path:
     playing = [gid for gid in records if gid != done][0]
     with _journal(path) as j:  # as the table's next start marks it
         j.finish(done)
-    db = sqlite3.connect(path)
-    db.execute("UPDATE entries SET entry = '{bad' WHERE game_id = ? AND seq = 7", (done,))
-    db.commit()
-    db.close()
-    _damage_page_of(path, "games_created")
-    journal = _journal(path)
+    journal = _damage_entry_and_index(path, done, 7)
     aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
     total = len(records[done].entries)
     assert journal.notices[1] == (f"recovered 2 games from {aside.name} "
