@@ -220,6 +220,9 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     warnings: list[dict[str, Any]] = [
         {"photo": name, "reason": "bad-photo", "message": f"{name}: {why}; skipped"}
         for name, why in skipped]
+    # photos of another board are left out before anything is read from them
+    observations, apart = fitting_photos(observations, config)
+    warnings.extend(apart)
     warnings.extend({"photo": o.name, "reason": "damaged",
                      "message": f"{o.name}: {damage_warning(o.damage)}"}
                     for o in observations if o.damage)
@@ -237,6 +240,111 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     if chosen is not None and chosen.pending is not None:
         result.warnings.append(_unshown_build(chosen.state, chosen.pending, observations))
     return result
+
+
+# --- photos that do not fit the game ------------------------------------------------
+#
+# A tower never shrinks (bar a monster's step): a photo in which most of the towers of
+# the photo before are gone, or lower by two storeys or more, is not of this game (a
+# photo of another table, of the board put away), however cheaply a few invented
+# builds and misreads explain it. The photos read a storey low now and then, and lose
+# a tower or two behind taller ones (a late game's photos lose at most 4 of 18-26),
+# never most of them.
+
+#: the fewest towers gone that make a photo not fit the photo before it ...
+STRANGER_TOWERS = 3
+#: ... and the least share of that photo's towers (seen in both) they must be
+STRANGER_SHARE = 0.5
+#: photos after a photo that does not fit looked at: when none of them fits the game
+#: either, a new game began there
+NEW_GAME_PHOTOS = 2
+
+
+def _gone(before: Observation, after: Observation) -> tuple[int, int]:
+    """Of the towers ``before`` shows at sites ``after`` shows too, how many ``after``
+    shows gone (empty, two storeys or more lower, or lower under another colour), and
+    how many there are."""
+    gone = towers = 0
+    for site, was in before.sites.items():
+        if site in after.unseen:
+            continue
+        towers += 1
+        now = after.sites.get(site)
+        if now is None or now.height <= was.height - 2 or (
+                now.height < was.height and now.owner != was.owner):
+            gone += 1
+    return gone, towers
+
+
+def fitting_photos(observations: Sequence[Observation], config: GameConfig | None = None,
+                   ) -> tuple[list[Observation], list[dict[str, Any]]]:
+    """The photos of the game, and warnings for those left out: a photo that does not fit
+    the photos around it (another game's, the board cleared for a moment) is left out;
+    when the photos after it do not fit the game either, a new game began: the photos
+    from there are left out, and the warning says where it began.
+
+    Left in, another game's photo is explained by up to three invented builds (and
+    misreads), which puts the turn order off for the rest of the game; a second game's
+    builds would be spliced onto the first."""
+    least = STRANGER_TOWERS + (MAX_MOVES_PER_PHOTO if config is not None
+                               and config.monster is not None else 0)
+
+    def apart(a: Observation, b: Observation) -> tuple[int, int] | None:
+        """(gone, towers) when ``b`` lost most of the towers of ``a``, else None."""
+        gone, towers = _gone(a, b)
+        return (gone, towers) if gone >= least and gone >= STRANGER_SHARE * towers else None
+
+    obs = list(observations)
+    kept: list[Observation] = []
+    warnings: list[dict[str, Any]] = []
+    k = 0
+    while k < len(obs):
+        this = obs[k]
+        nxt = obs[k + 1] if k + 1 < len(obs) else None
+        prev = kept[-1] if kept else None
+        lost = apart(prev, this) if prev is not None else None
+        # its towers gone in the next photo, which fits the game (or, for the first
+        # photo, in the two after it)
+        ahead = apart(this, nxt) if nxt is not None else None
+        if ahead is not None and (apart(prev, nxt) is not None if prev is not None else
+                                  k + 2 < len(obs) and apart(this, obs[k + 2]) is None):
+            ahead = None
+        if lost is None and ahead is None:
+            kept.append(this)
+            k += 1
+            continue
+        if lost is not None and prev is not None:
+            after = obs[k + 1:k + 1 + NEW_GAME_PHOTOS]
+            back = next((j for j, o in enumerate(after) if apart(prev, o) is None), None)
+            if after and back is None:
+                left = len(obs) - k
+                warnings.insert(0, {
+                    "photo": this.name, "reason": "new-game",
+                    "message": f"{this.name}: {lost[0]} of the {lost[1]} towers {prev.name} "
+                               "shows are gone from here on: a new game? The replay stops "
+                               f"at {prev.name}; the {left} photos from {this.name} on are "
+                               "left out (replay them as a game of their own)"})
+                break
+            for o in [this, *after[:back]]:
+                gone, towers = _gone(prev, o)
+                warnings.append({
+                    "photo": o.name, "reason": "stranger-photo",
+                    "message": f"{o.name}: {gone} of the {towers} towers {prev.name} shows "
+                               "are gone or lower here, which no move and no misread "
+                               "explains: a photo of another board? Left out"})
+            k += 1 + (back or 0)
+        else:
+            assert ahead is not None and nxt is not None
+            warnings.append({
+                "photo": this.name, "reason": "stranger-photo",
+                "message": f"{this.name}: {ahead[0]} of its {ahead[1]} towers are gone or "
+                           f"lower in {nxt.name}, which no move and no misread explains: "
+                           "a photo of another board? Left out"})
+            k += 1
+        if k < len(obs):
+            # what a camera that stayed put saw change was since the photo left out
+            obs[k] = replace(obs[k], build=None, unchanged=frozenset())
+    return kept, warnings
 
 
 def grouped_warnings(warnings: Sequence[Mapping[str, Any]], named: int = 3
