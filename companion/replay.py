@@ -101,6 +101,10 @@ class Change:
         return self.after[0] - self.before[0]
 
 
+class ReplayError(ValueError):
+    """The photos cannot be replayed as a game; the message says why in one line."""
+
+
 @dataclass
 class ReplayResult:
     record: GameRecord
@@ -223,6 +227,9 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     # photos of another board are left out before anything is read from them
     observations, apart = fitting_photos(observations, config)
     warnings.extend(apart)
+    late = late_start(observations)
+    if late is not None:
+        raise ReplayError(late)
     warnings.extend({"photo": o.name, "reason": "damaged",
                      "message": f"{o.name}: {damage_warning(o.damage)}"}
                     for o in observations if o.damage)
@@ -274,6 +281,34 @@ def _gone(before: Observation, after: Observation) -> tuple[int, int]:
                 now.height < was.height and now.owner != was.owner):
             gone += 1
     return gone, towers
+
+
+def late_start(observations: Sequence[Observation]) -> str | None:
+    """Why the photos cannot be replayed when the first already shows more moves than
+    one photo may show (:data:`MAX_MOVES_PER_PHOTO`): the photographing began mid-game,
+    and the builds before it would be invented, or dropped, and the moves after them
+    recorded against the wrong players. None when it is not so.
+
+    A tower of h storeys took ceil(h / 4) builds at least (a block has four storeys at
+    most; its lower storeys are often hidden), and a seat with a card on its stack has
+    moved. Only what the next photo shows too (or does not see) counts: a phantom tower
+    on the empty board is not read again."""
+    if not observations:
+        return None
+    first = observations[0]
+    nxt = observations[1] if len(observations) > 1 else None
+    towers = [v for s, v in first.sites.items()
+              if nxt is None or s in nxt.unseen or s in nxt.sites]
+    seats = [s for s in first.cards if nxt is None or s in nxt.cards]
+    builds = sum(-(-v.height // 4) for v in towers)
+    moves = max(builds, len(seats))
+    if moves <= MAX_MOVES_PER_PHOTO:
+        return None
+    storeys = sum(v.height for v in towers)
+    return (f"{first.name}, the first photo, already shows {moves} moves at least "
+            f"({len(towers)} towers of {storeys} storeys, a card played at {len(seats)} "
+            f"seats), more than the {MAX_MOVES_PER_PHOTO} one photo may show: the replay "
+            "needs the photos from the game's start (the empty board, or its first builds)")
 
 
 def fitting_photos(observations: Sequence[Observation], config: GameConfig | None = None,
