@@ -10,6 +10,7 @@ kept as what happened, with a warning.
 
 from __future__ import annotations
 
+import difflib
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -242,8 +243,10 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
                         for n in notes)
     if _mostly_gaps(observations):
         return _replay_rounds(observations, config, warnings, inferred)
-    chosen = _search(observations, config)
-    result = _record(observations, config, chosen.step if chosen else None, warnings, inferred)
+    chosen, others = _search(observations, config)
+    ties = _ties(chosen, others) if chosen is not None else {}
+    result = _record(observations, config, chosen.step if chosen else None, warnings, inferred,
+                     ties)
     if chosen is not None and chosen.pending is not None:
         result.warnings.append(_unshown_build(chosen.state, chosen.pending, observations))
     return result
@@ -657,14 +660,16 @@ _Chain = tuple[float, tuple["Build | Pass", ...], tuple[bool, ...], GameState,
                Mapping[Site, float]]
 
 
-def _search(observations: Sequence[Observation], config: GameConfig) -> _Hyp | None:
-    """The cheapest hypothesis over all photos (its steps: the moves per photo)."""
+def _search(observations: Sequence[Observation], config: GameConfig,
+            ) -> tuple[_Hyp | None, list[_Hyp]]:
+    """The cheapest hypothesis over all photos (its steps: the moves per photo), and the
+    others that cost as little, which the tie-break below passed over."""
     start = committed(new_game(config))
     beam = [_Hyp(start, 0.0, None, _key(start))]
     for k, obs in enumerate(observations):
         beam = _advance(beam, k, obs)
     if not beam:
-        return None
+        return None, []
     # No later photo will break a tie: of the cheapest, the one the last photo shows
     # best (two moves in it rather than one and a misread site, which cost the same),
     # first by the sites it read surely, then by the fewer moves (a tower that narrowly
@@ -678,7 +683,38 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Hyp | N
         sure = sum(c for s, c in per_site.items() if s not in last.doubtful)
         return sure, h.state.ply, sum(per_site.values())
 
-    return min(best, key=shown)
+    chosen = min(best, key=shown)
+    return chosen, [h for h in best if h is not chosen]
+
+
+def _ties(chosen: _Hyp, others: Sequence[_Hyp]) -> dict[tuple[int, int], list[str]]:
+    """The chosen story's moves that another story of the same cost tells otherwise, by
+    (photo, place among the photo's moves), with what the others have instead.
+
+    Two photos that disagree (one reads a tower 16 storeys, the next 13) make two stories
+    that cost the same; the tie-break takes one, and the photos do not say it is right."""
+    def story(h: _Hyp) -> list[tuple[tuple[int, int], str]]:
+        out: list[tuple[tuple[int, int], str]] = []
+        step = h.step
+        while step is not None:
+            out[:0] = [((step.photo, n), str(m)) for n, m in enumerate(step.moves)]
+            step = step.prev
+        return out
+
+    mine = story(chosen)
+    ties: dict[tuple[int, int], list[str]] = {}
+    for other in others:
+        theirs = [m for _, m in story(other)]
+        match = difflib.SequenceMatcher(None, [m for _, m in mine], theirs, autojunk=False)
+        for op, i1, i2, j1, j2 in match.get_opcodes():
+            if op not in ("replace", "delete"):
+                continue
+            for t, (where, _move) in enumerate(mine[i1:i2]):
+                # as many moves each way: move for move; else all of theirs there
+                instead = ([theirs[j1 + t]] if i2 - i1 == j2 - j1 else theirs[j1:j2])
+                alts = ties.setdefault(where, [])
+                alts.extend(m for m in instead if m not in alts)
+    return ties
 
 
 def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:
@@ -927,8 +963,11 @@ def _grown(old: SiteView | None, new: SiteView | None) -> bool:
 
 
 def _record(observations: Sequence[Observation], config: GameConfig, last: _Step | None,
-            warnings: list[dict[str, Any]], inferred: bool) -> ReplayResult:
-    """The game record, move list, warnings and misreads of the chosen hypothesis."""
+            warnings: list[dict[str, Any]], inferred: bool,
+            ties: Mapping[tuple[int, int], list[str]] | None = None) -> ReplayResult:
+    """The game record, move list, warnings and misreads of the chosen hypothesis.
+
+    ``ties``: its moves that another as cheap tells otherwise (:func:`_ties`), marked."""
     steps: list[_Step] = []
     while last is not None:
         steps.append(last)
@@ -955,7 +994,8 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                                  "message": f"{obs.name}: {move} was made since the "
                                             "last photo as well"})
             turn += 1
-            state, record, info = _apply(state, record, move, obs, turn, warnings)
+            doubt = _doubt(move, obs, turn, (ties or {}).get((k, n)), warnings)
+            state, record, info = _apply(state, record, move, obs, turn, warnings, doubt=doubt)
             if info and isinstance(move, Build):
                 unshown.setdefault(move.site, []).append((len(moves), len(record.entries) - 1))
             moves.extend(info)
@@ -977,6 +1017,21 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                         misreads=misreads)
 
 
+def _doubt(move: Build | Pass, obs: Observation, turn: int, alts: list[str] | None,
+           warnings: list[dict[str, Any]]) -> str | None:
+    """Why a move its photo read surely is to be checked all the same, said in a warning,
+    or None: another story as cheap tells it otherwise (``alts``: what it has instead)."""
+    if isinstance(move, Build) and move.site in obs.doubtful:
+        return None  # marked already, for its own reading
+    if alts is not None:
+        instead = " or ".join(alts) if alts else "no move there"
+        warnings.append({"photo": obs.name, "turn": turn, "reason": "ambiguous",
+                         "message": f"{obs.name}: {move}: the photos fit {instead} as "
+                                    "well (they disagree): check it", "instead": alts})
+        return "ambiguous"
+    return None
+
+
 def _shows(built: SiteView | None, seen: SiteView | None) -> bool:
     """Whether a photo's reading of a site tells about the tower built there: the same
     colour on top, a storey or two off at most (:func:`_site_cost` under its cap)."""
@@ -996,6 +1051,14 @@ def _never_shown(unshown: Mapping[Site, list[tuple[int, int]]], moves: list[dict
     for m, e in flagged:
         info = moves[m]
         info["doubtful"] = info["never_shown"] = True
+        if info.get("doubt") == "ambiguous":
+            # the storeys another story as cheap gives it: what this warning says
+            at = "@" + info["notation"].split("@")[-1]
+            said = [w for w in warnings if w.get("reason") == "ambiguous"
+                    and w.get("turn") == info["turn"] and w.get("photo") == info["photo"]]
+            if all(w["instead"] and all(a.endswith(at) for a in w["instead"]) for w in said):
+                del info["doubt"]
+                warnings[:] = [w for w in warnings if not any(w is x for x in said)]
         entry = entries[e]
         entries[e] = (replace(entry, doubtful=True, never_shown=True)
                       if isinstance(entry, MoveEntry) else replace(entry, doubtful=True))
@@ -1182,7 +1245,10 @@ def _move_dict(move: Build | Pass, turn: int | None, state: GameState, photo: st
 
 def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observation,
            turn: int | None, warnings: list[dict[str, Any]], order_known: bool = True,
+           doubt: str | None = None,
            ) -> tuple[GameState, GameRecord, list[dict[str, Any]]]:
+    """Record one move; ``doubt``: why it is to be checked though its photo read its site
+    surely (:func:`_doubt`)."""
     try:
         check_move(state, move)
         legal, warning = True, None
@@ -1193,9 +1259,11 @@ def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observ
     info = _move_dict(move, turn, state, obs.name, legal, order_known)
     # about half the reader's wrong sites were read by a narrow margin: the players
     # should look there
-    doubtful = isinstance(move, Build) and move.site in obs.doubtful
+    doubtful = isinstance(move, Build) and move.site in obs.doubtful or doubt is not None
     if doubtful:
         info["doubtful"] = True
+    if doubt is not None:
+        info["doubt"] = doubt
     try:
         new_state = apply_move(state, move, check=legal)
     except RulesError as exc:
