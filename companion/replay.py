@@ -982,6 +982,11 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
     prev: Observation | None = None
     # builds no photo has shown as built yet, by site: (index in moves, in the record)
     unshown: dict[Site, list[tuple[int, int]]] = {}
+    # sites whose last build is illegal or told two ways, by site: its notation, and
+    # whether the photos read surely since have all shown the tower as recorded (None:
+    # none has; False for an illegal build, whatever they show); a build on it while
+    # they have not is marked too
+    unsure: dict[Site, tuple[str, bool | None]] = {}
     for k, obs in enumerate(observations):
         step = by_photo.get(k)
         if state.is_over and step is None and k and obs != prev:
@@ -994,11 +999,27 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                                  "message": f"{obs.name}: {move} was made since the "
                                             "last photo as well"})
             turn += 1
-            doubt = _doubt(move, obs, turn, (ties or {}).get((k, n)), warnings)
+            doubt = _doubt(move, obs, turn, (ties or {}).get((k, n)), unsure, warnings)
             state, record, info = _apply(state, record, move, obs, turn, warnings, doubt=doubt)
             if info and isinstance(move, Build):
                 unshown.setdefault(move.site, []).append((len(moves), len(record.entries) - 1))
+                # a site read narrowly is one photo's doubt, which the photos after it
+                # read again (15 of 15 builds on such builds right, in three games); one
+                # the photos tell two ways is the photos' own, unless those after read it
+                # as recorded; an illegal one is the photos' against the rules (a tower
+                # read a storey low in every photo is a legal build read as an illegal one)
+                if not info[0]["legal"]:
+                    unsure[move.site] = (info[0]["notation"], False)
+                elif "doubt" in info[0]:
+                    unsure[move.site] = (info[0]["notation"], None)
+                else:
+                    unsure.pop(move.site, None)
             moves.extend(info)
+        if unsure:
+            views = state.board.views()
+            for site, (built, agree) in list(unsure.items()):
+                if site not in obs.unseen and site not in obs.doubtful and agree is not False:
+                    unsure[site] = (built, obs.sites.get(site) == views.get(site))
         if unshown:
             views = state.board.views()
             for site in [s for s in unshown if _shows(views.get(s), obs.sites.get(s))]:
@@ -1018,9 +1039,14 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
 
 
 def _doubt(move: Build | Pass, obs: Observation, turn: int, alts: list[str] | None,
-           warnings: list[dict[str, Any]]) -> str | None:
+           unsure: Mapping[Site, tuple[str, bool | None]], warnings: list[dict[str, Any]],
+           ) -> str | None:
     """Why a move its photo read surely is to be checked all the same, said in a warning,
-    or None: another story as cheap tells it otherwise (``alts``: what it has instead)."""
+    or None: another story as cheap tells it otherwise (``alts``: what it has instead), or
+    it builds on a build flagged illegal or told two ways (``unsure``) whose tower no
+    photo read surely as recorded since (its storeys and this one's the photos show only
+    together: of a black 3 and a red 3 read as one tower, a black 2, flagged illegal, and
+    a red 4)."""
     if isinstance(move, Build) and move.site in obs.doubtful:
         return None  # marked already, for its own reading
     if alts is not None:
@@ -1029,6 +1055,13 @@ def _doubt(move: Build | Pass, obs: Observation, turn: int, alts: list[str] | No
                          "message": f"{obs.name}: {move}: the photos fit {instead} as "
                                     "well (they disagree): check it", "instead": alts})
         return "ambiguous"
+    if isinstance(move, Build) and move.site in unsure and unsure[move.site][1] is not True:
+        below = unsure[move.site][0]
+        warnings.append({"photo": obs.name, "turn": turn, "reason": "built-on-doubtful",
+                         "message": f"{obs.name}: {move}: built on {below}, which is to "
+                                    "be checked; the photos show their storeys only "
+                                    "together: check both"})
+        return "built-on-doubtful"
     return None
 
 

@@ -2,7 +2,9 @@
 
 Two photos that disagree (one reads a new tower 4 storeys taller, the next only 1)
 make two stories of the same cost, and the final tie-break took the one the last
-photo shows.
+photo shows. And a build on an illegal build read a storey low took that storey
+(a black 2 flagged illegal and a red 4 on it, for a black 3 and a red 3): the photos
+show their storeys only together, yet only the first was marked.
 """
 
 from __future__ import annotations
@@ -45,3 +47,25 @@ def test_a_move_two_stories_tell_alike_is_marked_and_said():
                    "disagree): check it"}]
     assert [str(e.move) for e in result.record.effective() if e.doubtful] == [
         "N c21 green1@2N"]
+
+
+def test_a_build_on_an_illegal_build_is_marked_too():
+    config, moves, photos = _game()
+    b, c = 41, 50  # North's green 2 on Sao Paulo NE, then South's red 2 on it
+    assert (str(moves[b]), str(moves[c])) == ("N c20 green2@4NE", "S c02 red2@4NE")
+    site = moves[b].site
+    # every photo of the tower between them reads it a storey low: green 1, too few
+    # storeys to take it, and so red 3 after it
+    shown = [_lower(p, site, 1) if b < k <= c else p for k, p in enumerate(photos[:c + 4])]
+    result = replay(shown, config)
+    got = [m["notation"] for m in result.moves]
+    assert got == [str(m) for m in moves[:b]] + ["N c20 green1@4NE"] + [
+        str(m) for m in moves[b + 1:c]] + ["S c02 red3@4NE"] + [str(m) for m in moves[c + 1:c + 3]]
+    red = result.moves[c]
+    assert (red["legal"], red["doubtful"], red["doubt"]) == (True, True, "built-on-doubtful")
+    assert check_reason(red) == "built on a move to check"
+    assert [(w["photo"], w["reason"]) for w in result.warnings] == [
+        ("p042", "too-few-storeys"), ("p051", "built-on-doubtful")]
+    assert result.warnings[1]["message"] == (
+        "p051: S c02 red3@4NE: built on N c20 green1@4NE, which is to be checked; the photos "
+        "show their storeys only together: check both")
