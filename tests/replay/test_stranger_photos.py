@@ -61,3 +61,27 @@ def test_a_new_game_in_the_same_folder_stops_the_replay_where_it_began():
         "message": "q000: 10 of the 10 towers p016 shows are gone from here on: a new game? "
                    "The replay stops at p016; the 9 photos from q000 on are left out "
                    "(replay them as a game of their own)"}]
+
+
+def test_a_photo_of_a_later_board_is_left_out_by_the_photo_after_it():
+    """A photo of the board 45 builds on loses no tower of the photo before it, but the
+    next photo, which fits the game, shows most of its towers gone."""
+    config, moves, photos = _game()
+    later = replace(_bot_game(4, 5)[2][60], name="p015b")
+    result = replay([*photos[:16], later, *photos[16:]], config)
+    assert [m["notation"] for m in result.moves] == [str(m) for m in moves]
+    assert [(w["photo"], w["reason"]) for w in result.warnings] == [
+        ("p015b", "stranger-photo")]
+    assert result.warnings[0]["message"].endswith(
+        "towers are gone or lower in p016, which no move and no misread explains: a photo "
+        "of another board? Left out")
+
+
+def test_a_first_photo_of_another_game_is_left_out_not_taken_for_a_late_start():
+    config, moves, photos = _game()
+    _cfg, _moves, others, _ = _bot_game(3, 7)
+    first = replace(others[40], name="before")
+    result = replay([first, *photos], config)
+    assert [m["notation"] for m in result.moves] == [str(m) for m in moves]
+    assert [(w["photo"], w["reason"]) for w in result.warnings] == [
+        ("before", "stranger-photo")]
