@@ -344,8 +344,9 @@ def fitting_photos(observations: Sequence[Observation], config: GameConfig | Non
         # its towers gone in the next photo, which fits the game (or, for the first
         # photo, in the two after it)
         ahead = apart(this, nxt) if nxt is not None else None
-        if ahead is not None and (apart(prev, nxt) is not None if prev is not None else
-                                  k + 2 < len(obs) and apart(this, obs[k + 2]) is None):
+        if ahead is not None and nxt is not None and (
+                apart(prev, nxt) is not None if prev is not None
+                else k + 2 < len(obs) and apart(this, obs[k + 2]) is None):
             ahead = None
         if lost is None and ahead is None:
             kept.append(this)
