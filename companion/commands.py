@@ -472,9 +472,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 
 def _has_photos(folder: Path) -> bool:
-    from companion.photos import IMAGE_SUFFIXES
+    from companion.photos import is_photo_file
 
-    return any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in folder.iterdir())
+    return any(is_photo_file(p) for p in folder.iterdir())
 
 
 #: how many photos the folders of a folder may hold for a replay (a folder of a whole

@@ -25,6 +25,24 @@ def natural_key(name: str) -> tuple[object, ...]:
     return tuple(int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", name))
 
 
+def name_key(name: str) -> tuple[object, ...]:
+    """A photo's place by its name: the name without its extension first, so that a
+    copy's "X (1).jpeg" (WhatsApp desktop, a browser's second download) comes after
+    "X.jpeg" (by the whole name " (" sorts before ".")."""
+    stem, dot, suffix = name.rpartition(".")
+    if not dot:
+        stem, suffix = name, ""
+    return natural_key(stem), suffix.lower()
+
+
+def is_photo_file(path: Path) -> bool:
+    """A file of a folder read as a photo: an image suffix, and not hidden (macOS's
+    AppleDouble "._IMG_0001.jpg" beside each photo copied to a foreign disk holds the
+    photo's metadata, not the photo; a zip's are skipped the same way)."""
+    return (not path.name.startswith(".") and path.suffix.lower() in IMAGE_SUFFIXES
+            and path.is_file())
+
+
 def exif_datetime(path: Path) -> str | None:
     """DateTimeOriginal (or DateTime) of a JPEG or HEIC photo as 'YYYY:MM:DD HH:MM:SS',
     else None."""
@@ -97,9 +115,8 @@ def ordered_photos(folder: Path, several_cameras: bool = False) -> tuple[list[Pa
     (a zip of two phones' folders, their names given the folders'), whose names
     do not interleave however alike they look: ordered by the times they were
     taken when every photo has one."""
-    photos = sorted((p for p in folder.iterdir()
-                     if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES),
-                    key=lambda p: natural_key(p.name))
+    photos = sorted((p for p in folder.iterdir() if is_photo_file(p)),
+                    key=lambda p: name_key(p.name))
     if len(photos) < 2:
         return photos, "file names"
     numbers = [tuple(int(x) for x in re.findall(r"\d+", p.stem)) for p in photos]
@@ -123,7 +140,7 @@ def ordered_photos(folder: Path, several_cameras: bool = False) -> tuple[list[Pa
         return photos, "file names"
     if not any(times.values()):
         return photos, "file names (no EXIF times)"
-    dated = sorted((p for p in photos if times[p]), key=lambda p: (times[p], natural_key(p.name)))
+    dated = sorted((p for p in photos if times[p]), key=lambda p: (times[p], name_key(p.name)))
     undated = [p for p in photos if not times[p]]
     return dated + undated, "EXIF time"
 

@@ -10,6 +10,7 @@ kept as what happened, with a warning.
 
 from __future__ import annotations
 
+import difflib
 import heapq
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -99,6 +100,10 @@ class Change:
     @property
     def delta(self) -> int:
         return self.after[0] - self.before[0]
+
+
+class ReplayError(ValueError):
+    """The photos cannot be replayed as a game; the message says why in one line."""
 
 
 @dataclass
@@ -220,6 +225,12 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
     warnings: list[dict[str, Any]] = [
         {"photo": name, "reason": "bad-photo", "message": f"{name}: {why}; skipped"}
         for name, why in skipped]
+    # photos of another board are left out before anything is read from them
+    observations, apart = fitting_photos(observations, config)
+    warnings.extend(apart)
+    late = late_start(observations)
+    if late is not None:
+        raise ReplayError(late)
     warnings.extend({"photo": o.name, "reason": "damaged",
                      "message": f"{o.name}: {damage_warning(o.damage)}"}
                     for o in observations if o.damage)
@@ -232,11 +243,147 @@ def replay(observations: Sequence[Observation], config: GameConfig | None = None
                         for n in notes)
     if _mostly_gaps(observations):
         return _replay_rounds(observations, config, warnings, inferred)
-    chosen = _search(observations, config)
-    result = _record(observations, config, chosen.step if chosen else None, warnings, inferred)
+    chosen, others = _search(observations, config)
+    ties = _ties(chosen, others) if chosen is not None else {}
+    result = _record(observations, config, chosen.step if chosen else None, warnings, inferred,
+                     ties)
     if chosen is not None and chosen.pending is not None:
         result.warnings.append(_unshown_build(chosen.state, chosen.pending, observations))
     return result
+
+
+# --- photos that do not fit the game ------------------------------------------------
+#
+# A tower never shrinks (bar a monster's step): a photo in which most of the towers of
+# the photo before are gone, or lower by two storeys or more, is not of this game (a
+# photo of another table, of the board put away), however cheaply a few invented
+# builds and misreads explain it. The photos read a storey low now and then, and lose
+# a tower or two behind taller ones (a late game's photos lose at most 4 of 18-26),
+# never most of them.
+
+#: the fewest towers gone that make a photo not fit the photo before it ...
+STRANGER_TOWERS = 3
+#: ... and the least share of that photo's towers (seen in both) they must be
+STRANGER_SHARE = 0.5
+#: photos after a photo that does not fit looked at: when none of them fits the game
+#: either, a new game began there
+NEW_GAME_PHOTOS = 2
+
+
+def _gone(before: Observation, after: Observation) -> tuple[int, int]:
+    """Of the towers ``before`` shows at sites ``after`` shows too, how many ``after``
+    shows gone (empty, two storeys or more lower, or lower under another colour), and
+    how many there are."""
+    gone = towers = 0
+    for site, was in before.sites.items():
+        if site in after.unseen:
+            continue
+        towers += 1
+        now = after.sites.get(site)
+        if now is None or now.height <= was.height - 2 or (
+                now.height < was.height and now.owner != was.owner):
+            gone += 1
+    return gone, towers
+
+
+def late_start(observations: Sequence[Observation]) -> str | None:
+    """Why the photos cannot be replayed when the first already shows more moves than
+    one photo may show (:data:`MAX_MOVES_PER_PHOTO`): the photographing began mid-game,
+    and the builds before it would be invented, or dropped, and the moves after them
+    recorded against the wrong players. None when it is not so.
+
+    A tower of h storeys took ceil(h / 4) builds at least (a block has four storeys at
+    most; its lower storeys are often hidden), and a seat with a card on its stack has
+    moved. Only what the next photo shows too (or does not see) counts: a phantom tower
+    on the empty board is not read again."""
+    if not observations:
+        return None
+    first = observations[0]
+    nxt = observations[1] if len(observations) > 1 else None
+    towers = [v for s, v in first.sites.items()
+              if nxt is None or s in nxt.unseen or s in nxt.sites]
+    seats = [s for s in first.cards if nxt is None or s in nxt.cards]
+    builds = sum(-(-v.height // 4) for v in towers)
+    moves = max(builds, len(seats))
+    if moves <= MAX_MOVES_PER_PHOTO:
+        return None
+    storeys = sum(v.height for v in towers)
+    return (f"{first.name}, the first photo, already shows {moves} moves at least "
+            f"({len(towers)} towers of {storeys} storeys, a card played at {len(seats)} "
+            f"seats), more than the {MAX_MOVES_PER_PHOTO} one photo may show: the replay "
+            "needs the photos from the game's start (the empty board, or its first builds)")
+
+
+def fitting_photos(observations: Sequence[Observation], config: GameConfig | None = None,
+                   ) -> tuple[list[Observation], list[dict[str, Any]]]:
+    """The photos of the game, and warnings for those left out: a photo that does not fit
+    the photos around it (another game's, the board cleared for a moment) is left out;
+    when the photos after it do not fit the game either, a new game began: the photos
+    from there are left out, and the warning says where it began.
+
+    Left in, another game's photo is explained by up to three invented builds (and
+    misreads), which puts the turn order off for the rest of the game; a second game's
+    builds would be spliced onto the first."""
+    least = STRANGER_TOWERS + (MAX_MOVES_PER_PHOTO if config is not None
+                               and config.monster is not None else 0)
+
+    def apart(a: Observation, b: Observation) -> tuple[int, int] | None:
+        """(gone, towers) when ``b`` lost most of the towers of ``a``, else None."""
+        gone, towers = _gone(a, b)
+        return (gone, towers) if gone >= least and gone >= STRANGER_SHARE * towers else None
+
+    obs = list(observations)
+    kept: list[Observation] = []
+    warnings: list[dict[str, Any]] = []
+    k = 0
+    while k < len(obs):
+        this = obs[k]
+        nxt = obs[k + 1] if k + 1 < len(obs) else None
+        prev = kept[-1] if kept else None
+        lost = apart(prev, this) if prev is not None else None
+        # its towers gone in the next photo, which fits the game (or, for the first
+        # photo, in the two after it)
+        ahead = apart(this, nxt) if nxt is not None else None
+        if ahead is not None and nxt is not None and (
+                apart(prev, nxt) is not None if prev is not None
+                else k + 2 < len(obs) and apart(this, obs[k + 2]) is None):
+            ahead = None
+        if lost is None and ahead is None:
+            kept.append(this)
+            k += 1
+            continue
+        if lost is not None and prev is not None:
+            after = obs[k + 1:k + 1 + NEW_GAME_PHOTOS]
+            back = next((j for j, o in enumerate(after) if apart(prev, o) is None), None)
+            if after and back is None:
+                left = len(obs) - k
+                warnings.insert(0, {
+                    "photo": this.name, "reason": "new-game",
+                    "message": f"{this.name}: {lost[0]} of the {lost[1]} towers {prev.name} "
+                               "shows are gone from here on: a new game? The replay stops "
+                               f"at {prev.name}; the {left} photos from {this.name} on are "
+                               "left out (replay them as a game of their own)"})
+                break
+            for o in [this, *after[:back]]:
+                gone, towers = _gone(prev, o)
+                warnings.append({
+                    "photo": o.name, "reason": "stranger-photo",
+                    "message": f"{o.name}: {gone} of the {towers} towers {prev.name} shows "
+                               "are gone or lower here, which no move and no misread "
+                               "explains: a photo of another board? Left out"})
+            k += 1 + (back or 0)
+        else:
+            assert ahead is not None and nxt is not None
+            warnings.append({
+                "photo": this.name, "reason": "stranger-photo",
+                "message": f"{this.name}: {ahead[0]} of its {ahead[1]} towers are gone or "
+                           f"lower in {nxt.name}, which no move and no misread explains: "
+                           "a photo of another board? Left out"})
+            k += 1
+        if k < len(obs):
+            # what a camera that stayed put saw change was since the photo left out
+            obs[k] = replace(obs[k], build=None, unchanged=frozenset())
+    return kept, warnings
 
 
 def grouped_warnings(warnings: Sequence[Mapping[str, Any]], named: int = 3
@@ -514,14 +661,16 @@ _Chain = tuple[float, tuple["Build | Pass", ...], tuple[bool, ...], GameState,
                Mapping[Site, float]]
 
 
-def _search(observations: Sequence[Observation], config: GameConfig) -> _Hyp | None:
-    """The cheapest hypothesis over all photos (its steps: the moves per photo)."""
+def _search(observations: Sequence[Observation], config: GameConfig,
+            ) -> tuple[_Hyp | None, list[_Hyp]]:
+    """The cheapest hypothesis over all photos (its steps: the moves per photo), and the
+    others that cost as little, which the tie-break below passed over."""
     start = committed(new_game(config))
     beam = [_Hyp(start, 0.0, None, _key(start))]
     for k, obs in enumerate(observations):
         beam = _advance(beam, k, obs)
     if not beam:
-        return None
+        return None, []
     # No later photo will break a tie: of the cheapest, the one the last photo shows
     # best (two moves in it rather than one and a misread site, which cost the same),
     # first by the sites it read surely, then by the fewer moves (a tower that narrowly
@@ -535,7 +684,38 @@ def _search(observations: Sequence[Observation], config: GameConfig) -> _Hyp | N
         sure = sum(c for s, c in per_site.items() if s not in last.doubtful)
         return sure, h.state.ply, sum(per_site.values())
 
-    return min(best, key=shown)
+    chosen = min(best, key=shown)
+    return chosen, [h for h in best if h is not chosen]
+
+
+def _ties(chosen: _Hyp, others: Sequence[_Hyp]) -> dict[tuple[int, int], list[str]]:
+    """The chosen story's moves that another story of the same cost tells otherwise, by
+    (photo, place among the photo's moves), with what the others have instead.
+
+    Two photos that disagree (one reads a tower 16 storeys, the next 13) make two stories
+    that cost the same; the tie-break takes one, and the photos do not say it is right."""
+    def story(h: _Hyp) -> list[tuple[tuple[int, int], str]]:
+        out: list[tuple[tuple[int, int], str]] = []
+        step = h.step
+        while step is not None:
+            out[:0] = [((step.photo, n), str(m)) for n, m in enumerate(step.moves)]
+            step = step.prev
+        return out
+
+    mine = story(chosen)
+    ties: dict[tuple[int, int], list[str]] = {}
+    for other in others:
+        theirs = [m for _, m in story(other)]
+        match = difflib.SequenceMatcher(None, [m for _, m in mine], theirs, autojunk=False)
+        for op, i1, i2, j1, j2 in match.get_opcodes():
+            if op not in ("replace", "delete"):
+                continue
+            for t, (where, _move) in enumerate(mine[i1:i2]):
+                # as many moves each way: move for move; else all of theirs there
+                instead = ([theirs[j1 + t]] if i2 - i1 == j2 - j1 else theirs[j1:j2])
+                alts = ties.setdefault(where, [])
+                alts.extend(m for m in instead if m not in alts)
+    return ties
 
 
 def _advance(beam: list[_Hyp], k: int, obs: Observation) -> list[_Hyp]:
@@ -784,8 +964,11 @@ def _grown(old: SiteView | None, new: SiteView | None) -> bool:
 
 
 def _record(observations: Sequence[Observation], config: GameConfig, last: _Step | None,
-            warnings: list[dict[str, Any]], inferred: bool) -> ReplayResult:
-    """The game record, move list, warnings and misreads of the chosen hypothesis."""
+            warnings: list[dict[str, Any]], inferred: bool,
+            ties: Mapping[tuple[int, int], list[str]] | None = None) -> ReplayResult:
+    """The game record, move list, warnings and misreads of the chosen hypothesis.
+
+    ``ties``: its moves that another as cheap tells otherwise (:func:`_ties`), marked."""
     steps: list[_Step] = []
     while last is not None:
         steps.append(last)
@@ -800,6 +983,11 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
     prev: Observation | None = None
     # builds no photo has shown as built yet, by site: (index in moves, in the record)
     unshown: dict[Site, list[tuple[int, int]]] = {}
+    # sites whose last build is illegal or told two ways, by site: its notation, and
+    # whether the photos read surely since have all shown the tower as recorded (None:
+    # none has; False for an illegal build, whatever they show); a build on it while
+    # they have not is marked too
+    unsure: dict[Site, tuple[str, bool | None]] = {}
     for k, obs in enumerate(observations):
         step = by_photo.get(k)
         if state.is_over and step is None and k and obs != prev:
@@ -812,10 +1000,27 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
                                  "message": f"{obs.name}: {move} was made since the "
                                             "last photo as well"})
             turn += 1
-            state, record, info = _apply(state, record, move, obs, turn, warnings)
+            doubt = _doubt(move, obs, turn, (ties or {}).get((k, n)), unsure, warnings)
+            state, record, info = _apply(state, record, move, obs, turn, warnings, doubt=doubt)
             if info and isinstance(move, Build):
                 unshown.setdefault(move.site, []).append((len(moves), len(record.entries) - 1))
+                # a site read narrowly is one photo's doubt, which the photos after it
+                # read again (15 of 15 builds on such builds right, in three games); one
+                # the photos tell two ways is the photos' own, unless those after read it
+                # as recorded; an illegal one is the photos' against the rules (a tower
+                # read a storey low in every photo is a legal build read as an illegal one)
+                if not info[0]["legal"]:
+                    unsure[move.site] = (info[0]["notation"], False)
+                elif "doubt" in info[0]:
+                    unsure[move.site] = (info[0]["notation"], None)
+                else:
+                    unsure.pop(move.site, None)
             moves.extend(info)
+        if unsure:
+            views = state.board.views()
+            for site, (built, agree) in list(unsure.items()):
+                if site not in obs.unseen and site not in obs.doubtful and agree is not False:
+                    unsure[site] = (built, obs.sites.get(site) == views.get(site))
         if unshown:
             views = state.board.views()
             for site in [s for s in unshown if _shows(views.get(s), obs.sites.get(s))]:
@@ -832,6 +1037,33 @@ def _record(observations: Sequence[Observation], config: GameConfig, last: _Step
     record = _never_shown(unshown, moves, record, warnings)
     return ReplayResult(record, moves, warnings, state, inferred, round_boards=boards,
                         misreads=misreads)
+
+
+def _doubt(move: Build | Pass, obs: Observation, turn: int, alts: list[str] | None,
+           unsure: Mapping[Site, tuple[str, bool | None]], warnings: list[dict[str, Any]],
+           ) -> str | None:
+    """Why a move its photo read surely is to be checked all the same, said in a warning,
+    or None: another story as cheap tells it otherwise (``alts``: what it has instead), or
+    it builds on a build flagged illegal or told two ways (``unsure``) whose tower no
+    photo read surely as recorded since (its storeys and this one's the photos show only
+    together: of a black 3 and a red 3 read as one tower, a black 2, flagged illegal, and
+    a red 4)."""
+    if isinstance(move, Build) and move.site in obs.doubtful:
+        return None  # marked already, for its own reading
+    if alts is not None:
+        instead = " or ".join(alts) if alts else "no move there"
+        warnings.append({"photo": obs.name, "turn": turn, "reason": "ambiguous",
+                         "message": f"{obs.name}: {move}: the photos fit {instead} as "
+                                    "well (they disagree): check it", "instead": alts})
+        return "ambiguous"
+    if isinstance(move, Build) and move.site in unsure and unsure[move.site][1] is not True:
+        below = unsure[move.site][0]
+        warnings.append({"photo": obs.name, "turn": turn, "reason": "built-on-doubtful",
+                         "message": f"{obs.name}: {move}: built on {below}, which is to "
+                                    "be checked; the photos show their storeys only "
+                                    "together: check both"})
+        return "built-on-doubtful"
+    return None
 
 
 def _shows(built: SiteView | None, seen: SiteView | None) -> bool:
@@ -853,6 +1085,14 @@ def _never_shown(unshown: Mapping[Site, list[tuple[int, int]]], moves: list[dict
     for m, e in flagged:
         info = moves[m]
         info["doubtful"] = info["never_shown"] = True
+        if info.get("doubt") == "ambiguous":
+            # the storeys another story as cheap gives it: what this warning says
+            at = "@" + info["notation"].split("@")[-1]
+            said = [w for w in warnings if w.get("reason") == "ambiguous"
+                    and w.get("turn") == info["turn"] and w.get("photo") == info["photo"]]
+            if all(w["instead"] and all(a.endswith(at) for a in w["instead"]) for w in said):
+                del info["doubt"]
+                warnings[:] = [w for w in warnings if not any(w is x for x in said)]
         entry = entries[e]
         entries[e] = (replace(entry, doubtful=True, never_shown=True)
                       if isinstance(entry, MoveEntry) else replace(entry, doubtful=True))
@@ -1039,7 +1279,10 @@ def _move_dict(move: Build | Pass, turn: int | None, state: GameState, photo: st
 
 def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observation,
            turn: int | None, warnings: list[dict[str, Any]], order_known: bool = True,
+           doubt: str | None = None,
            ) -> tuple[GameState, GameRecord, list[dict[str, Any]]]:
+    """Record one move; ``doubt``: why it is to be checked though its photo read its site
+    surely (:func:`_doubt`)."""
     try:
         check_move(state, move)
         legal, warning = True, None
@@ -1050,9 +1293,11 @@ def _apply(state: GameState, record: GameRecord, move: Build | Pass, obs: Observ
     info = _move_dict(move, turn, state, obs.name, legal, order_known)
     # about half the reader's wrong sites were read by a narrow margin: the players
     # should look there
-    doubtful = isinstance(move, Build) and move.site in obs.doubtful
+    doubtful = isinstance(move, Build) and move.site in obs.doubtful or doubt is not None
     if doubtful:
         info["doubtful"] = True
+    if doubt is not None:
+        info["doubt"] = doubt
     try:
         new_state = apply_move(state, move, check=legal)
     except RulesError as exc:

@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from companion.photos import IMAGE_SUFFIXES, natural_key
+from companion.photos import IMAGE_SUFFIXES, name_key
 from companion.rules import jsonkeys
 from companion.session import GameSession
 
@@ -61,7 +61,7 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
                 raise ReplayUploadError("game.json is not valid JSON") from None
             except jsonkeys.DuplicateKeyError as exc:
                 raise ReplayUploadError(f"game.json is not valid JSON ({exc})") from None
-        photos.sort(key=lambda f: natural_key(_safe_stem(f.name)))
+        photos.sort(key=lambda f: name_key(_safe_stem(f.name)))
         # the photos keep their names in the folder, which orders them as a folder on
         # the command line is (two cameras' by their clocks, a counter that wrapped);
         # names that clash (two phones' IMG_0001) are numbered in upload order, and,

@@ -62,8 +62,12 @@ def check_reason(move: Mapping[str, Any],
                  narrow: str = "the photo read it by a narrow margin") -> str:
     """Why a replayed move (as ``companion replay --json`` gives it) is marked to be
     checked: no photo showed it as built, or its site was read by a narrow margin
-    (``narrow``: the words for that here)."""
-    return "no photo shows it as built" if move.get("never_shown") else narrow
+    (``narrow``: the words for that here), or another move fits the photos as well, or it
+    builds on a move marked to check and the photos show the two only together."""
+    if move.get("never_shown"):
+        return "no photo shows it as built"
+    return {"ambiguous": "the photos fit another move as well",
+            "built-on-doubtful": "built on a move to check"}.get(str(move.get("doubt")), narrow)
 
 
 def replay_html(result: Mapping[str, Any], boards: Sequence[Mapping[str, Any]],

@@ -150,3 +150,33 @@ def test_an_upload_is_ordered_as_a_folder_is():
         if event["type"] == "replay-progress":
             read.append(event["photo"])
     assert read == ["IMG_9998.jpg", "IMG_9999.jpg", "IMG_0001.jpg", "IMG_0002.jpg"]
+
+
+def test_a_copy_numbered_in_brackets_comes_after_its_original(tmp_path):
+    """WhatsApp desktop saves a batch received in one second as "X.jpeg", "X (1).jpeg",
+    "X (2).jpeg", ...: by the whole name " (" sorts before ".", which put the game's
+    first photo last."""
+    base = "WhatsApp Image 2026-11-28 at 20.02.30"
+    names = [f"{base}.jpeg"] + [f"{base} ({k}).jpeg" for k in (1, 2, 10)]
+    for name in names:
+        (tmp_path / name).write_bytes(_jpeg_with_exif(None))
+    photos, how = ordered_photos(tmp_path)
+    assert [p.name for p in photos] == names and how == "file names"
+
+
+def test_macos_appledouble_files_are_no_photos(tmp_path, capsys):
+    """A folder copied from a Mac to a foreign disk has a "._NAME" beside each photo
+    (its metadata, named like the photo): it is no photo, as it is none in a zip."""
+    from companion.cli import main
+
+    for name in ("IMG_001.jpg", "IMG_002.jpg"):
+        (tmp_path / name).write_bytes(_jpeg_with_exif(None))
+        (tmp_path / f"._{name}").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X")
+    photos, _how = ordered_photos(tmp_path)
+    assert [p.name for p in photos] == ["IMG_001.jpg", "IMG_002.jpg"]
+    only = tmp_path / "only"
+    only.mkdir()
+    (only / "._IMG_001.jpg").write_bytes(b"\x00\x05\x16\x07")
+    assert main(["replay", str(only)]) == 1
+    assert capsys.readouterr().err == (
+        f"companion replay: {only}: no photos (jpg, png, heic, ...) in this folder\n")
