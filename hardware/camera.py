@@ -114,6 +114,8 @@ class FrameSource(Closeable, ABC):
     """Base of every source: numbering, timestamps, lock bookkeeping, context manager."""
 
     kind: str = "source"
+    #: why the asked-for camera was not used and this one was (see open_camera)
+    fallback_reason: str | None = None
 
     def __init__(self, clock: Clock | None = None) -> None:
         self._clock: Clock = clock if clock is not None else time.monotonic
@@ -163,7 +165,7 @@ class FrameSource(Closeable, ABC):
 
     def describe(self) -> dict[str, Any]:
         """JSON-able state for `companion doctor` and the page."""
-        return {
+        out = {
             "kind": self.kind,
             "size": list(self.size),
             "frames_served": self.frames_served,
@@ -171,6 +173,9 @@ class FrameSource(Closeable, ABC):
             "white_balance_locked": self.white_balance_locked,
             "locks": [asdict(r) for r in self.locks],
         }
+        if self.fallback_reason is not None:
+            out["fallback"] = self.fallback_reason
+        return out
 
     def close(self) -> None:
         """Release the device; idempotent."""
@@ -735,17 +740,40 @@ def default_camera_spec() -> str:
     return "picamera2" if default_backend() == "pi" else "fake"
 
 
+def _pi_camera_or_usb(kw: dict[str, Any]) -> FrameSource:
+    """The Pi's default camera: picamera2, or, where picamera2 is not importable (a venv
+    made without --system-site-packages, an OS without the package), OpenCV's first
+    device (a USB camera). Named, ``picamera2`` is only picamera2."""
+    opencv_only = ("capture_factory", "api_preference")
+    try:
+        return Picamera2Source(**{k: v for k, v in kw.items() if k not in opencv_only})
+    except CameraUnavailable as first:
+        try:
+            source = OpenCVSource(0, **kw)
+        except CameraUnavailable as second:
+            raise CameraUnavailable(f"{first.message}, and {second.message}",
+                                    first.advice) from None
+        import logging
+
+        logging.getLogger(__name__).info("%s: using OpenCV's camera 0", first.message)
+        source.fallback_reason = first.message
+        return source
+
+
 def open_camera(spec: str | None = None, **kw: Any) -> FrameSource:
     """Open a source from a short spec string (config files and the command line use these).
 
     Accepted: "picamera2" or "picamera2:1" (camera number), "opencv:0" (device
     index) or "opencv:rtsp://..." (URL), "folder:/path", "video:/path.mp4", "fake".
-    None or "" picks the environment's default (see :func:`default_camera_spec`).
+    None or "" picks the environment's default (see :func:`default_camera_spec`); on the
+    Pi that is picamera2, falling back to ``opencv:0`` where picamera2 is not importable.
     Keyword arguments go to the source's constructor (``size``, ``clock``...);
     recorded sources keep their own size, so ``size`` is dropped for them.
     """
     if not spec:
         spec = default_camera_spec()
+        if spec == "picamera2":
+            return _pi_camera_or_usb(kw)
     kind, _, arg = spec.partition(":")
     kind = kind.strip().lower()
     if kind == "picamera2":

@@ -445,3 +445,28 @@ def test_open_camera_specs(tmp_path: Path) -> None:
         open_camera("webcam")
     with pytest.raises(ValueError, match=r"^picamera2:x: the camera number is 0, 1, \.\.\. "):
         open_camera("picamera2:x")
+
+
+@pytest.mark.parametrize("usb", [True, False])
+def test_the_pis_default_camera_falls_back_to_opencv(monkeypatch: pytest.MonkeyPatch,
+                                                     usb: bool) -> None:
+    """picamera2 is imported lazily and, when it is not there (a venv made without
+    --system-site-packages), the Pi's default camera is OpenCV's first device; named,
+    picamera2 stays picamera2."""
+    monkeypatch.setenv("COMPANION_BACKEND", "pi")
+    monkeypatch.setitem(sys.modules, "picamera2", None)
+    factory = (lambda d, a: FakeCapture(d, a, opened=usb))
+    if not usb:
+        with pytest.raises(CameraUnavailable) as info:
+            open_camera(capture_factory=factory)
+        assert str(info.value) == (
+            "picamera2 not importable: import of picamera2 halted; None in sys.modules, and "
+            f"OpenCV cannot open camera 0 ({PICAMERA2_ADVICE})")
+        return
+    src = open_camera(capture_factory=factory, size=(640, 480), clock=FakeClock())
+    assert isinstance(src, OpenCVSource) and src.device == 0 and src.size == (640, 480)
+    assert src.describe()["fallback"] == ("picamera2 not importable: import of picamera2 "
+                                          "halted; None in sys.modules")
+    src.close()
+    with pytest.raises(CameraUnavailable, match="^picamera2 not importable"):
+        open_camera("picamera2")
