@@ -455,7 +455,10 @@ def test_the_pis_default_camera_falls_back_to_opencv(monkeypatch: pytest.MonkeyP
     picamera2 stays picamera2."""
     monkeypatch.setenv("COMPANION_BACKEND", "pi")
     monkeypatch.setitem(sys.modules, "picamera2", None)
-    factory = (lambda d, a: FakeCapture(d, a, opened=usb))
+
+    def factory(device: int | str, api: int) -> FakeCapture:
+        return FakeCapture(device, api, opened=usb)
+
     if not usb:
         with pytest.raises(CameraUnavailable) as info:
             open_camera(capture_factory=factory)
