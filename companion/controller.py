@@ -93,6 +93,7 @@ class ControllerStats:
     bumps: int = 0  # camera (or board) moved: pose re-estimated
     arm_frames: int = 0  # still frames not read: an arm rests over the board
     arm_timeouts: int = 0  # read anyway after arm_watch.timeout_seconds
+    arm_fixtures: int = 0  # read: the same change from outside the board, scene after scene
     read_seconds: list[float] = field(default_factory=list)
     decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
     fit_seconds: list[float] = field(default_factory=list)  # each new-block fit
@@ -263,6 +264,10 @@ class Controller:
         #: the reader, called with ``height_range=`` when it takes one
         self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
+        self._held = False  # the next reading is one the arm watch timed out on
+        #: the first frame of the last still scene held back as an arm, and how many
+        #: scenes in a row showed that change from outside the board
+        self._arm_scenes: tuple[np.ndarray, int] | None = None
         self.stats = ControllerStats()
         self._still_since: float | None = None
         self._dirty = True
@@ -385,19 +390,36 @@ class Controller:
 
     def _arm_over_board(self, image: np.ndarray, timestamp: float) -> bool:
         """A hand resting still passes the motion gate: hold it back, for a while."""
+        self._held = False
         if not self.arm_watch.check(image):
             self._arm_since = None
+            self._arm_scenes = None
             return False
         if self._arm_since is None:
             self._arm_since = timestamp
             last = self.arm_watch.last
             log.info("not read: %s", last.reason if last else "an arm over the board")
+            # the same change from outside the board as in the scene held back before
+            # (hands came and went meanwhile): a thing at the edge, a camera turned
+            scenes = self._arm_scenes
+            repeats = (scenes[1] + 1 if scenes is not None
+                       and self.arm_watch.same_outside(scenes[0], image) else 1)
+            self._arm_scenes = (image, repeats)
+            if 0 < self.arm_watch.fixture_scenes <= repeats:
+                log.warning("the same change from outside the board in %d still scenes "
+                            "in a row: not an arm; reading it", repeats)
+                self.stats.arm_fixtures += 1
+                self._arm_since = None
+                self._arm_scenes = None
+                self._held = True  # (see ArmWatch.settle)
+                return False
         if timestamp - self._arm_since + 1e-6 < self.arm_watch.timeout_seconds:
             return True
         log.warning("the scene has changed from outside the board for %.0f s: reading it",
                     self.arm_watch.timeout_seconds)
         self.stats.arm_timeouts += 1
         self._arm_since = None
+        self._held = True  # read over whatever stays there (see ArmWatch.settle)
         return False
 
     def _auto_commit(self) -> None:
@@ -500,7 +522,8 @@ class Controller:
             self.stats.bumps += 1
             self._prev_still = None
         self._pose = reading.pose
-        self.arm_watch.settle(image, reading.pose, self._towers(reading))
+        self.arm_watch.settle(image, reading.pose, self._towers(reading), held=self._held)
+        self._held = False
         if self.on_frame is not None:
             self.on_frame(image, reading)
         return reading
@@ -512,6 +535,7 @@ class Controller:
         blocks may stand). A build the mover made out of sight is recorded on the
         way (the decision that follows is the next player's)."""
         decision = self._record_missed(look, look.decide(self._cards))
+        decision = self._unseen_build_shown(look, decision)
         decision = self._taller_pair(look, decision)
         decision = self._pair_out_of_turn(look, decision)
         decision = self._revised_pair(look, decision)
@@ -534,6 +558,51 @@ class Controller:
         look.state = self.session.state
         look.unseen = [*look.unseen, *decision.changed]
         return look.decide()
+
+    def _unseen_build_shown(self, look: _Look, decision: Decision) -> Decision:
+        """A build recorded unseen (its site hidden, by an arm resting over it, say: the
+        storeys a guess, marked never shown) comes into view: more of that player's
+        colour on it, with the same card on their stack, is that build's block, not a
+        second build out of turn. The build is corrected to what shows, the players
+        told, and the scene decided again."""
+        seen = decision.move
+        if decision.kind != "move" or decision.legal or not isinstance(seen, Build) \
+                or seen.seat == look.state.seat:
+            return decision
+        record = self.session.record
+        entries = record.effective()
+        at_site = [n for n, e in enumerate(entries)
+                   if isinstance(e.move, Build) and e.move.site == seen.site]
+        if not at_site:
+            return decision
+        ply = at_site[-1]
+        guessed, entry = entries[ply].move, entries[ply]
+        if not (isinstance(guessed, Build) and entry.never_shown and not entry.agreed
+                and (guessed.seat, guessed.card, guessed.block.color)
+                == (seen.seat, seen.card, seen.block.color)
+                and guessed.block.storeys + seen.block.storeys <= MAX_STOREYS):
+            return decision
+        shown = Build(guessed.seat, guessed.card, guessed.site,
+                      Block(guessed.block.color,
+                            guessed.block.storeys + seen.block.storeys))
+        try:
+            check_move(record.state_at(ply), shown)
+            record.with_correction(ply, shown).replay()
+        except RulesError:
+            return decision  # the rules never allowed that block, or a later move then
+        try:
+            self.session.correct(ply, shown, "shown by the camera", expect=guessed,
+                                 doubtful=True)
+        except RulesError:
+            return decision  # the players changed the record meanwhile
+        message = (f"{guessed.block.color} {guessed.block.storeys} at {seen.site.name}, "
+                   f"recorded while the site was out of sight, shows as "
+                   f"{shown.block.color} {shown.block.storeys}: revised; check it")
+        log.info("%s", message)
+        self.session.report("revised", message, seen.site.name, ply=ply)
+        self.stats.revisions += 1
+        look.state = self.session.state
+        return look.decide(self._cards)
 
     def _taller_pair(self, look: _Look, decision: Decision) -> Decision:
         """Two blocks stacked under one hand can stand taller than the one block the

@@ -12,7 +12,7 @@ the config's ``change`` section.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import cv2
@@ -218,15 +218,29 @@ class ArmWatch:
         self.config = dict(config or {})
         self.geometry = geometry
         self.timeout_seconds = float(_option(self.config, "arm_timeout_seconds"))
+        self.fixture_scenes = int(_option(self.config, "arm_fixture_scenes"))
         self._reference: np.ndarray | None = None
         self._board: np.ndarray | None = None
         self._towers: list[np.ndarray] = []
+        #: the reference from before a scene read over a resting arm (see settle)
+        self._before: tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None = None
         self.last: ArmCheck | None = None
 
     def settle(self, image: np.ndarray, pose: Any,
-               towers: Mapping[int, int] | None = None) -> None:
+               towers: Mapping[int, int] | None = None, *, held: bool = False) -> None:
         """The scene just read becomes the reference; ``towers`` (site index ->
-        storeys) are the towers in it, whose next block may reach out of the picture."""
+        storeys) are the towers in it, whose next block may reach out of the picture.
+
+        ``held``: the scene was read only because something from outside the board
+        stayed past the timeout: an arm at rest, as often as a phone laid at the
+        edge or a camera knocked askew. The reference before it is kept too: once
+        an arm read into the reference has gone, every scene after it differed from
+        the reference at the picture's edge, was held as an arm, and no still scene
+        (each under the timeout) was read again."""
+        before = None
+        if held and self._reference is not None and self._board is not None:
+            before = self._before or (self._reference, self._board, self._towers)
+        self._before = before
         if pose is None or not hasattr(pose, "project"):
             self._reference = self._board = None
             self._towers = []
@@ -237,6 +251,19 @@ class ArmWatch:
                                  float(_option(self.config, "arm_board_margin_mm")))
         self._towers = tower_masks(pose, (w, h), ref.shape[:2], towers or {}, self.geometry)
         self._reference = ref
+
+    def same_outside(self, before: np.ndarray, image: np.ndarray) -> bool:
+        """Whether two held-back scenes show the same change from outside the board:
+        nothing reaches in from the picture's edge between them. An arm comes and goes
+        with its hand; a phone laid at the board's edge, or the view of a camera
+        knocked askew, stays as it was from one still scene to the next."""
+        if self._board is None:
+            return False
+        width = int(_option(self.config, "width"))
+        a, b = thumbnail(before, width), thumbnail(image, width)
+        if a.shape != b.shape or a.shape[:2] != self._board.shape[:2]:
+            return False
+        return not arm_over_board(a, b, self._board, self.config, self._towers).arm
 
     def check(self, image: np.ndarray) -> bool:
         """True when an arm seems to reach over the board (do not read this frame)."""
@@ -249,4 +276,12 @@ class ArmWatch:
             return False
         self.last = arm_over_board(self._reference, cur, self._board, self.config,
                                    self._towers)
+        if self.last.arm and self._before is not None and cur.shape == self._before[0].shape:
+            # the reference holds a scene read over an arm: this one, as it was before
+            # the arm came, is the arm gone (a thing left at the edge, a camera turned,
+            # is in the reference and matches it)
+            ref, board, towers = self._before
+            if not arm_over_board(ref, cur, board, self.config, towers).arm:
+                self.last = replace(self.last, arm=False,
+                                    reason="the arm read over the board has gone")
         return self.last.arm

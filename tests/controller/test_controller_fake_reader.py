@@ -418,3 +418,35 @@ def test_a_doubt_kept_from_the_last_game_is_not_this_games():
         session.play(move)
     assert session.record.moves == opening and session.game_id is None
     assert ctl.second_looks() == []
+
+
+def test_a_build_recorded_out_of_sight_is_revised_when_its_site_shows():
+    """A build recorded while its site was out of sight (an arm resting over it: the
+    storeys a guess, marked never shown) showed more storeys once the arm had gone;
+    the rest was recorded as a second build by the same player with the same card,
+    out of turn, and every move after it at the wrong ply. It is that build's block."""
+    cfg, builds, readings = _script(2, 6)
+    last = builds[-1]
+    assert str(last) == "W c11 blue4@5C"
+    guess = Build(last.seat, last.card, last.site, Block(last.block.color, 1))
+    session = GameSession(make_config(list(cfg.players)))
+    ctl = Controller(session, lambda image, previous_pose=None: scenes[int(image[0, 0, 0])],
+                     still_seconds=0.4)
+    for move in builds[:-1]:
+        ctl._auto_commit()
+        session.play(move)
+    ctl._auto_commit()
+    session.play(guess, allow_illegal=True, doubtful=True, never_shown=True)
+    ctl._auto_commit()
+    truth = readings[-1]
+    as_recorded = Reading(session.state.board.views(), cards=dict(truth.cards))
+    scenes = [as_recorded, truth]
+    _film(ctl, 2)
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert [str(e.move) for e in entries] == [str(b) for b in builds]
+    assert entries[-1].doubtful
+    assert [(w["reason"], w["message"]) for w in session.snapshot()["warnings"]
+            if w["reason"] == "revised"] == [
+        ("revised", "blue 1 at Cairo C, recorded while the site was out of sight, shows as "
+                    "blue 4: revised; check it")]
+    assert ctl.stats.revisions == 1

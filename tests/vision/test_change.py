@@ -284,3 +284,72 @@ def test_the_controller_reads_a_new_top_running_out_of_the_picture():
     for n, frame in enumerate(frames):
         ctl.process(frame, n / 15)
     assert reads == [1] and ctl.stats.arm_frames == 4
+
+
+def _sleeve(img: np.ndarray, tip_mm: tuple[float, float]) -> np.ndarray:
+    """An arm in a sleeve unlike the table all along (no stretch that matches it)."""
+    out = img.copy()
+    tip = _px(*tip_mm)
+    cv2.line(out, (tip[0] + 120, 0), tip, (150, 170, 200), 60)
+    cv2.circle(out, tip, 40, (150, 170, 200), -1)
+    return out
+
+
+def test_an_arm_read_past_the_timeout_does_not_hold_every_scene_after_it():
+    """Read after the timeout, the arm was the reference: once it had gone, every scene
+    differed from it at the picture's edge and was held back as an arm, and no still
+    scene (each under the timeout) was read again for the rest of the game."""
+    table = _table()
+    placed = _block(table, (-140.0, 70.0))
+    resting = _sleeve(placed, (-140.0, 70.0))
+    after = _block(placed, (0.0, -70.0))  # the arm gone, the next player's block down
+    trapped = _watch(table)
+    trapped.settle(resting, FlatPose())
+    assert trapped.check(after)  # (as it was)
+    watch = _watch(table)
+    watch.settle(resting, FlatPose(), held=True)
+    assert not watch.check(after)
+    assert watch.last.reason == "the arm read over the board has gone"
+    assert watch.check(_sleeve(after, (0.0, -70.0)))  # an arm now is still held back
+    watch.settle(after, FlatPose())  # read: the scene before the arm is let go
+    assert watch.check(_sleeve(after, (-140.0, 70.0)))
+
+
+def test_the_same_thing_at_the_edge_scene_after_scene_is_not_an_arm():
+    """A phone laid at the board's edge or a camera knocked askew changes the picture
+    from its edge as an arm does, but stays put while the hands come and go: the
+    controller held back every scene after it, each under the timeout, and recorded
+    nothing more, without a word. The second scene in a row held back by the same
+    change is read."""
+    ctl, reads = _controller(timeout=5.0)
+    table = _table()
+    phone = _sleeve(table, (-100.0, 170.0))  # reaching in from the picture's edge
+    scenes = [_tagged(table, 1), _tagged(_block(phone, (0.0, 0.0)), 2),
+              _tagged(_block(_block(phone, (0.0, 0.0)), (100.0, 0.0)), 3),
+              _tagged(_block(_block(_block(phone, (0.0, 0.0)), (100.0, 0.0)),
+                             (-100.0, -70.0)), 4)]
+    t = 0.0
+    for k, scene in enumerate(scenes):
+        if k:  # a hand in between: the scene moves
+            for _ in range(3):
+                ctl.process(np.roll(scene, 40 * k, axis=1), t)
+                t += 1 / 15
+        for _ in range(30):  # 2 s still, under the 5 s timeout
+            ctl.process(scene, t)
+            t += 1 / 15
+    # scene 2 held back (the phone came with the block); scene 3, the same change
+    # again, read; scene 4 as any other (the phone is in the reference now)
+    assert reads == [1, 3, 4]
+    assert (ctl.stats.arm_fixtures, ctl.stats.arm_timeouts) == (1, 0)
+    # an arm that moves between the scenes stays an arm
+    ctl, reads = _controller(timeout=5.0)
+    t = 0.0
+    for k, tip in enumerate([None, (0.0, 0.0), (100.0, 0.0), (-100.0, -70.0)]):
+        scene = _tagged(table if tip is None else _sleeve(table, tip), k + 1)
+        for _ in range(3 if k else 0):
+            ctl.process(np.roll(scene, 40 * k, axis=1), t)
+            t += 1 / 15
+        for _ in range(30):
+            ctl.process(scene, t)
+            t += 1 / 15
+    assert reads == [1] and ctl.stats.arm_fixtures == 0
