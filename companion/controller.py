@@ -94,6 +94,7 @@ class ControllerStats:
     arm_frames: int = 0  # still frames not read: an arm rests over the board
     arm_timeouts: int = 0  # read anyway after arm_watch.timeout_seconds
     arm_fixtures: int = 0  # read: the same change from outside the board, scene after scene
+    takebacks: int = 0  # the last build taken back at the table, out of the record
     read_seconds: list[float] = field(default_factory=list)
     decide_latency: list[float] = field(default_factory=list)  # still -> move recorded
     fit_seconds: list[float] = field(default_factory=list)  # each new-block fit
@@ -283,6 +284,9 @@ class Controller:
         #: the game whose played cards ``_cards`` was last seeded with (:meth:`_known_cards`)
         self._cards_game: tuple[int, str | None] | None = None
         self._prev_still: np.ndarray | None = None
+        #: recent still scenes read, each with the number of moves the record then
+        #: had: the scene before the last move, to see it taken back
+        self._stills: list[tuple[int, np.ndarray]] = []
         self._last_still: tuple[np.ndarray, float] | None = None
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
@@ -451,6 +455,7 @@ class Controller:
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
+            self._stills = [*self._stills[-2:], (len(self.session.record.effective()), image)]
         except JournalFailure:
             self._cards = seen  # the cards seen stay new for the try again
             raise
@@ -521,6 +526,7 @@ class Controller:
             log.warning("the camera or the board moved: pose re-estimated")
             self.stats.bumps += 1
             self._prev_still = None
+            self._stills = []
         self._pose = reading.pose
         self.arm_watch.settle(image, reading.pose, self._towers(reading), held=self._held)
         self._held = False
@@ -534,7 +540,8 @@ class Controller:
         build out of turn, a card that builds elsewhere, one change where two
         blocks may stand). A build the mover made out of sight is recorded on the
         way (the decision that follows is the next player's)."""
-        decision = self._record_missed(look, look.decide(self._cards))
+        decision = self._taken_back(look, look.decide(self._cards))
+        decision = self._record_missed(look, decision)
         decision = self._unseen_build_shown(look, decision)
         decision = self._taller_pair(look, decision)
         decision = self._pair_out_of_turn(look, decision)
@@ -558,6 +565,63 @@ class Controller:
         look.state = self.session.state
         look.unseen = [*look.unseen, *decision.changed]
         return look.decide()
+
+    def _taken_back(self, look: _Look, decision: Decision) -> Decision:
+        """The last build taken back by hand (the player changed their mind, or moves
+        the block to another site): its site looks again as it did before the build,
+        and changed since the last still scene. The tower read there cannot be lower
+        than the record's, so the change read as a new block, or the block moved
+        read as a second build out of turn, and the tower taken back stayed in the
+        record. The build is taken out of the record (the players told), and the
+        scene decided again."""
+        scene = self._scene
+        entries = self.session.record.effective()
+        if scene is None or not entries or scene.pose is None:
+            return decision
+        ply = len(entries) - 1
+        last = entries[ply].move
+        if not isinstance(last, Build) or entries[ply].agreed:
+            return decision
+        before = next((frame for n, frame in reversed(self._stills) if n == ply), None)
+        if before is None or before.shape != look.image.shape:
+            return decision
+        cfg = self.change
+        since = {c.site: c.score for c in scene.scores}
+        bumped = sum(c.score >= float(cfg["focus_bump_score"]) for c in scene.scores)
+        if since.get(last.site, 0.0) < float(cfg["focus_clear_score"]) \
+                or bumped >= int(cfg["focus_bump_sites"]):
+            return decision
+        from companion.vision.sitechange import site_change_scores
+
+        earlier = self.session.record.state_at(ply)
+        heights = {site: v.height for site, v in earlier.board.views().items()}
+        back = {c.site: c.score for c in site_change_scores(before, look.image, scene.pose,
+                                                              heights)}
+        if back.get(last.site, np.inf) > float(cfg["takeback_score"]):
+            return decision
+        try:
+            self.session.correct(ply, None, "taken back at the table", expect=last)
+        except RulesError:
+            return decision  # the players changed the record meanwhile
+        message = (f"{last} was taken back at the table (its site looks as before it): "
+                   "removed from the record; put it back with the page if it stands")
+        log.info("%s", message)
+        self.session.report("taken-back", message, last.site.name)
+        self.stats.takebacks += 1
+        self._doubted.pop(last.site, None)
+        # the seat's card: the one the record now has it play last (taken back too, the
+        # card on its stack is no longer new)
+        self._cards_game = None
+        self._known_cards()
+        look.new_cards = {seat: card for seat, card in look.new_cards.items()
+                          if self._cards.get(seat) != card}
+        look.state = self.session.state
+        view = look.state.board.views().get(last.site)
+        if view is None:
+            look.views.pop(last.site, None)
+        else:
+            look.views[last.site] = view
+        return look.decide(self._cards)
 
     def _unseen_build_shown(self, look: _Look, decision: Decision) -> Decision:
         """A build recorded unseen (its site hidden, by an arm resting over it, say: the

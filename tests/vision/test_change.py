@@ -353,3 +353,42 @@ def test_the_same_thing_at_the_edge_scene_after_scene_is_not_an_arm():
             ctl.process(scene, t)
             t += 1 / 15
     assert reads == [1] and ctl.stats.arm_fixtures == 0
+
+
+def test_a_block_taken_back_by_hand_leaves_the_record():
+    """The reading cannot put a tower lower than the record's, so a block taken back
+    (or moved on) read as a new block, or as a second build out of turn, and the
+    tower taken back stayed in the record. Its site looks again as before the build:
+    the build is taken out of the record, and the players are told."""
+    table = _table()
+    site = Site.parse("0C")
+    xy = tuple(board_geometry().site_xy[site.index])
+    red1 = {site: SiteView(1, "red")}
+    scenes = {1: (table, {}), 2: (_block(table, xy), red1), 3: (table, red1)}
+
+    class Reading:
+        def __init__(self, tag: int) -> None:
+            self.sites = dict(scenes[tag][1])  # (held to the record: never lower)
+            self.unseen: list = []
+            self.cards: dict = {}
+            self.pose = FlatPose()
+
+    ctl = Controller(GameSession(make_config(2, seed=1)),
+                     lambda image, previous_pose=None: Reading(int(image[-1, -1, 0])))
+    t = 0.0
+    for tag in (1, 2, 3):
+        for _ in range(3 if tag > 1 else 0):  # a hand
+            ctl.process(np.roll(scenes[tag][0], 40 * tag, axis=1), t)
+            t += 1 / 15
+        for _ in range(8):
+            ctl.process(_tagged(scenes[tag][0], tag), t)
+            t += 1 / 15
+        builds = [str(m) for m in ctl.session.record.moves if hasattr(m, "site")]
+        assert len(builds) == (1 if tag == 2 else 0), (tag, builds)
+    built = ctl.session.record.effective()[-1]  # (the takeback is a deleting correction)
+    warnings = [w for w in ctl.session.snapshot()["warnings"] if w["reason"] == "taken-back"]
+    assert len(warnings) == 1 and warnings[0]["site"] == "Manhattan C"
+    assert warnings[0]["message"].endswith(" was taken back at the table (its site looks as "
+                                           "before it): removed from the record; put it back "
+                                           "with the page if it stands")
+    assert ctl.stats.takebacks == 1 and not hasattr(built.move, "site")
