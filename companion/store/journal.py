@@ -350,6 +350,7 @@ class Journal:
                 if not aside.is_file():
                     return
                 shutil.copyfile(aside, copy)
+                _fit_header_to_file(copy)
                 wal = Path(f"{aside}-wal")
                 if wal.is_file():  # what the last transactions wrote
                     shutil.copyfile(wal, Path(f"{copy}-wal"))
@@ -363,12 +364,13 @@ class Journal:
         kept, short = [], []
         for (game_id, created, header, finished, result, summary), entries, total in games:
             whole = len(entries) == total
+            got = (f"{len(entries)} of {total} entries" if total is not None
+                   else f"{len(entries)} entries, those after them unreadable")
             if not whole and finished:
                 # a game that had ended (or been abandoned) stays out of play: the table
                 # must not resume a finished game from its first moves
                 finished, summary = 1, None
-                result = _dumps({"abandoned": f"recovered {len(entries)} of {total} "
-                                              f"entries from {aside.name}"})
+                result = _dumps({"abandoned": f"recovered {got} from {aside.name}"})
                 whole = True  # its row is kept as now written
             conn.execute("BEGIN IMMEDIATE")  # a game at a time, as appended
             try:
@@ -386,7 +388,7 @@ class Journal:
             conn.execute("COMMIT")
             kept.append(game_id)
             if len(entries) != total:
-                short.append(f"{game_id}: {len(entries)} of {total} entries")
+                short.append(f"{game_id}: {got}")
         if kept:
             notice = (f"recovered {len(kept)} game{'s' if len(kept) > 1 else ''} from "
                       f"{aside.name}" + (f" ({'; '.join(short)})" if short else ""))
@@ -911,8 +913,30 @@ class Journal:
         return deleted
 
 
+def _fit_header_to_file(path: Path) -> None:
+    """A database file cut short (a power cut, a card that lost its last pages) whose
+    header still counts the pages it had: SQLite refuses every page of it ("database
+    disk image is malformed"), and a game whose pages all survived was lost with the
+    rest. The copy's count is made the file's own (the header's bytes 28-31)."""
+    try:
+        with open(path, "r+b") as fh:
+            head = fh.read(100)
+            if len(head) < 100 or not head.startswith(_SQLITE_MAGIC):
+                return
+            size = int.from_bytes(head[16:18], "big")
+            page = 65536 if size == 1 else size
+            if page < 512 or page & (page - 1):
+                return
+            pages = os.fstat(fh.fileno()).st_size // page
+            if 0 < pages < int.from_bytes(head[28:32], "big"):
+                fh.seek(28)
+                fh.write(pages.to_bytes(4, "big"))
+    except OSError:
+        return
+
+
 def _readable_games(src: sqlite3.Connection
-                    ) -> list[tuple[tuple[Any, ...], list[tuple[int, str, float]], int]]:
+                    ) -> list[tuple[tuple[Any, ...], list[tuple[int, str, float]], int | None]]:
     """The games of a damaged journal of ours that still read: each game's row, the
     longest run of its entries from the first that reads and replays, and how many
     entries it had. Reading stops at the first page SQLite cannot read."""
@@ -933,7 +957,8 @@ def _readable_games(src: sqlite3.Connection
     out = []
     for row in rows:
         entries: list[tuple[int, str, float]] = []
-        total = 0
+        # None: how many there were is not known (a page that does not read)
+        total: int | None = None
         try:
             total = int(src.execute("SELECT COUNT(*) FROM entries WHERE game_id = ?",
                                     (row[0],)).fetchone()[0])
@@ -946,8 +971,9 @@ def _readable_games(src: sqlite3.Connection
                     break  # a gap: what follows does not follow
                 entries.append((int(seq), str(text), float(t)))
         except sqlite3.Error:
-            pass
-        total = max(total, len(entries))
+            total = None  # cut short by a page that does not read
+        if total is not None:
+            total = max(total, len(entries))
         try:
             header = json.loads(row[2])
         except (TypeError, ValueError, RecursionError):

@@ -170,12 +170,15 @@ def _damage_page_of(path: Path, name: str) -> None:
     path.write_bytes(bytes(data))
 
 
-def _two_games(path: Path) -> dict[str, object]:
-    """A finished game and one in progress, checkpointed into the main file."""
+def _two_games(path: Path, ids: tuple[str, str] | None = None) -> dict[str, object]:
+    """A finished game and one in progress, checkpointed into the main file (``ids``:
+    theirs, for a page layout that does not vary with random ids)."""
     from companion.bots import GreedyBot
 
     records = {}
-    with _journal(path) as j:
+    named = iter(ids or ())
+    with (_journal(path) if ids is None else
+          Journal(path, clock=lambda: CLOCK, new_id=lambda now: next(named))) as j:
         for seed, moves in ((1, None), (2, 12)):
             session = GameSession(make_config(2, seed=seed), journal=j)
             bots = [GreedyBot(i) for i in range(2)]
@@ -250,6 +253,31 @@ def test_a_finished_game_recovered_in_part_is_not_taken_back_into_play(tmp_path:
     info = journal.game_info(done)
     assert (info.status, info.moves) == ("abandoned", 7)
     assert journal.latest_unfinished() == playing
+    journal.close()
+
+
+def test_a_journal_cut_short_yields_the_games_on_its_pages(tmp_path: Path) -> None:
+    """A file that lost its last page (a power cut, a failing card) still counts it in
+    its header, and SQLite refused every page of it: no game was recovered, though
+    the finished one's pages were all there."""
+    path = tmp_path / "companion.sqlite3"
+    records = _two_games(path, ids=("20240501-200000-aaaa", "20240501-200000-bbbb"))
+    size = path.stat().st_size
+    with open(path, "r+b") as fh:
+        fh.truncate(size - 4096)
+    journal = _journal(path)
+    aside = tmp_path / f"companion.sqlite3.corrupt-{STAMP}"
+    assert journal.notices[1].startswith(f"recovered 2 games from {aside.name}")
+    # each from its first entry up to the lost page (the entries of the one in play
+    # lay after the finished one's 79th)
+    kept = {gid: len(journal.load(gid).entries) for gid in records}
+    assert kept == {"20240501-200000-aaaa": 79, "20240501-200000-bbbb": 0}
+    for gid, n in kept.items():
+        assert journal.load(gid).entries == records[gid].entries[:n]
+    assert journal.notices[1] == (
+        f"recovered 2 games from {aside.name} (20240501-200000-aaaa: 79 entries, those after "
+        "them unreadable; 20240501-200000-bbbb: 0 entries, those after them unreadable)")
+    assert aside.stat().st_size == size - 4096  # read from a copy: kept as found
     journal.close()
 
 
