@@ -62,11 +62,16 @@ def test_projection_round_trip():
     assert abs(x + 140) < 1e-6 and abs(y - 70) < 1e-6
 
 
-def test_a_serpentine_strip_is_mapped_back_exactly():
+def _serpentine_rig():
+    """The reference board's profile, the serpentine layout, a fake strip and its backend."""
     profile = load_profile()
     truth = serpentine()
     backend = FakeBackend()
-    strip = LedStrip(truth.count, backend=backend)
+    return profile, truth, backend, LedStrip(truth.count, backend=backend)
+
+
+def test_a_serpentine_strip_is_mapped_back_exactly():
+    profile, truth, backend, strip = _serpentine_rig()
     grab = _camera(backend, _led_positions(truth, profile))
     found, points = map_leds(strip.show, grab, truth.count, (K, RVEC, TVEC), profile)
     assert found.sites == truth.sites
@@ -121,10 +126,7 @@ def test_a_camera_some_frames_late_maps_every_led_where_it_is(lag: int, lit_befo
     """A camera one frame late had every LED mapped one place off (sites ((1,), (2,),
     (3,)...) for ((0,), (1,), (2,)...)), in silence; a strip lit before the mapping
     (the camera shows it a while) gave a lit picture for the dark one."""
-    profile = load_profile()
-    truth = serpentine()
-    backend = FakeBackend()
-    strip = LedStrip(truth.count, backend=backend)
+    profile, truth, backend, strip = _serpentine_rig()
     if lit_before:
         strip.show([(255, 255, 255)] * truth.count)
     grab = _Late(_camera(backend, _led_positions(truth, profile)), lag)
@@ -137,10 +139,7 @@ def test_a_camera_some_frames_late_maps_every_led_where_it_is(lag: int, lit_befo
 
 
 def test_a_camera_whose_picture_froze_is_refused():
-    profile = load_profile()
-    truth = serpentine()
-    backend = FakeBackend()
-    strip = LedStrip(truth.count, backend=backend)
+    profile, truth, backend, strip = _serpentine_rig()
     live = _camera(backend, _led_positions(truth, profile))
     frozen: list[np.ndarray] = []
 
