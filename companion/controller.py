@@ -587,9 +587,8 @@ class Controller:
             return decision
         cfg = self.change
         since = {c.site: c.score for c in scene.scores}
-        bumped = sum(c.score >= float(cfg["focus_bump_score"]) for c in scene.scores)
-        if since.get(last.site, 0.0) < float(cfg["focus_clear_score"]) \
-                or bumped >= int(cfg["focus_bump_sites"]):
+        # (no guard for a bumped camera or a lamp: the site would not look as before)
+        if since.get(last.site, 0.0) < float(cfg["focus_clear_score"]):
             return decision
         from companion.vision.sitechange import site_change_scores
 
