@@ -98,6 +98,7 @@ def probe(
         backend = "fake"
         advice.append(str(exc))
 
+    default_camera = not camera_spec
     if not camera_spec:
         camera_spec = "picamera2" if backend == "pi" else "fake"
     if not led_backend:
@@ -108,6 +109,13 @@ def probe(
         button_backend = backend
 
     camera = _check_camera(camera_spec, sysv, sample_frames, sample_seconds)
+    if default_camera and camera_spec == "picamera2" and "not importable" in str(
+            camera["error"]):
+        # as `run` does (open_camera's default): the first OpenCV device, a USB camera
+        usb = _check_camera("opencv:0", sysv, sample_frames, sample_seconds)
+        if usb["error"] is None:
+            usb["fallback"] = camera["error"]
+            camera = usb
     leds = _check_leds(led_backend.lower(), sysv, platform)
     buttons = _check_buttons(button_backend.lower(), sysv, platform)
     for section in (camera, leds, buttons):

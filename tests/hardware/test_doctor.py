@@ -154,6 +154,23 @@ def test_picamera2_not_importable(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     )
 
 
+def test_without_picamera2_the_default_camera_is_opencvs_first(tmp_path: Path) -> None:
+    """As `run` opens it: where picamera2 is not importable, OpenCV's first device."""
+    def cameras(spec: str) -> FakeCamera:
+        if spec == "picamera2":
+            raise CameraUnavailable("picamera2 not importable: no module", "apt")
+        assert spec == "opencv:0"
+        return FakeCamera(size=(64, 48))
+
+    system = pi_system(tmp_path, "Raspberry Pi 5 Model B Rev 1.0", open_camera=cameras)
+    camera = probe(None, "fake", "fake", system=system)["camera"]
+    assert (camera["spec"], camera["backend"], camera["error"]) == ("opencv:0", "fake", None)
+    assert camera["fallback"] == ("CameraUnavailable: picamera2 not importable: no module "
+                                  "(apt)")
+    named = probe("picamera2", "fake", "fake", system=system)["camera"]
+    assert named["spec"] == "picamera2" and named["ok"] is False  # named: no fallback
+
+
 def test_camera_errors_become_advice(tmp_path: Path) -> None:
     def no_camera(spec: str) -> FakeCamera:
         raise IndexError("list index out of range")
