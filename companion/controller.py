@@ -284,9 +284,11 @@ class Controller:
         #: the game whose played cards ``_cards`` was last seeded with (:meth:`_known_cards`)
         self._cards_game: tuple[int, str | None] | None = None
         self._prev_still: np.ndarray | None = None
-        #: recent still scenes read, each with the number of moves the record then
-        #: had: the scene before the last move, to see it taken back
-        self._stills: list[tuple[int, np.ndarray]] = []
+        #: recent still scenes read, each with the builds the record then had: the
+        #: scene before the last build, to see it taken back (by the builds, not a
+        #: count of entries: the round's block selections, and a move the players
+        #: insert on the page, shift that)
+        self._stills: list[tuple[tuple[Build, ...], np.ndarray]] = []
         self._last_still: tuple[np.ndarray, float] | None = None
         self._stop = threading.Event()
         self.last_reading: ReadingLike | None = None
@@ -455,7 +457,7 @@ class Controller:
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
-            self._stills = [*self._stills[-2:], (len(self.session.record.effective()), image)]
+            self._stills = [*self._stills[-2:], (self._builds(), image)]
         except JournalFailure:
             self._cards = seen  # the cards seen stay new for the try again
             raise
@@ -582,7 +584,9 @@ class Controller:
         last = entries[ply].move
         if not isinstance(last, Build) or entries[ply].agreed:
             return decision
-        before = next((frame for n, frame in reversed(self._stills) if n == ply), None)
+        builds = self._builds()
+        before = next((frame for seen, frame in reversed(self._stills)
+                       if seen == builds[:-1]), None)
         if before is None or before.shape != look.image.shape:
             return decision
         cfg = self.change
@@ -621,6 +625,9 @@ class Controller:
         else:
             look.views[last.site] = view
         return look.decide(self._cards)
+
+    def _builds(self) -> tuple[Build, ...]:
+        return tuple(m for m in self.session.record.moves if isinstance(m, Build))
 
     def _unseen_build_shown(self, look: _Look, decision: Decision) -> Decision:
         """A build recorded unseen (its site hidden, by an arm resting over it, say: the
