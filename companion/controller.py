@@ -266,9 +266,10 @@ class Controller:
         self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
         self._held = False  # the next reading is one the arm watch timed out on
-        #: the first frame of the last still scene held back as an arm, and how many
-        #: scenes in a row showed that change from outside the board
-        self._arm_scenes: tuple[np.ndarray, int] | None = None
+        #: the first frames of the last still scenes held back as an arm (since one
+        #: was read), each with how many held scenes showed its change from outside
+        #: the board
+        self._arm_scenes: list[tuple[np.ndarray, int]] = []
         self.stats = ControllerStats()
         self._still_since: float | None = None
         self._dirty = True
@@ -399,24 +400,25 @@ class Controller:
         self._held = False
         if not self.arm_watch.check(image):
             self._arm_since = None
-            self._arm_scenes = None
+            self._arm_scenes = []
             return False
         if self._arm_since is None:
             self._arm_since = timestamp
             last = self.arm_watch.last
             log.info("not read: %s", last.reason if last else "an arm over the board")
-            # the same change from outside the board as in the scene held back before
-            # (hands came and went meanwhile): a thing at the edge, a camera turned
-            scenes = self._arm_scenes
-            repeats = (scenes[1] + 1 if scenes is not None
-                       and self.arm_watch.same_outside(scenes[0], image) else 1)
-            self._arm_scenes = (image, repeats)
+            # the same change from outside the board as in a scene held back before
+            # (hands came and went meanwhile): a thing at the edge, a camera turned.
+            # The last few held scenes count, not only the last: a hand resting a
+            # moment after each build makes every other held scene differ
+            repeats = 1 + max((n for held, n in self._arm_scenes
+                               if self.arm_watch.same_outside(held, image)), default=0)
+            self._arm_scenes = [*self._arm_scenes[-2:], (image, repeats)]
             if 0 < self.arm_watch.fixture_scenes <= repeats:
                 log.warning("the same change from outside the board in %d still scenes "
                             "in a row: not an arm; reading it", repeats)
                 self.stats.arm_fixtures += 1
                 self._arm_since = None
-                self._arm_scenes = None
+                self._arm_scenes = []
                 self._held = True  # (see ArmWatch.settle)
                 return False
         if timestamp - self._arm_since + 1e-6 < self.arm_watch.timeout_seconds:

@@ -392,3 +392,27 @@ def test_a_block_taken_back_by_hand_leaves_the_record():
                                            "before it): removed from the record; put it back "
                                            "with the page if it stands")
     assert ctl.stats.takebacks == 1 and not hasattr(built.move, "site")
+
+
+def test_a_hand_resting_between_the_scenes_does_not_hide_the_thing_at_the_edge():
+    """With each player's hand resting a moment on their block, every other held scene
+    showed a hand as well as the phone (or the turned camera): no two held scenes in
+    a row were alike, and nothing was read again. The last few held scenes count."""
+    ctl, reads = _controller(timeout=5.0)
+    table = _table()
+    phone = _sleeve(table, (-100.0, 170.0))
+    one = _block(phone, (0.0, 0.0))
+    two = _block(one, (100.0, 0.0))
+    scenes = [_tagged(table, 1), _tagged(one, 2), _tagged(_sleeve(two, (100.0, 0.0)), 3),
+              _tagged(two, 4)]
+    t = 0.0
+    for k, scene in enumerate(scenes):
+        for _ in range(3 if k else 0):
+            ctl.process(np.roll(scene, 40 * k, axis=1), t)
+            t += 1 / 15
+        for _ in range(30):
+            ctl.process(scene, t)
+            t += 1 / 15
+    # scene 2 held (the phone came), scene 3 held (a hand resting on the new block),
+    # scene 4 like scene 2 outside the board: read
+    assert reads == [1, 4] and ctl.stats.arm_fixtures == 1
