@@ -315,6 +315,18 @@ def test_an_arm_read_past_the_timeout_does_not_hold_every_scene_after_it():
     assert watch.check(_sleeve(after, (-140.0, 70.0)))
 
 
+def _film_scenes(ctl: Controller, scenes: list[np.ndarray]) -> None:
+    """Each scene still for 2 s (under the 5 s timeout), a hand moving before it."""
+    t = 0.0
+    for k, scene in enumerate(scenes):
+        for _ in range(3 if k else 0):
+            ctl.process(np.roll(scene, 40 * k, axis=1), t)
+            t += 1 / 15
+        for _ in range(30):
+            ctl.process(scene, t)
+            t += 1 / 15
+
+
 def test_the_same_thing_at_the_edge_scene_after_scene_is_not_an_arm():
     """A phone laid at the board's edge or a camera knocked askew changes the picture
     from its edge as an arm does, but stays put while the hands come and go: the
@@ -328,30 +340,16 @@ def test_the_same_thing_at_the_edge_scene_after_scene_is_not_an_arm():
               _tagged(_block(_block(phone, (0.0, 0.0)), (100.0, 0.0)), 3),
               _tagged(_block(_block(_block(phone, (0.0, 0.0)), (100.0, 0.0)),
                              (-100.0, -70.0)), 4)]
-    t = 0.0
-    for k, scene in enumerate(scenes):
-        if k:  # a hand in between: the scene moves
-            for _ in range(3):
-                ctl.process(np.roll(scene, 40 * k, axis=1), t)
-                t += 1 / 15
-        for _ in range(30):  # 2 s still, under the 5 s timeout
-            ctl.process(scene, t)
-            t += 1 / 15
+    _film_scenes(ctl, scenes)
     # scene 2 held back (the phone came with the block); scene 3, the same change
     # again, read; scene 4 as any other (the phone is in the reference now)
     assert reads == [1, 3, 4]
     assert (ctl.stats.arm_fixtures, ctl.stats.arm_timeouts) == (1, 0)
     # an arm that moves between the scenes stays an arm
     ctl, reads = _controller(timeout=5.0)
-    t = 0.0
-    for k, tip in enumerate([None, (0.0, 0.0), (100.0, 0.0), (-100.0, -70.0)]):
-        scene = _tagged(table if tip is None else _sleeve(table, tip), k + 1)
-        for _ in range(3 if k else 0):
-            ctl.process(np.roll(scene, 40 * k, axis=1), t)
-            t += 1 / 15
-        for _ in range(30):
-            ctl.process(scene, t)
-            t += 1 / 15
+    _film_scenes(ctl, [_tagged(table if tip is None else _sleeve(table, tip), k + 1)
+                       for k, tip in enumerate([None, (0.0, 0.0), (100.0, 0.0),
+                                                (-100.0, -70.0)])])
     assert reads == [1] and ctl.stats.arm_fixtures == 0
 
 
@@ -405,14 +403,7 @@ def test_a_hand_resting_between_the_scenes_does_not_hide_the_thing_at_the_edge()
     two = _block(one, (100.0, 0.0))
     scenes = [_tagged(table, 1), _tagged(one, 2), _tagged(_sleeve(two, (100.0, 0.0)), 3),
               _tagged(two, 4)]
-    t = 0.0
-    for k, scene in enumerate(scenes):
-        for _ in range(3 if k else 0):
-            ctl.process(np.roll(scene, 40 * k, axis=1), t)
-            t += 1 / 15
-        for _ in range(30):
-            ctl.process(scene, t)
-            t += 1 / 15
+    _film_scenes(ctl, scenes)
     # scene 2 held (the phone came), scene 3 held (a hand resting on the new block),
     # scene 4 like scene 2 outside the board: read
     assert reads == [1, 4] and ctl.stats.arm_fixtures == 1
