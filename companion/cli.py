@@ -117,20 +117,36 @@ def seed_number(text: str) -> int:
     return whole_number(text, 0, 2 ** 63 - 1, "2**63-1")
 
 
-def _read_text(path: str) -> str:
+def read_json_file(path: str | Path, what: str) -> Any:
+    """The JSON in the file at ``path`` (``what`` it should hold, e.g. "a board"), or a
+    one-line CommandError naming it: a device (/dev/zero took 24 GB) or a pipe (waited
+    for ever), a file over MAX_JSON_BYTES, text that is not UTF-8 or not JSON, a key
+    given twice, nesting or a number too deep or long for Python."""
     from companion.inputfiles import input_size
 
     p = Path(path)
     size = input_size(p, "a file", CommandError)
     if size > MAX_JSON_BYTES:
-        raise CommandError(f"{path}: too large for a board ({size} bytes; at "
+        raise CommandError(f"{path}: too large for {what} ({size} bytes; at "
                            f"most {MAX_JSON_BYTES})")
     try:
-        return p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise CommandError(f"{path}: not a text file") from None
     except OSError as exc:
         raise CommandError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return jsonkeys.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno}"
+                           f" column {exc.colno}") from None
+    except jsonkeys.DuplicateKeyError as exc:
+        raise CommandError(f"{path}: malformed JSON: {exc}") from None
+    except RecursionError:
+        raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
+    except ValueError:  # Python's own limit on a number's digits (4300)
+        raise CommandError(f"{path}: malformed JSON: a number of thousands of "
+                           "digits") from None
 
 
 # -- score -----------------------------------------------------------------
@@ -141,20 +157,7 @@ def cmd_score(args: argparse.Namespace) -> int:
     status = 0
     for path in args.boards:
         try:
-            text = _read_text(path)
-            try:
-                data = jsonkeys.loads(text)
-            except json.JSONDecodeError as exc:
-                raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno}"
-                                   f" column {exc.colno}") from None
-            except jsonkeys.DuplicateKeyError as exc:
-                raise CommandError(f"{path}: malformed JSON: {exc}") from None
-            except RecursionError:
-                raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
-            except ValueError:  # Python's own limit on a number's digits (4300)
-                raise CommandError(f"{path}: malformed JSON: a number of thousands of "
-                                   "digits") from None
-            result = score_json(data)
+            result = score_json(read_json_file(path, "a board"))
         except (CommandError, ValueError) as exc:
             msg = str(exc) if str(exc).startswith(path) else f"{path}: {exc}"
             print(f"companion score: {msg}", file=sys.stderr)

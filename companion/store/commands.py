@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from companion.cli import CommandError
-from companion.rules import jsonkeys
 
 if TYPE_CHECKING:
     from companion.store.journal import GameInfo, Journal
@@ -210,34 +209,11 @@ def _write_file(out: Path, text: str) -> None:
 def cmd_import(args: argparse.Namespace) -> int:
     import sqlite3
 
-    from companion.cli import MAX_JSON_BYTES
-    from companion.inputfiles import input_size
+    from companion.cli import read_json_file
     from companion.store.journal import DATA_FILE, Journal
 
     path = Path(args.file)
-    # a device (/dev/zero took 24 GB) or a pipe (waited for ever) is no record; a game's
-    # record is tens of kilobytes, and a 50 MB one took 450 MB and was stored whole
-    size = input_size(path, "a file", CommandError)
-    if size > MAX_JSON_BYTES:
-        raise CommandError(f"{path}: too large for a game record ({size} bytes; at most "
-                           f"{MAX_JSON_BYTES})")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise CommandError(f"{path}: not a text file") from None
-    except OSError as exc:
-        raise CommandError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        data: Any = jsonkeys.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CommandError(f"{path}: malformed JSON: {exc.msg} at line {exc.lineno} "
-                           f"column {exc.colno}") from None
-    except jsonkeys.DuplicateKeyError as exc:
-        raise CommandError(f"{path}: malformed JSON: {exc}") from None
-    except RecursionError:
-        raise CommandError(f"{path}: malformed JSON: nested too deeply") from None
-    except ValueError:  # Python's own limit on a number's digits (4300)
-        raise CommandError(f"{path}: malformed JSON: a number of thousands of digits") from None
+    data = read_json_file(path, "a game record")
     folder = _data_dir(args)
     if folder.exists() and not folder.is_dir():
         raise CommandError(f"{folder}: not a folder")
