@@ -290,7 +290,6 @@ class Journal:
             raise _machine_failure(self.path, exc, why) from None
 
     def _open_or_set_aside(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         aside: Path | None = None
         try:
             self._inspect()
@@ -366,18 +365,18 @@ class Journal:
             whole = len(entries) == total
             got = (f"{len(entries)} of {total} entries" if total is not None
                    else f"{len(entries)} entries, those after them unreadable")
-            if not whole and finished:
-                # a game that had ended (or been abandoned) stays out of play: the table
-                # must not resume a finished game from its first moves
-                finished, summary = 1, None
-                result = _dumps({"abandoned": f"recovered {got} from {aside.name}"})
-                whole = True  # its row is kept as now written
+            if not whole:
+                # the result and summary were of the whole game; one that had ended (or
+                # been abandoned) stays out of play: the table must not resume a
+                # finished game from its first moves
+                summary = None
+                result = (_dumps({"abandoned": f"recovered {got} from {aside.name}"})
+                          if finished else None)
             conn.execute("BEGIN IMMEDIATE")  # a game at a time, as appended
             try:
                 conn.execute("INSERT INTO games (id, created, header, finished, result, summary) "
                            "VALUES (?, ?, ?, ?, ?, ?)",
-                           (game_id, created, header, finished if whole else 0,
-                            result if whole else None, summary if whole else None))
+                           (game_id, created, header, finished, result, summary))
                 conn.executemany("INSERT INTO entries (game_id, seq, entry, time) "
                                "VALUES (?, ?, ?, ?)",
                                [(game_id, seq, text, t) for seq, text, t in entries])
@@ -387,7 +386,7 @@ class Journal:
                 continue
             conn.execute("COMMIT")
             kept.append(game_id)
-            if len(entries) != total:
+            if not whole:
                 short.append(f"{game_id}: {got}")
         if kept:
             notice = (f"recovered {len(kept)} game{'s' if len(kept) > 1 else ''} from "
