@@ -215,10 +215,18 @@ def doubt_ply(moves: Sequence[Any], move: Build) -> int | None:
     its site, if that is still ``move`` (None: corrected by the players, or built
     on since). Found by its site, not its number: the players may have inserted
     or deleted a move before it meanwhile."""
-    at_site = [n for n, m in enumerate(moves) if isinstance(m, Build) and m.site == move.site]
-    if not at_site or moves[at_site[-1]] != move:
-        return None
-    return at_site[-1]
+    ply = last_build_at(moves, move.site)
+    return ply if ply is not None and moves[ply] == move else None
+
+
+def last_build_at(moves: Sequence[Any], site: Site) -> int | None:
+    """Where the last build at ``site`` stands in the move list (None: no build there)."""
+    return next((n for n in range(len(moves) - 1, -1, -1)
+                 if isinstance(moves[n], Build) and moves[n].site == site), None)
+
+
+def builds_of(moves: Sequence[Any]) -> tuple[Build, ...]:
+    return tuple(m for m in moves if isinstance(m, Build))
 
 
 def pose_shift_px(before: Any, after: Any) -> float:
@@ -459,7 +467,7 @@ class Controller:
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
-            self._stills = [*self._stills[-2:], (self._builds(), image)]
+            self._stills = [*self._stills[-2:], (builds_of(self.session.record.moves), image)]
         except JournalFailure:
             self._cards = seen  # the cards seen stay new for the try again
             raise
@@ -586,7 +594,7 @@ class Controller:
         last = entries[ply].move
         if not isinstance(last, Build) or entries[ply].agreed:
             return decision
-        builds = self._builds()
+        builds = builds_of([e.move for e in entries])
         before = next((frame for seen, frame in reversed(self._stills)
                        if seen == builds[:-1]), None)
         if before is None or before.shape != look.image.shape:
@@ -628,9 +636,6 @@ class Controller:
             look.views[last.site] = view
         return look.decide(self._cards)
 
-    def _builds(self) -> tuple[Build, ...]:
-        return tuple(m for m in self.session.record.moves if isinstance(m, Build))
-
     def _unseen_build_shown(self, look: _Look, decision: Decision) -> Decision:
         """A build recorded unseen (its site hidden, by an arm resting over it, say: the
         storeys a guess, marked never shown) comes into view: more of that player's
@@ -643,11 +648,9 @@ class Controller:
             return decision
         record = self.session.record
         entries = record.effective()
-        at_site = [n for n, e in enumerate(entries)
-                   if isinstance(e.move, Build) and e.move.site == seen.site]
-        if not at_site:
+        ply = last_build_at([e.move for e in entries], seen.site)
+        if ply is None:
             return decision
-        ply = at_site[-1]
         guessed, entry = entries[ply].move, entries[ply]
         if not (isinstance(guessed, Build) and entry.never_shown and not entry.agreed
                 and (guessed.seat, guessed.card, guessed.block.color)
