@@ -274,9 +274,9 @@ class Controller:
         self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
         self._held = False  # the next reading is one the arm watch timed out on
-        #: the first frames of the last still scenes held back as an arm (since one
-        #: was read), each with how many held scenes showed its change from outside
-        #: the board
+        #: the first frames (the arm watch's thumbnails) of the last still scenes held
+        #: back as an arm (since one was read), each with how many held scenes showed
+        #: its change from outside the board
         self._arm_scenes: list[tuple[np.ndarray, int]] = []
         self.stats = ControllerStats()
         self._still_since: float | None = None
@@ -418,9 +418,11 @@ class Controller:
             # (hands came and went meanwhile): a thing at the edge, a camera turned.
             # The last few held scenes count, not only the last: a hand resting a
             # moment after each build makes every other held scene differ
+            seen = self.arm_watch.seen
+            assert seen is not None  # (held back: the watch had a thumbnail of it)
             repeats = 1 + max((n for held, n in self._arm_scenes
-                               if self.arm_watch.same_outside(held, image)), default=0)
-            self._arm_scenes = [*self._arm_scenes[-2:], (image, repeats)]
+                               if self.arm_watch.same_outside(held, seen)), default=0)
+            self._arm_scenes = [*self._arm_scenes[-2:], (seen, repeats)]
             if 0 < self.arm_watch.fixture_scenes <= repeats:
                 log.warning("the same change from outside the board in %d still scenes "
                             "in a row: not an arm; reading it", repeats)

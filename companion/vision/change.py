@@ -225,6 +225,8 @@ class ArmWatch:
         #: the reference from before a scene read over a resting arm (see settle)
         self._before: tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None = None
         self.last: ArmCheck | None = None
+        #: the thumbnail of the frame :meth:`check` looked at last (None: it had none)
+        self.seen: np.ndarray | None = None
 
     def settle(self, image: np.ndarray, pose: Any,
                towers: Mapping[int, int] | None = None, *, held: bool = False) -> None:
@@ -252,25 +254,24 @@ class ArmWatch:
         self._towers = tower_masks(pose, (w, h), ref.shape[:2], towers or {}, self.geometry)
         self._reference = ref
 
-    def same_outside(self, before: np.ndarray, image: np.ndarray) -> bool:
-        """Whether two held-back scenes show the same change from outside the board:
-        nothing reaches in from the picture's edge between them. An arm comes and goes
-        with its hand; a phone laid at the board's edge, or the view of a camera
-        knocked askew, stays as it was from one still scene to the next."""
-        if self._board is None:
+    def same_outside(self, before: np.ndarray, after: np.ndarray) -> bool:
+        """Whether two held-back scenes (their thumbnails, :attr:`seen`) show the same
+        change from outside the board: nothing reaches in from the picture's edge
+        between them. An arm comes and goes with its hand; a phone laid at the board's
+        edge, or the view of a camera knocked askew, stays as it was from one still
+        scene to the next."""
+        if self._board is None or before.shape != after.shape \
+                or before.shape[:2] != self._board.shape[:2]:
             return False
-        width = int(_option(self.config, "width"))
-        a, b = thumbnail(before, width), thumbnail(image, width)
-        if a.shape != b.shape or a.shape[:2] != self._board.shape[:2]:
-            return False
-        return not arm_over_board(a, b, self._board, self.config, self._towers).arm
+        return not arm_over_board(before, after, self._board, self.config, self._towers).arm
 
     def check(self, image: np.ndarray) -> bool:
         """True when an arm seems to reach over the board (do not read this frame)."""
+        self.seen = None
         if self._reference is None or self._board is None:
             self.last = None
             return False
-        cur = thumbnail(image, int(_option(self.config, "width")))
+        cur = self.seen = thumbnail(image, int(_option(self.config, "width")))
         if cur.shape != self._reference.shape:
             self.last = None
             return False
