@@ -218,7 +218,7 @@ def _board_pose(frame: Any, intrinsics: Any, profile: dict[str, Any]) -> tuple[A
     intrinsics estimated from the markers, as `doctor` measures the view)."""
     from companion.vision.errors import BoardNotFoundError
     from companion.vision.geometry import BoardGeometry
-    from companion.vision.pose import detect_markers, estimate_intrinsics, solve_pose
+    from companion.vision.pose import detect_markers
 
     g = BoardGeometry.from_profile(profile)
     markers = detect_markers(frame, g)
@@ -226,11 +226,8 @@ def _board_pose(frame: Any, intrinsics: Any, profile: dict[str, Any]) -> tuple[A
         raise CommandError(
             f"no board found: the camera sees {len(markers)} of the 4 board markers, and at "
             "least two are needed; aim the camera at the whole board and light it")
-    size = (int(frame.shape[1]), int(frame.shape[0]))
-    intr = (estimate_intrinsics(markers, g, size) if intrinsics is None
-            else intrinsics.scaled_to(size))
     try:
-        pose = solve_pose(markers, intr, g).pose
+        pose = pose_from_markers(markers, frame.shape, intrinsics, g)
     except BoardNotFoundError as exc:
         raise CommandError(f"no board found: {exc}") from None
     return pose, {"markers": sorted(markers), "intrinsics": "estimated" if intrinsics is None
@@ -928,20 +925,28 @@ def _doctor_markers(camera_spec: str | None, intrinsics: Any = None) -> dict[str
     return out
 
 
+def pose_from_markers(markers: Any, shape: tuple[int, ...], intrinsics: Any = None,
+                      geometry: Any = None) -> Any:
+    """The board's pose in a frame of ``shape`` from its markers, with the calibrated
+    ``intrinsics`` or, without them, intrinsics estimated from the markers."""
+    from companion.vision.geometry import board_geometry
+    from companion.vision.pose import estimate_intrinsics, solve_pose
+
+    g = geometry if geometry is not None else board_geometry()
+    size = (int(shape[1]), int(shape[0]))
+    intr = (estimate_intrinsics(markers, g, size) if intrinsics is None
+            else intrinsics.scaled_to(size))
+    return solve_pose(markers, intr, g).pose
+
+
 def view_of_board(markers: Any, shape: tuple[int, ...], intrinsics: Any = None
                   ) -> dict[str, Any]:
     """How steeply the camera looks at the board (from its markers, with the
     calibrated ``intrinsics`` or, without them, intrinsics estimated from the
     markers), with advice when heights will be hard to read from there."""
-    from companion.vision.geometry import board_geometry, view_advice
-    from companion.vision.pose import estimate_intrinsics, solve_pose
+    from companion.vision.geometry import view_advice
 
-    g = board_geometry()
-    size = (int(shape[1]), int(shape[0]))
-    intr = (estimate_intrinsics(markers, g, size) if intrinsics is None
-            else intrinsics.scaled_to(size))
-    pose = solve_pose(markers, intr, g).pose
-    elevation = pose.elevation_deg
+    elevation = pose_from_markers(markers, shape, intrinsics).elevation_deg
     out: dict[str, Any] = {"elevation_deg": round(elevation, 1),
                            "intrinsics": "estimated" if intrinsics is None else "calibrated"}
     advice = view_advice(elevation)
