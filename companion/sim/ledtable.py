@@ -36,14 +36,15 @@ def led_positions(ledmap: LedMap, profile: dict[str, Any]) -> dict[int, tuple[fl
     """Where a table wired as ``ledmap`` has each LED (board mm): a site's own LED at
     its centre, a row's LED west of its city, a column's south of it, a seat's just
     outside the board's edge on that side. LEDs the map does not use are nowhere."""
+    from companion.vision.geometry import BoardGeometry
+
     centres = profile["cities"]["centres_mm"]
     pitch = float(profile["sites"]["pitch_mm"])
     half_w, half_h = (float(v) / 2 for v in profile["board"]["size_mm"])
+    site_xy = BoardGeometry.from_profile(profile).site_xy
 
     def centre(site: int) -> tuple[float, float]:
-        city, row, col = site_coords(site)
-        cx, cy = centres[city]
-        return cx + (col - 1) * pitch, cy + (1 - row) * pitch
+        return float(site_xy[site][0]), float(site_xy[site][1])
 
     lit_sites: dict[int, list[int]] = {}
     for site in range(SITES):
