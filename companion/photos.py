@@ -35,12 +35,16 @@ def name_key(name: str) -> tuple[object, ...]:
     return natural_key(stem), suffix.lower()
 
 
-def is_photo_file(path: Path) -> bool:
-    """A file of a folder read as a photo: an image suffix, and not hidden (macOS's
+def is_photo_name(name: str) -> bool:
+    """A file name read as a photo's: an image suffix, and not hidden (macOS's
     AppleDouble "._IMG_0001.jpg" beside each photo copied to a foreign disk holds the
-    photo's metadata, not the photo; a zip's are skipped the same way)."""
-    return (not path.name.startswith(".") and path.suffix.lower() in IMAGE_SUFFIXES
-            and path.is_file())
+    photo's metadata, not the photo)."""
+    return not name.startswith(".") and Path(name).suffix.lower() in IMAGE_SUFFIXES
+
+
+def is_photo_file(path: Path) -> bool:
+    """A file of a folder read as a photo (:func:`is_photo_name`, as a zip's are)."""
+    return is_photo_name(path.name) and path.is_file()
 
 
 def exif_datetime(path: Path) -> str | None:

@@ -15,7 +15,7 @@ import re
 import stat
 import zipfile
 from collections.abc import Collection, Iterable, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import IO, Any
 
 from companion.imagefiles import (
@@ -27,7 +27,7 @@ from companion.imagefiles import (
     image_kind,
     image_size,
 )
-from companion.photos import IMAGE_SUFFIXES
+from companion.photos import IMAGE_SUFFIXES, is_photo_name
 
 _CHUNK = 1 << 16
 
@@ -108,9 +108,9 @@ def _member_parts(name: str) -> list[str]:
 
 
 def is_image_name(parts: Sequence[str]) -> bool:
-    if any(p.startswith(".") or p == "__MACOSX" for p in parts):
-        return False  # macOS resource forks and hidden files
-    return PurePosixPath(parts[-1]).suffix.lower() in IMAGE_SUFFIXES
+    if any(p.startswith(".") or p == "__MACOSX" for p in parts[:-1]):
+        return False  # macOS resource forks and hidden folders
+    return is_photo_name(parts[-1])
 
 
 def _is_dir(info: zipfile.ZipInfo) -> bool:
