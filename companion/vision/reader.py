@@ -1118,11 +1118,16 @@ def _settle_colour_set(g: BoardGeometry, reader: SiteReader, image: np.ndarray, 
         names = list(mapping)
         set_model = ColourModel.from_rgb({n: g.colours[mapping[n]] for n in names})
         read, _, set_model = reader.read(image, pose, wb, set_model, strips, limits)
-        towers = sum(max(r.margin, 0.1) for r in read if r.height and r.color)
+        towers = sum(_vote(r) for r in read)
         if best is None or towers > best[0]:
             best = (towers, set_model, names, read)
     assert best is not None
     return best[1], best[2], best[3]
+
+
+def _vote(r: SiteResult) -> float:
+    """What a site's reading weighs for its colour: a tower's margin (at least 0.1)."""
+    return max(r.margin, 0.1) if r.height and r.color else 0.0
 
 
 def _set_support(g: BoardGeometry, results: Sequence[SiteResult], telling: bool
@@ -1132,7 +1137,7 @@ def _set_support(g: BoardGeometry, results: Sequence[SiteResult], telling: bool
     votes: dict[str, float] = {}
     for r in results:
         if r.height and r.color:
-            votes[r.color] = votes.get(r.color, 0.0) + max(r.margin, 0.1)
+            votes[r.color] = votes.get(r.color, 0.0) + _vote(r)
     sets = _colour_sets(g)
     named = [n for mapping in sets.values() for n in mapping]
     shared = {n for n in named if named.count(n) > 1}
