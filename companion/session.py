@@ -253,7 +253,7 @@ class GameSession:
                               doubtful=doubtful, never_shown=doubtful and never_shown)
             ply = len(live.record.effective())
             # Journal first: if the disk refuses, the live game stays as it was.
-            self._journal_entry(live, entry_json(entry))
+            self._journal_entries(live, [entry])
             live.record = replace(live.record, entries=live.record.entries + (entry,))
             live.state = state
             live.card_seen = None
@@ -407,7 +407,7 @@ class GameSession:
 
     def _keep(self, live: _Live, index: int) -> None:
         record = live.record.with_agreement(index, "kept by the players")
-        self._journal_entry(live, entry_json(record.entries[-1]))
+        self._journal_entries(live, record.entries[-1:])
         live.record = record
         live.warnings = [replace(w, resolved=True) if w.ply == index and w.about_move else w
                          for w in live.warnings]
@@ -500,11 +500,6 @@ class GameSession:
                 q.put_nowait(event)
             except queue.Full:  # a stalled page must not stall the table
                 pass
-
-    def _journal_entry(self, live: _Live, entry: dict[str, Any]) -> None:
-        if self._journal is not None and live.game_id is not None:
-            journal, game_id = self._journal, live.game_id
-            _saved(lambda: journal.append(game_id, entry))
 
     def _journal_entries(self, live: _Live, entries: Sequence[Entry]) -> None:
         """Journal ``entries`` together: one transaction where the journal has them."""
