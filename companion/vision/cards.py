@@ -546,9 +546,11 @@ def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     pair search has nothing to pair. The lone cell is taken as either grid's,
     its partner put under the tower at each angle the stack may lie at
     (``single_angle_step_deg``), and the card read as the pair's would be. Only
-    where the partner's place is hidden by a tower: a lone red cell in plain
-    view is no card's. The winning cell must beat every other cell, at any
-    angle and in either grid, by ``single_min_margin`` (more than a pair's
+    where the partner's place is hidden by a tower, and never from a red cell
+    whose centre lies under a tower's silhouette: a lone red cell in plain view is
+    no card's, and red within a tower is the tower's. The winning cell must beat
+    every other cell, at any angle and in either grid, by ``single_min_margin``
+    (more than a pair's
     ``min_margin``: many more hypotheses, more of them fit by chance) and score
     ``single_min_score``.
     """
@@ -563,6 +565,11 @@ def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     per_cell = np.full(9, -np.inf)  # each cell's best score over every hypothesis
     for ci in centres:
+        x, y = int(round(ci[0])), int(round(ci[1]))
+        if 0 <= x < W and 0 <= y < H and hidden[y, x]:
+            # red under a tower's silhouette is the tower's: a tall tower's red block,
+            # a storey past the height read, is no card's cell in view
+            continue
         for side in (1.0, -1.0):  # the lone cell is the left grid's, or the right one's
             for ang in angles:
                 cj = ci + side * spacing * s * np.array([np.cos(ang), -np.sin(ang)])

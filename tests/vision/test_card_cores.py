@@ -53,3 +53,32 @@ def test_a_card_whose_other_red_cell_a_tower_hides_is_read_from_one():
     # the partner must lie under a tower: without the towers' mask, no card is read there
     blind = read(shot.image, None, cols, {"cards": {"towers_hide": False}})
     assert Seat.E not in blind.cards
+
+
+def test_red_under_a_towers_silhouette_is_no_lone_card_cell():
+    # a four-player game's 62nd photo (tests/replay/photogame.py, seed 101): a
+    # 21-storey tower striped red and black stands in Hong Kong W, its top beyond
+    # the W edge where no card lies (a new round); a red block of it, a storey or
+    # so past the silhouette drawn from the height read, was taken for a card's
+    # lone red cell whose partner the tower hid: W read as card (2, 2)
+    import numpy as np
+
+    from companion.sim import Scene, random_camera, random_lighting, render
+    from companion.sim.layout import default_layout
+    from tests.replay.photogame import play
+
+    state = play(4, 101).states[62]
+    cells = {s: (c[-1].row, c[-1].col) if c else None for s, c in state.played.items()}
+    assert cells == {Seat.S: None, Seat.W: None, Seat.N: (2, 0), Seat.E: (2, 0)}
+    rng = np.random.default_rng(33)
+    camera = random_camera(rng, "phone", side=Seat.S, size=(1024, 768))
+    scene = Scene(state.board, default_layout().colour_set("classic"), cells,
+                  {s: len(c) for s, c in state.played.items()}, layout_seed=101)
+    image = render(scene, camera, random_lighting(rng), rng=rng, blur=0.6,
+                   jpeg_quality=90).image
+    cols = ["red", "blue", "green", "black"]
+    now = read_image(image, None, cols)
+    assert now.cards == {Seat.N: (2, 0), Seat.E: (2, 0)}
+    # no lone cell at all: nothing is read at W
+    alone = read_image(image, None, cols, {"cards": {"single_min_score": 1.0}})
+    assert alone.cards == now.cards
