@@ -550,9 +550,8 @@ def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     whose centre lies under a tower's silhouette: a lone red cell in plain view is
     no card's, and red within a tower is the tower's. The winning cell must beat
     every other cell, at any angle and in either grid, by ``single_min_margin``
-    (more than a pair's
-    ``min_margin``: many more hypotheses, more of them fit by chance) and score
-    ``single_min_score``.
+    (more than a pair's ``min_margin``: many more hypotheses, more of them fit by
+    chance) and score ``single_min_score``.
     """
     a0, b0 = origin
     if not centres:
