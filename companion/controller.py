@@ -100,6 +100,8 @@ class ControllerStats:
     fit_seconds: list[float] = field(default_factory=list)  # each new-block fit
     revisions: int = 0  # doubtful builds revised when the next block there was fitted
     not_saved: int = 0  # scenes whose move the journal refused (tried again)
+    disturbed: int = 0  # changes no move explains, the players told (a block knocked off)
+    restored: int = 0  # sites put back as they were before such a change
 
 
 @dataclass(frozen=True)
@@ -274,6 +276,7 @@ class Controller:
         self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
         self._held = False  # the next reading is one the arm watch timed out on
+        self._held_reads = (False, False)  # the last two readings: each held or not
         #: the first frames (the arm watch's thumbnails) of the last still scenes held
         #: back as an arm (since one was read), each with how many held scenes showed
         #: its change from outside the board
@@ -309,6 +312,12 @@ class Controller:
         self._off_colour: _OffColour | None = None
         #: doubtful builds by site, to weigh again when the next block there is fitted
         self._doubted: dict[Site, _Doubt] = {}
+        #: sites a change no move explained disturbed (a block knocked off its tower,
+        #: something set down on the board), each with the still scene from before it
+        self._disturbed: dict[Site, np.ndarray] = {}
+        #: the game they belong to, and the players' open warning about them
+        self._disturbed_game: tuple[int, str | None] | None = None
+        self._disturbance: int | None = None
         #: how often the strip is drawn again between readings (:meth:`refresh_leds`)
         self.led_refresh_seconds = 0.1
         self._leds_at = -np.inf
@@ -466,9 +475,12 @@ class Controller:
         # (an earlier doubtful build may have been revised by the focus)
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site)
+        takebacks = self.stats.takebacks
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
+            if self.stats.takebacks == takebacks:  # (a build taken back explains its change)
+                self._note_disturbed(decision)
             self._stills = [*self._stills[-2:], (builds_of(self.session.record.moves), image)]
         except JournalFailure:
             self._cards = seen  # the cards seen stay new for the try again
@@ -541,8 +553,12 @@ class Controller:
             self.stats.bumps += 1
             self._prev_still = None
             self._stills = []
+            self._disturbed, self._disturbance = {}, None  # (they no longer line up)
         self._pose = reading.pose
         self.arm_watch.settle(image, reading.pose, self._towers(reading), held=self._held)
+        # this scene and the one before read over an arm (or a thing at the edge): a
+        # change no move explains there is the arm's, come or gone
+        self._held_reads = (self._held_reads[1], self._held)
         self._held = False
         if self.on_frame is not None:
             self.on_frame(image, reading)
@@ -1208,7 +1224,7 @@ class Controller:
 
         record = state.board.views()
         heights = {s: v.height for s, v in record.items()}
-        scores = site_change_scores(prev, image, pose, heights)
+        scores = self._restored(image, pose, site_change_scores(prev, image, pose, heights))
         self._scene = _Scene(prev, image, pose, heights, scores)
         found = focus(scores, lambda c: reading.sites.get(c) != record.get(c), self.change)
         if found.bumped:
@@ -1249,6 +1265,94 @@ class Controller:
                                        doubt_totals(fit, read_scores, base, self.new_block),
                                        fit if revised is None else None)
         return views, unseen, pixel_site
+
+    def _restored(self, image: np.ndarray, pose: Any, scores: list[Any]) -> list[Any]:
+        """The change scores with the disturbed sites put back as they were taken out.
+
+        A block knocked off its tower (or a thing set down on the board) changes a
+        few sites that no move explains; when it is put back, those sites change
+        again, and that change took the focus from the build made meanwhile (the
+        build was missed, and every move after it recorded one turn off). A
+        disturbed site that changed since the last scene and now looks as it did
+        before its disturbance (within ``takeback_score``, the whole tower's volume
+        compared) is put back: it scores that likeness, not its change.
+        """
+        if self._disturbed and self._disturbed_game != self.session.game_key:
+            self._disturbed, self._disturbance = {}, None
+        if not self._disturbed:
+            return scores
+        from companion.vision.sitechange import SiteChange, site_change_scores
+
+        clear = float(self.change["focus_clear_score"])
+        moved = {c.site for c in scores if c.score >= clear and c.site in self._disturbed}
+        if not moved:
+            return scores
+        towers = {site: v.height for site, v in self.session.state.board.views().items()}
+        # each site's whole tower and a block more, from the table up: a block that
+        # fell off took storeys under the record's top with it
+        reach = max(towers.values(), default=0) + 4
+        by_site = {c.site: c for c in scores}
+        frames = {id(frame): frame for site, frame in self._disturbed.items() if site in moved}
+        back: list[Site] = []
+        for frame in frames.values():
+            if frame.shape != image.shape:
+                continue
+            was = {c.site: c.score for c in site_change_scores(
+                frame, image, pose, {}, headroom_storeys=reach)}
+            for site in moved:
+                if self._disturbed.get(site) is frame and was.get(site, np.inf) <= float(
+                        self.change["takeback_score"]):
+                    by_site[site] = SiteChange(site, was[site])
+                    del self._disturbed[site]
+                    back.append(site)
+        if not back:
+            return scores
+        self.stats.restored += len(back)
+        log.info("put back as before: %s", ", ".join(sorted(s.name for s in back)))
+        if not self._disturbed and self._disturbance is not None:
+            try:
+                self.session.resolve_warning(self._disturbance)
+            except RulesError:
+                pass  # (the players started another game meanwhile)
+            self._disturbance = None
+        return sorted(by_site.values(), key=lambda c: -c.score)
+
+    def _note_disturbed(self, decision: Decision) -> None:
+        """A still scene whose sites changed clearly and which no move explains: the
+        players are told (the LEDs show the site) and the sites are kept, with the
+        scene before, to see them put back (:meth:`_restored`)."""
+        scene = self._scene
+        if decision.kind in ("move", "several", "missed"):
+            played = decision.suggested or (decision.move,)
+            for move in played:
+                # the record changed there: what stood before is no longer the reference
+                self._disturbed.pop(getattr(move, "site", None), None)  # type: ignore[arg-type]
+            return
+        if scene is None or any(self._held_reads):
+            return
+        least = float(self.change["disturbed_score"])
+        hit = [c.site for c in scene.scores if c.score >= least]
+        if not hit or len(hit) > int(self.change["focus_bump_sites"]):
+            return  # nothing changed clearly, or a lamp or a bump changed everything
+        if self._disturbed_game != self.session.game_key:
+            self._disturbed, self._disturbance = {}, None
+            self._disturbed_game = self.session.game_key
+        new = [site for site in hit if site not in self._disturbed]
+        for site in new:
+            self._disturbed[site] = scene.before
+        if not new:
+            return
+        self.stats.disturbed += 1
+        if self._disturbance is not None and not self.session.warning_open(self._disturbance):
+            self._disturbance = None  # (the players dismissed it on the page)
+        if self._disturbance is None and decision.kind == "none":
+            names = ", ".join(site.name for site in new[:3])
+            warning = self.session.report(
+                "disturbed", f"{names} changed, and no move explains it (a block knocked "
+                             "off its tower, or something set down on the board?): put it "
+                             "back as it was, or correct the record on the page", new[0].name)
+            self._disturbance = warning.id
+            self.stats.warnings += 1
 
     def _reconsider(self, before: np.ndarray, after: np.ndarray, pose: Any, site: Site,
                     reading: ReadingLike, heights: Mapping[Site, int], fit: Any,

@@ -423,6 +423,14 @@ class GameSession:
             live.card_seen = (seat, card)
             self._changed("card", {"seat": seat.value, "card": str(card)})
 
+    def warning_open(self, warning_id: int) -> bool:
+        """Whether warning ``warning_id`` of the game in play is still shown (not
+        resolved by the players, nor by the camera)."""
+        with self._lock:
+            live = self._live
+            return live is not None and any(w.id == warning_id and not w.resolved
+                                            for w in live.warnings)
+
     def warning_sites(self) -> list[Site]:
         """The sites of the open warnings, oldest first: what the LED strip blinks
         (drawn ten times a second, it has no use for the page's whole snapshot)."""

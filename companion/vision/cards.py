@@ -306,6 +306,8 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
             found = _find_card(faint, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
             if found is not None and found[1] < float(least):
                 found = None
+    if found is not None and hidden is not None and _both_hidden(found, hidden, (a0, b0), s, g):
+        found = None  # both red cells within towers' silhouettes: the towers' red
     if found is None and hidden is not None and float(cfg["single_min_score"]) < 1.0:
         found = _find_card_by_one(centres, lum, seen, hidden, (a0, b0), s, g, cfg)
     if debug is not None:
@@ -322,6 +324,24 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     if most is not None and share > float(most):
         return None  # red all over what would be its grids: a red pattern, no card
     return read
+
+
+def _both_hidden(found: tuple[float, float, tuple[int, int], tuple[float, float], float],
+                 hidden: np.ndarray, origin: tuple[float, float], s: float,
+                 g: BoardGeometry) -> bool:
+    """Whether both red cells of a pair read (its midpoint and angle, rectified seat
+    pixels) lie under the towers' silhouettes: a tall tower's red blocks beyond the
+    board's edge, read a little short, pass for a card's two cells there."""
+    (am, bm), ang = found[3], np.deg2rad(found[4])
+    mid = np.array([(am - origin[0]) * s, (origin[1] - bm) * s])
+    half = float(g.card.grid_offsets[1] - g.card.grid_offsets[0]) * s / 2
+    step = half * np.array([np.cos(ang), -np.sin(ang)])
+    H, W = hidden.shape
+    for c in (mid - step, mid + step):
+        x, y = int(round(c[0])), int(round(c[1]))
+        if not (0 <= x < W and 0 <= y < H and hidden[y, x]):
+            return False
+    return True
 
 
 def _red_share(read: CardRead, red: np.ndarray, inside: np.ndarray,

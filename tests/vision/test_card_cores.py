@@ -82,3 +82,21 @@ def test_red_under_a_towers_silhouette_is_no_lone_card_cell():
     # no lone cell at all: nothing is read at W
     alone = read_image(image, None, cols, {"cards": {"single_min_score": 1.0}})
     assert alone.cards == now.cards
+
+
+def test_a_red_pair_within_the_towers_silhouettes_is_the_towers():
+    # raycast mounted 15023 (66 degrees, from the N side): the S stack lies beyond the
+    # far edge, 41% of its grids in view past the towers in front of it; a red pair
+    # whose two cells both lay within the towers' silhouettes (their red blocks)
+    # was read as card (2, 2). The pair is left out, and the lone cell in view reads
+    # the card the stack shows
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(15023, "mounted")
+    assert truth["card_stacks"]["S"]["cell"] == [1, 1]
+    now = read_image(image, None, truth["expected"]["colors"])
+    assert {s.name: c for s, c in now.cards.items()} == {
+        "S": (1, 1), "W": (1, 1), "N": (1, 1), "E": (0, 1)}
+    a = compare(now.to_json(), truth)
+    assert (a["cards_expected"], a["cards_wrong"], a["cards_missed"], a["cards_extra"]) == (
+        3, 0, 0, 0)

@@ -407,3 +407,66 @@ def test_a_hand_resting_between_the_scenes_does_not_hide_the_thing_at_the_edge()
     # scene 2 held (the phone came), scene 3 held (a hand resting on the new block),
     # scene 4 like scene 2 outside the board: read
     assert reads == [1, 4] and ctl.stats.arm_fixtures == 1
+
+
+def _lying(img: np.ndarray, xy: tuple[float, float]) -> np.ndarray:
+    """A dark block lying on its side (48 x 26 mm) where it fell."""
+    out = img.copy()
+    x, y = xy
+    cv2.rectangle(out, _px(x - 24, y + 13), _px(x + 24, y - 13), (35, 30, 30), -1)
+    cv2.rectangle(out, _px(x - 24, y - 13), _px(x + 24, y - 22), (20, 18, 18), -1)
+    return out
+
+
+def test_a_block_knocked_off_and_put_back_is_no_move():
+    """A block knocked off its tower changes sites no move explains: the players are
+    told (the site named, for the LEDs). When it is put back, those sites change
+    again: that change took the focus from the block the next player built
+    meanwhile (a pale one, changing its site little), and the build was missed."""
+    table = _table()
+    g = board_geometry()
+    at = {code: tuple(g.site_xy[Site.parse(code).index]) for code in ("0C", "0N", "1C", "2C")}
+    red = _block(table, at["0C"])
+    two = _block(red, at["1C"])
+    fallen = _lying(_block(table, at["1C"]), at["0N"])  # the red block off 0C, lying on 0N
+    pale = two.copy()  # S's next block, near the print's colour
+    x, y = at["2C"]
+    cv2.rectangle(pale, _px(x - 13, y + 13), _px(x + 13, y - 13), (150, 160, 165), -1)
+    red1, green1 = SiteView(1, "red"), SiteView(1, "green")
+    record = {Site.parse("0C"): red1, Site.parse("1C"): green1}
+    scenes = {1: (table, {}), 2: (red, {Site.parse("0C"): red1}), 3: (two, record),
+              4: (fallen, record),  # (held to the record: never lower)
+              5: (pale, {**record, Site.parse("2C"): red1})}
+
+    class Reading:
+        def __init__(self, tag: int) -> None:
+            self.sites = dict(scenes[tag][1])
+            self.unseen: list = []
+            self.cards: dict = {}
+            self.pose = FlatPose()
+
+    def run(**change: float) -> Controller:
+        ctl = Controller(GameSession(make_config(2, seed=1)),
+                         lambda image, previous_pose=None: Reading(int(image[-1, -1, 0])),
+                         change_config=change)
+        t = 0.0
+        for tag in range(1, 6):
+            for _ in range(3 if tag > 1 else 0):  # a hand
+                ctl.process(np.roll(scenes[tag][0], 40 * tag, axis=1), t)
+                t += 1 / 15
+            for _ in range(8):
+                ctl.process(_tagged(scenes[tag][0], tag), t)
+                t += 1 / 15
+        return ctl
+
+    ctl = run()
+    assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
+        "S c11 red1@0C", "N c11 green1@1C", "S c11 red1@2C"]
+    warnings = [w for w in ctl.session.snapshot()["warnings"] if w["reason"] == "disturbed"]
+    assert len(warnings) == 1 and warnings[0]["site"] == "Manhattan N" and warnings[0]["resolved"]
+    assert warnings[0]["message"].startswith("Manhattan N, Manhattan C")
+    assert (ctl.stats.disturbed, ctl.stats.restored) == (1, 5)  # (its neighbours too)
+    # not kept to be seen put back, the change back took the focus: S's block missed
+    ctl = run(disturbed_score=1000.0)
+    assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
+        "S c11 red1@0C", "N c11 green1@1C"]
