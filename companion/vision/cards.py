@@ -306,7 +306,9 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
             found = _find_card(faint, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
             if found is not None and found[1] < float(least):
                 found = None
-    if found is not None and hidden is not None and _both_hidden(found, hidden, (a0, b0), s, g):
+    towers_red = not cfg.get("red_in_towers", False)
+    if found is not None and hidden is not None and towers_red and _both_hidden(
+            found, hidden, (a0, b0), s, g):
         found = None  # both red cells within towers' silhouettes: the towers' red
     if found is None and hidden is not None and float(cfg["single_min_score"]) < 1.0:
         found = _find_card_by_one(centres, lum, seen, hidden, (a0, b0), s, g, cfg)
@@ -585,7 +587,7 @@ def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     per_cell = np.full(9, -np.inf)  # each cell's best score over every hypothesis
     for ci in centres:
         x, y = int(round(ci[0])), int(round(ci[1]))
-        if 0 <= x < W and 0 <= y < H and hidden[y, x]:
+        if not cfg.get("red_in_towers", False) and 0 <= x < W and 0 <= y < H and hidden[y, x]:
             # red under a tower's silhouette is the tower's: a tall tower's red block,
             # a storey past the height read, is no card's cell in view
             continue

@@ -82,6 +82,9 @@ def test_red_under_a_towers_silhouette_is_no_lone_card_cell():
     # no lone cell at all: nothing is read at W
     alone = read_image(image, None, cols, {"cards": {"single_min_score": 1.0}})
     assert alone.cards == now.cards
+    # red within the towers taken for a card's: W read as (2, 2)
+    was = read_image(image, None, cols, {"cards": {"red_in_towers": True}})
+    assert was.cards == {Seat.W: (2, 2), **now.cards}
 
 
 def test_a_red_pair_within_the_towers_silhouettes_is_the_towers():
@@ -100,3 +103,6 @@ def test_a_red_pair_within_the_towers_silhouettes_is_the_towers():
     a = compare(now.to_json(), truth)
     assert (a["cards_expected"], a["cards_wrong"], a["cards_missed"], a["cards_extra"]) == (
         3, 0, 0, 0)
+    was = read_image(image, None, truth["expected"]["colors"], {"cards": {"red_in_towers": True}})
+    assert was.cards[Seat.S] == (2, 2)
+    assert compare(was.to_json(), truth)["cards_extra"] == 1
