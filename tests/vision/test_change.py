@@ -6,6 +6,8 @@ board mm to pixels by a scale), so each case changes exactly one thing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 import pytest
@@ -353,6 +355,36 @@ def test_the_same_thing_at_the_edge_scene_after_scene_is_not_an_arm():
     assert reads == [1] and ctl.stats.arm_fixtures == 0
 
 
+def _play_scenes(scenes: dict[int, tuple[np.ndarray, dict]],
+                 check: Callable[[int, Controller], None] | None = None,
+                 **change: float) -> Controller:
+    """A two-player game's controller filmed through ``scenes`` (tag: the frame and
+    the sites its reading gives), each still for 8 frames after 3 of a hand;
+    ``check(tag, controller)`` after each scene."""
+
+    class Reading:
+        def __init__(self, tag: int) -> None:
+            self.sites = dict(scenes[tag][1])
+            self.unseen: list = []
+            self.cards: dict = {}
+            self.pose = FlatPose()
+
+    ctl = Controller(GameSession(make_config(2, seed=1)),
+                     lambda image, previous_pose=None: Reading(int(image[-1, -1, 0])),
+                     change_config=change)
+    t = 0.0
+    for tag in sorted(scenes):
+        for _ in range(3 if tag > 1 else 0):  # a hand
+            ctl.process(np.roll(scenes[tag][0], 40 * tag, axis=1), t)
+            t += 1 / 15
+        for _ in range(8):
+            ctl.process(_tagged(scenes[tag][0], tag), t)
+            t += 1 / 15
+        if check is not None:
+            check(tag, ctl)
+    return ctl
+
+
 def test_a_block_taken_back_by_hand_leaves_the_record():
     """The reading cannot put a tower lower than the record's, so a block taken back
     (or moved on) read as a new block, or as a second build out of turn, and the
@@ -362,27 +394,14 @@ def test_a_block_taken_back_by_hand_leaves_the_record():
     site = Site.parse("0C")
     xy = tuple(board_geometry().site_xy[site.index])
     red1 = {site: SiteView(1, "red")}
+    # (the reading held to the record: never lower)
     scenes = {1: (table, {}), 2: (_block(table, xy), red1), 3: (table, red1)}
 
-    class Reading:
-        def __init__(self, tag: int) -> None:
-            self.sites = dict(scenes[tag][1])  # (held to the record: never lower)
-            self.unseen: list = []
-            self.cards: dict = {}
-            self.pose = FlatPose()
-
-    ctl = Controller(GameSession(make_config(2, seed=1)),
-                     lambda image, previous_pose=None: Reading(int(image[-1, -1, 0])))
-    t = 0.0
-    for tag in (1, 2, 3):
-        for _ in range(3 if tag > 1 else 0):  # a hand
-            ctl.process(np.roll(scenes[tag][0], 40 * tag, axis=1), t)
-            t += 1 / 15
-        for _ in range(8):
-            ctl.process(_tagged(scenes[tag][0], tag), t)
-            t += 1 / 15
+    def check(tag: int, ctl: Controller) -> None:
         builds = [str(m) for m in ctl.session.record.moves if hasattr(m, "site")]
         assert len(builds) == (1 if tag == 2 else 0), (tag, builds)
+
+    ctl = _play_scenes(scenes, check)
     built = ctl.session.record.effective()[-1]  # (the takeback is a deleting correction)
     warnings = [w for w in ctl.session.snapshot()["warnings"] if w["reason"] == "taken-back"]
     assert len(warnings) == 1 and warnings[0]["site"] == "Manhattan C"
@@ -438,28 +457,7 @@ def test_a_block_knocked_off_and_put_back_is_no_move():
               4: (fallen, record),  # (held to the record: never lower)
               5: (pale, {**record, Site.parse("2C"): red1})}
 
-    class Reading:
-        def __init__(self, tag: int) -> None:
-            self.sites = dict(scenes[tag][1])
-            self.unseen: list = []
-            self.cards: dict = {}
-            self.pose = FlatPose()
-
-    def run(**change: float) -> Controller:
-        ctl = Controller(GameSession(make_config(2, seed=1)),
-                         lambda image, previous_pose=None: Reading(int(image[-1, -1, 0])),
-                         change_config=change)
-        t = 0.0
-        for tag in range(1, 6):
-            for _ in range(3 if tag > 1 else 0):  # a hand
-                ctl.process(np.roll(scenes[tag][0], 40 * tag, axis=1), t)
-                t += 1 / 15
-            for _ in range(8):
-                ctl.process(_tagged(scenes[tag][0], tag), t)
-                t += 1 / 15
-        return ctl
-
-    ctl = run()
+    ctl = _play_scenes(scenes)
     assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
         "S c11 red1@0C", "N c11 green1@1C", "S c11 red1@2C"]
     warnings = [w for w in ctl.session.snapshot()["warnings"] if w["reason"] == "disturbed"]
@@ -467,6 +465,6 @@ def test_a_block_knocked_off_and_put_back_is_no_move():
     assert warnings[0]["message"].startswith("Manhattan N, Manhattan C")
     assert (ctl.stats.disturbed, ctl.stats.restored) == (1, 5)  # (its neighbours too)
     # not kept to be seen put back, the change back took the focus: S's block missed
-    ctl = run(disturbed_score=1000.0)
+    ctl = _play_scenes(scenes, disturbed_score=1000.0)
     assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
         "S c11 red1@0C", "N c11 green1@1C"]
