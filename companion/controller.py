@@ -577,7 +577,23 @@ class Controller:
         decision = self._pair_out_of_turn(look, decision)
         decision = self._revised_pair(look, decision)
         decision = self._card_elsewhere(look, decision)
-        return self._next_players_block(look, decision)
+        return self._repeated(look, self._next_players_block(look, decision))
+
+    def _repeated(self, look: _Look, decision: Decision) -> Decision:
+        """The last build again, its card not played anew: the reading cannot put a
+        tower lower than the record's, so a block fallen off the tower just built
+        (lying beside it) read as the same block built again, out of turn. No seat
+        plays one card twice without a new one on its stack: no move, and the change
+        is the players' to set right (:meth:`_note_disturbed`)."""
+        move = decision.move
+        if decision.kind != "move" or not isinstance(move, Build) \
+                or move.seat in look.new_cards:
+            return decision
+        entries = self.session.record.effective()
+        if not entries or entries[-1].move != move:
+            return decision
+        log.info("%s again, with no new card: not a move", move)
+        return Decision("none", message=f"{move} again, with no new card")
 
     def _record_missed(self, look: _Look, decision: Decision) -> Decision:
         """The player to move built out of sight, and the next player's build is what

@@ -468,3 +468,27 @@ def test_a_block_knocked_off_and_put_back_is_no_move():
     ctl = _play_scenes(scenes, disturbed_score=1000.0)
     assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
         "S c11 red1@0C", "N c11 green1@1C"]
+
+
+def test_the_block_just_built_fallen_off_is_not_built_again():
+    """The reading cannot put a tower lower than the record's: the block just built,
+    fallen off its site (lying beside it), read as the same block built there again,
+    out of turn, with the same card. No seat plays one card twice without a new one
+    on its stack: no move is recorded, the players are told, and once the block is
+    put back the next player's build is recorded."""
+    table = _table()
+    g = board_geometry()
+    at = {code: tuple(g.site_xy[Site.parse(code).index]) for code in ("0C", "0N", "1C")}
+    red = _block(table, at["0C"])
+    fallen = _lying(table, at["0N"])
+    red1 = {Site.parse("0C"): SiteView(1, "red")}
+    scenes = {1: (table, {}), 2: (red, red1),
+              3: (fallen, {Site.parse("0C"): SiteView(2, "red")}),  # (never lower)
+              4: (red, red1),
+              5: (_block(red, at["1C"]), {**red1, Site.parse("1C"): SiteView(1, "green")})}
+    ctl = _play_scenes(scenes)
+    assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
+        "S c11 red1@0C", "N c11 green1@1C"]
+    warnings = [w for w in ctl.session.snapshot()["warnings"]]
+    assert [(w["reason"], w["site"], w["resolved"]) for w in warnings] == [
+        ("disturbed", "Manhattan N", True)]  # (the block lying there changed it most)
