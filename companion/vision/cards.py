@@ -306,8 +306,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
             found = _find_card(faint, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
             if found is not None and found[1] < float(least):
                 found = None
-    towers_red = not cfg.get("red_in_towers", False)
-    if found is not None and hidden is not None and towers_red and _both_hidden(
+    if found is not None and hidden is not None and not cfg["red_in_towers"] and _both_hidden(
             found, hidden, (a0, b0), s, g):
         found = None  # both red cells within towers' silhouettes: the towers' red
     if found is None and hidden is not None and float(cfg["single_min_score"]) < 1.0:
@@ -338,12 +337,13 @@ def _both_hidden(found: tuple[float, float, tuple[int, int], tuple[float, float]
     mid = np.array([(am - origin[0]) * s, (origin[1] - bm) * s])
     half = float(g.card.grid_offsets[1] - g.card.grid_offsets[0]) * s / 2
     step = half * np.array([np.cos(ang), -np.sin(ang)])
-    H, W = hidden.shape
-    for c in (mid - step, mid + step):
-        x, y = int(round(c[0])), int(round(c[1]))
-        if not (0 <= x < W and 0 <= y < H and hidden[y, x]):
-            return False
-    return True
+    return _under(hidden, mid - step) and _under(hidden, mid + step)
+
+
+def _under(hidden: np.ndarray, point: FloatArray) -> bool:
+    """Whether the rectified seat pixel nearest ``point`` (x, y) is one a tower hides."""
+    x, y = int(round(float(point[0]))), int(round(float(point[1])))
+    return 0 <= x < hidden.shape[1] and 0 <= y < hidden.shape[0] and bool(hidden[y, x])
 
 
 def _red_share(read: CardRead, red: np.ndarray, inside: np.ndarray,
@@ -582,20 +582,17 @@ def _find_card_by_one(centres: list[FloatArray], lum: Callable[[], np.ndarray],
     max_ang = g.card.angle_deg + 5
     step = float(cfg["single_angle_step_deg"])
     angles = np.deg2rad(np.arange(-max_ang, max_ang + 1e-6, step))
-    H, W = hidden.shape
     best: tuple[float, float, tuple[int, int], tuple[float, float], float] | None = None
     per_cell = np.full(9, -np.inf)  # each cell's best score over every hypothesis
     for ci in centres:
-        x, y = int(round(ci[0])), int(round(ci[1]))
-        if not cfg.get("red_in_towers", False) and 0 <= x < W and 0 <= y < H and hidden[y, x]:
+        if not cfg["red_in_towers"] and _under(hidden, ci):
             # red under a tower's silhouette is the tower's: a tall tower's red block,
             # a storey past the height read, is no card's cell in view
             continue
         for side in (1.0, -1.0):  # the lone cell is the left grid's, or the right one's
             for ang in angles:
                 cj = ci + side * spacing * s * np.array([np.cos(ang), -np.sin(ang)])
-                x, y = int(round(cj[0])), int(round(cj[1]))
-                if not (0 <= x < W and 0 <= y < H) or not hidden[y, x]:
+                if not _under(hidden, cj):
                     continue
                 mid = (ci + cj) / 2
                 am, bm = a0 + mid[0] / s, b0 - mid[1] / s
