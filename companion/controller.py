@@ -1283,7 +1283,8 @@ class Controller:
         return views, unseen, pixel_site
 
     def _restored(self, image: np.ndarray, pose: Any, scores: list[Any]) -> list[Any]:
-        """The change scores with the disturbed sites put back as they were taken out.
+        """The change scores, each disturbed site that is back as it was scored by
+        how it differs from then (a change that is no move's).
 
         A block knocked off its tower (or a thing set down on the board) changes a
         few sites that no move explains; when it is put back, those sites change
@@ -1293,9 +1294,7 @@ class Controller:
         before its disturbance (within ``takeback_score``, the whole tower's volume
         compared) is put back: it scores that likeness, not its change.
         """
-        if self._disturbed and self._disturbed_game != self.session.game_key:
-            self._disturbed, self._disturbance = {}, None
-        if not self._disturbed:
+        if not self._disturbances():
             return scores
         from companion.vision.sitechange import SiteChange, site_change_scores
 
@@ -1333,6 +1332,13 @@ class Controller:
             self._disturbance = None
         return sorted(by_site.values(), key=lambda c: -c.score)
 
+    def _disturbances(self) -> dict[Site, np.ndarray]:
+        """The disturbed sites of the game in play (another game's are forgotten)."""
+        if self._disturbed_game != self.session.game_key:
+            self._disturbed, self._disturbance = {}, None
+            self._disturbed_game = self.session.game_key
+        return self._disturbed
+
     def _note_disturbed(self, decision: Decision) -> None:
         """A still scene whose sites changed clearly and which no move explains: the
         players are told (the LEDs show the site) and the sites are kept, with the
@@ -1350,10 +1356,7 @@ class Controller:
         hit = [c.site for c in scene.scores if c.score >= least]
         if not hit or len(hit) > int(self.change["focus_bump_sites"]):
             return  # nothing changed clearly, or a lamp or a bump changed everything
-        if self._disturbed_game != self.session.game_key:
-            self._disturbed, self._disturbance = {}, None
-            self._disturbed_game = self.session.game_key
-        new = [site for site in hit if site not in self._disturbed]
+        new = [site for site in hit if site not in self._disturbances()]
         for site in new:
             self._disturbed[site] = scene.before
         if not new:
