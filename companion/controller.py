@@ -318,6 +318,8 @@ class Controller:
         #: the game they belong to, and the players' open warning about them
         self._disturbed_game: tuple[int, str | None] | None = None
         self._disturbance: int | None = None
+        #: the sites of a thing set down as a block was built (:meth:`_set_down`)
+        self._set_aside: frozenset[Site] = frozenset()
         #: how often the strip is drawn again between readings (:meth:`refresh_leds`)
         self.led_refresh_seconds = 0.1
         self._leds_at = -np.inf
@@ -577,7 +579,45 @@ class Controller:
         decision = self._pair_out_of_turn(look, decision)
         decision = self._revised_pair(look, decision)
         decision = self._card_elsewhere(look, decision)
-        return self._repeated(look, self._next_players_block(look, decision))
+        decision = self._repeated(look, self._next_players_block(look, decision))
+        return self._set_down(look, decision)
+
+    def _set_down(self, look: _Look, decision: Decision) -> Decision:
+        """A thing set down on the board (a cup, a phone, a box) while a block was
+        built: the thing's sites were taken for a second build (reported, and
+        recorded when some pair of builds explained the two changes, else nothing
+        was), and every move after was recorded one turn off. Where the sites that
+        changed by ``disturbed_group_score`` or more hold one group of
+        ``disturbed_group_sites`` or more next to each other (no block changes so
+        many so much: its shadow and silhouette change a few sites round it less)
+        and one changed site lies apart from it, the scene is decided with that
+        group as the record has it: the build is recorded, and the group is a
+        disturbance (:meth:`_note_disturbed`)."""
+        scene = self._scene
+        if decision.kind != "several" or scene is None:
+            return decision
+        from companion.vision.sitechange import clusters
+
+        least = float(self.change["disturbed_group_score"])
+        groups = [group for group in clusters([c.site for c in scene.scores
+                                               if c.score >= least])
+                  if len(group) >= int(self.change["disturbed_group_sites"])]
+        if len(groups) != 1:
+            return decision
+        rest = [site for site in decision.changed if site not in groups[0]]
+        if len(rest) != 1:
+            return decision
+        record = look.state.board.views()
+        views = {site: view for site, view in look.views.items() if site not in groups[0]}
+        views.update({site: record[site] for site in groups[0] if site in record})
+        again = look.decide(self._cards, views)
+        if again.kind != "move" or getattr(again.move, "site", None) != rest[0]:
+            return decision
+        log.info("a thing set down over %s: %s recorded apart from it",
+                 ", ".join(sorted(site.name for site in groups[0])), again.move)
+        look.views = views
+        self._set_aside = frozenset(groups[0])
+        return again
 
     def _repeated(self, look: _Look, decision: Decision) -> Decision:
         """The last build again, its card not played anew: the reading cannot put a
@@ -1344,16 +1384,19 @@ class Controller:
         players are told (the LEDs show the site) and the sites are kept, with the
         scene before, to see them put back (:meth:`_restored`)."""
         scene = self._scene
+        aside, self._set_aside = self._set_aside, frozenset()
         if decision.kind in ("move", "several", "missed"):
             played = decision.suggested or (decision.move,)
             for move in played:
                 # the record changed there: what stood before is no longer the reference
                 self._disturbed.pop(getattr(move, "site", None), None)  # type: ignore[arg-type]
-            return
+            if not aside:
+                return
         if scene is None or any(self._held_reads):
             return
         least = float(self.change["disturbed_score"])
-        hit = [c.site for c in scene.scores if c.score >= least]
+        hit = [c.site for c in scene.scores if c.score >= least
+               and (not aside or c.site in aside)]
         if not hit or len(hit) > int(self.change["focus_bump_sites"]):
             return  # nothing changed clearly, or a lamp or a bump changed everything
         new = [site for site in hit if site not in self._disturbances()]
@@ -1364,7 +1407,7 @@ class Controller:
         self.stats.disturbed += 1
         if self._disturbance is not None and not self.session.warning_open(self._disturbance):
             self._disturbance = None  # (the players dismissed it on the page)
-        if self._disturbance is None and decision.kind == "none":
+        if self._disturbance is None and (decision.kind == "none" or aside):
             names = ", ".join(site.name for site in new[:3])
             warning = self.session.report(
                 "disturbed", f"{names} changed, and no move explains it (a block knocked "

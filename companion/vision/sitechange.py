@@ -113,6 +113,17 @@ def _near(a: Site, b: Site) -> bool:
     return a.city == b.city and abs(a.row - b.row) <= 1 and abs(a.col - b.col) <= 1
 
 
+def clusters(sites: list[Site]) -> list[set[Site]]:
+    """``sites`` grouped by neighbourhood (next to each other in a city, diagonals
+    too): one thing over several sites changes a group of them at once."""
+    out: list[set[Site]] = []
+    for site in sites:
+        joined = [group for group in out if any(_near(site, other) for other in group)]
+        merged = {site}.union(*joined)
+        out = [group for group in out if group not in joined] + [merged]
+    return out
+
+
 @dataclass(frozen=True)
 class Focus:
     """Where a still scene changed since the last one, as the move is looked for."""

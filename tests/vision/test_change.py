@@ -492,3 +492,40 @@ def test_the_block_just_built_fallen_off_is_not_built_again():
     warnings = [w for w in ctl.session.snapshot()["warnings"]]
     assert [(w["reason"], w["site"], w["resolved"]) for w in warnings] == [
         ("disturbed", "Manhattan N", True)]  # (the block lying there changed it most)
+
+
+def test_a_thing_set_down_as_a_block_is_built_is_no_second_build():
+    """A thing set down over four sites of a city while the next player built in
+    another was taken for a second build (a blue 1 read under it: the pair recorded,
+    the moves after it one turn off). The group of sites it changed is no block's:
+    the build apart from it is recorded, the thing told to the players."""
+    table = _table()
+    g = board_geometry()
+    red = _block(table, tuple(g.site_xy[Site.parse("0C").index]))
+    x, y = g.site_xy[Site.parse("1C").index]
+    cup = red.copy()  # a white cup over Sydney C and the sites round it
+    cv2.circle(cup, _px(x + 17, y - 17), int(40 * SCALE), (235, 235, 230), -1)
+    both = _block(cup, tuple(g.site_xy[Site.parse("5C").index]))
+    red1 = {Site.parse("0C"): SiteView(1, "red")}
+    scenes = {1: (table, {}), 2: (red, red1),
+              3: (both, {**red1, Site.parse("1C"): SiteView(1, "blue"),  # (the cup misread)
+                         Site.parse("5C"): SiteView(1, "green")})}
+    ctl = _play_scenes(scenes)
+    assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
+        "S c11 red1@0C", "N c11 green1@5C"]
+    warnings = [(w["reason"], w["site"], w["resolved"])
+                for w in ctl.session.snapshot()["warnings"]]
+    assert warnings == [("disturbed", "Sydney SE", False)]  # (still there: open)
+    # (no group of so many sites: the thing read as S's block after N's)
+    ctl = _play_scenes(scenes, disturbed_group_sites=9)
+    assert [str(m) for m in ctl.session.record.moves if hasattr(m, "site")] == [
+        "S c11 red1@0C", "N c11 green1@5C", "S c11 blue1@1C"]
+    assert [w["reason"] for w in ctl.session.snapshot()["warnings"]] == ["several"]
+
+
+def test_sites_next_to_each_other_are_grouped():
+    from companion.vision.sitechange import clusters
+
+    sites = [Site.parse(code) for code in ("1C", "5N", "1SE", "1NW", "5SE", "2W", "1E")]
+    assert sorted(sorted(s.code for s in group) for group in clusters(sites)) == [
+        ["1C", "1E", "1NW", "1SE"], ["2W"], ["5N"], ["5SE"]]
