@@ -478,6 +478,7 @@ class Controller:
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site)
         takebacks = self.stats.takebacks
+        self._set_aside = frozenset()
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
@@ -1384,7 +1385,7 @@ class Controller:
         players are told (the LEDs show the site) and the sites are kept, with the
         scene before, to see them put back (:meth:`_restored`)."""
         scene = self._scene
-        aside, self._set_aside = self._set_aside, frozenset()
+        aside = self._set_aside
         if decision.kind in ("move", "several", "missed"):
             played = decision.suggested or (decision.move,)
             for move in played:
