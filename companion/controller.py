@@ -1393,8 +1393,8 @@ class Controller:
                 self._disturbed.pop(getattr(move, "site", None), None)  # type: ignore[arg-type]
             if not aside:
                 return
-        if scene is None or any(self._held_reads):
-            return
+        if scene is None or any(self._held_reads) or self.session.state.is_over:
+            return  # (an arm's change; the players clearing the board after the game)
         least = float(self.change["disturbed_score"])
         hit = [c.site for c in scene.scores if c.score >= least
                and (not aside or c.site in aside)]

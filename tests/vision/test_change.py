@@ -357,10 +357,10 @@ def test_the_same_thing_at_the_edge_scene_after_scene_is_not_an_arm():
 
 def _play_scenes(scenes: dict[int, tuple[np.ndarray, dict]],
                  check: Callable[[int, Controller], None] | None = None,
-                 **change: float) -> Controller:
-    """A two-player game's controller filmed through ``scenes`` (tag: the frame and
-    the sites its reading gives), each still for 8 frames after 3 of a hand;
-    ``check(tag, controller)`` after each scene."""
+                 session: GameSession | None = None, **change: float) -> Controller:
+    """A controller (of a new two-player game unless ``session``) filmed through
+    ``scenes`` (tag: the frame and the sites its reading gives), each still for 8
+    frames after 3 of a hand; ``check(tag, controller)`` after each scene."""
 
     class Reading:
         def __init__(self, tag: int) -> None:
@@ -369,7 +369,7 @@ def _play_scenes(scenes: dict[int, tuple[np.ndarray, dict]],
             self.cards: dict = {}
             self.pose = FlatPose()
 
-    ctl = Controller(GameSession(make_config(2, seed=1)),
+    ctl = Controller(session or GameSession(make_config(2, seed=1)),
                      lambda image, previous_pose=None: Reading(int(image[-1, -1, 0])),
                      change_config=change)
     t = 0.0
@@ -529,3 +529,21 @@ def test_sites_next_to_each_other_are_grouped():
     sites = [Site.parse(code) for code in ("1C", "5N", "1SE", "1NW", "5SE", "2W", "1E")]
     assert sorted(sorted(s.code for s in group) for group in clusters(sites)) == [
         ["1C", "1E", "1NW", "1SE"], ["2W"], ["5N"], ["5SE"]]
+
+
+def test_the_board_cleared_after_the_game_is_no_disturbance():
+    """After the last round the players clear the board: a change no move explains,
+    but no block to put back (no warning then; in a game in play, one)."""
+    from companion.bots import RandomBot
+
+    table = _table()
+    fallen = _lying(table, tuple(board_geometry().site_xy[Site.parse("0N").index]))
+    session = GameSession(make_config(2, seed=1))
+    bot = RandomBot(1)
+    while not session.state.is_over:
+        session.play(bot.choose(session.state))
+    views = session.state.board.views()
+    ctl = _play_scenes({1: (table, views), 2: (fallen, views)}, session=session)
+    assert ctl.session.snapshot()["warnings"] == [] and ctl.stats.disturbed == 0
+    ctl = _play_scenes({1: (table, {}), 2: (fallen, {})})
+    assert [w["reason"] for w in ctl.session.snapshot()["warnings"]] == ["disturbed"]
