@@ -16,10 +16,12 @@ import numpy as np
 
 from companion.bots import GreedyBot
 from companion.rules import Commit, GameConfig, GameState, Move, Player, apply_move, new_game
+from companion.rules.board import Site
 from companion.rules.editions import get_edition
 from companion.rules.state import default_players
 from companion.sim import Scene, random_camera, random_hand, random_lighting, render
 from companion.sim.layout import default_layout
+from companion.sim.scene import Thing
 
 
 @dataclass
@@ -39,7 +41,8 @@ class SimTable:
                  size: tuple[int, int] | None = None, hand_frames: int = 2,
                  still_frames: int = 9, fps: float = 15.0, kind: str = "mounted",
                  rest_frames: int = 0,
-                 names: tuple[str, ...] = (), quick: tuple[int, ...] = ()) -> None:
+                 names: tuple[str, ...] = (), quick: tuple[int, ...] = (),
+                 fall: tuple[int, int | None] | None = None) -> None:
         self.rng = np.random.default_rng([seed, 4242])
         ed = get_edition(edition)
         seated = tuple(Player(names[i] if i < len(names) else p.name, p.seat, p.colors)
@@ -58,6 +61,11 @@ class SimTable:
         # builds (0-based) after which the next player reaches in at once: no still
         # scene between the two, as when a hand hides the board while both build
         self.quick = frozenset(quick)
+        # (k, m): once build k (0-based) has been seen still, the top block of its
+        # tower falls off onto the nearest empty site, lying on its side, until it is
+        # put back in the hand frames of build m (None: never)
+        self.fall = fall
+        self._fallen: tuple[Site, int, Thing] | None = None  # site, block index, thing
         self.dt = 1.0 / fps
         self.moves: list[Move] = []
         self._frames = self._generate()
@@ -85,7 +93,28 @@ class SimTable:
         played = self.world.played
         cards = {seat: (c[-1].row, c[-1].col) if c else None for seat, c in played.items()}
         counts = {seat: len(c) for seat, c in played.items()}
-        return Scene(self.world.board, self.palette, cards, counts, layout_seed=self.layout_seed)
+        board, things = self.world.board, ()
+        if self._fallen is not None:
+            site, index, thing = self._fallen
+            tower = board.tower(site)
+            board = board.with_tower(site, tower[:index] + tower[index + 1:])
+            things = (thing,)
+        return Scene(board, self.palette, cards, counts, layout_seed=self.layout_seed,
+                     things=things)
+
+    def _knock_off(self, site: Site) -> None:
+        """The top block at ``site`` falls onto the nearest empty site, on its side."""
+        lay = default_layout()
+        board = self.world.board
+        tower = board.tower(site)
+        block = tower[-1]
+        x, y = lay.site_xy[site.index]
+        empty = [Site.from_index(i) for i in range(54) if not board.tower(Site.from_index(i))]
+        land = min(empty, key=lambda e: float(np.hypot(*(lay.site_xy[e.index] - (x, y)))))
+        lx, ly = lay.site_xy[land.index]
+        thing = Thing(float(lx), float(ly), (block.storeys * lay.storey, lay.footprint,
+                                             lay.footprint), self.palette[block.color], 30.0)
+        self._fallen = (site, len(tower) - 1, thing)
 
     def _render(self, hands: list[Any]) -> tuple[np.ndarray, dict[str, Any]]:
         r = render(self._scene(), self.camera, self.lighting, rng=self.rng, hands=hands,
@@ -110,6 +139,8 @@ class SimTable:
             if isinstance(move, Commit):
                 continue
             self.moves.append(move)
+            if self.fall is not None and self.fall[1] == len(self.moves) - 1:
+                self._fallen = None  # put back as this build's hand reaches in
             target = None
             site = getattr(move, "site", None)
             if site is not None:
@@ -127,6 +158,11 @@ class SimTable:
             image, truth = self._render([])
             for _ in range(self.still_frames):
                 yield self._emit(image, truth, "still")
+            if self.fall is not None and self.fall[0] == len(self.moves) - 1 and site:
+                self._knock_off(site)
+                image, truth = self._render([])
+                for _ in range(self.still_frames):
+                    yield self._emit(image, truth, "still")
 
     def read(self) -> SimFrame | None:
         """The next frame, or None when the game is over and shown."""

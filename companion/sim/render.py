@@ -327,6 +327,23 @@ def _card_box(lay: Layout, centre: np.ndarray, right: np.ndarray, fwd: np.ndarra
                     anchor=np.array([centre[0], centre[1], z1]))
 
 
+def thing_objects(scene: Scene) -> list[Object3D]:
+    """The loose things (:class:`companion.sim.scene.Thing`): plain boxes of their colour
+    standing on the board's surface, casting shadows."""
+    out: list[Object3D] = []
+    for thing in scene.things:
+        a = math.radians(thing.angle_deg)
+        ex, ey = np.array([math.cos(a), math.sin(a)]), np.array([-math.sin(a), math.cos(a)])
+        sx, sy, sz = thing.size
+        top, sides, bottom = _box_faces(np.array([thing.x, thing.y]), ex, ey, sx, sy, 0.0, sz)
+        colour = lin_bgr(thing.rgb)
+        for face in (top, *sides):
+            face.albedo = colour
+        out.append(Object3D([top, *sides], "solid", shadow_faces=[top, *sides, bottom],
+                            anchor=np.array([thing.x, thing.y, sz / 2])))
+    return out
+
+
 def card_objects(scene: Scene, lighting: Lighting) -> list[Object3D]:
     """Each seat's played stack (top card face up, edges of cards below) and the draw pile."""
     lay = scene.layout
@@ -608,6 +625,7 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     for site in occupied:
         objects.extend(tower_objects(scene, site, lighting))
     objects.extend(card_objects(scene, lighting))
+    objects.extend(thing_objects(scene))
     colors = {k: tuple(v) for k, v in scene.colors.items()}
     for k, hand in enumerate(hands):
         objects.extend(hand_object(hand, k, lighting, colors, lay))  # type: ignore[arg-type]

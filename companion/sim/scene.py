@@ -38,6 +38,18 @@ TABLES: dict[str, RGB] = {
 
 
 @dataclass(frozen=True)
+class Thing:
+    """A loose box lying on the board or the table (mm, the board frame): a block
+    fallen off its tower onto its side, a cup, a phone."""
+
+    x: float
+    y: float
+    size: tuple[float, float, float]  # along its own x and y, and its height
+    rgb: RGB
+    angle_deg: float = 0.0
+
+
+@dataclass(frozen=True)
 class Scene:
     """The physical table: board towers, colours, each seat's top played card."""
 
@@ -52,6 +64,7 @@ class Scene:
     #: stack blocks one by one, so a top block can sit a few mm off the foot
     block_jitter: tuple[float, float] = (0.0, 0.0)
     layout: Layout = field(default_factory=default_layout, compare=False, repr=False)
+    things: tuple[Thing, ...] = ()  # loose on the board or the table
 
     def colour_names(self) -> list[str]:
         return list(self.colors)

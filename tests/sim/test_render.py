@@ -15,6 +15,7 @@ from companion.sim import Hand, Lighting, Scene, look_at_camera, random_camera, 
 from companion.sim.camera import spherical_eye
 from companion.sim.layout import default_layout
 from companion.sim.render import LABEL_HAND, LABEL_TOP
+from companion.sim.scene import Thing
 from companion.sim.scenes import random_scene
 
 LAY = default_layout()
@@ -83,6 +84,24 @@ def test_tall_tower_hides_the_building_behind_it() -> None:
                    for s in hidden.truth["expected"]["sites"])
     # the full board truth still lists both
     assert len(hidden.truth["board"]["sites"]) == 2
+
+
+def test_a_thing_on_the_board_is_drawn_and_hides_the_sites_under_it() -> None:
+    # a white cup (80 x 80 x 95 mm) set down on Sao Paulo C, seen from 70 degrees
+    site = Site(4, 1, 1)
+    x, y = (float(v) for v in LAY.site_xy[site.index])
+    cam = look_at_camera(spherical_eye(900, 70, 90), (0, 0, 0), width=1280, height=720,
+                         hfov_deg=65)
+    board = Board.empty().with_block(Site(4, 0, 1), Block("red", 1))
+    plain = _clean(Scene(board, _palette()), cam)
+    cup = _clean(Scene(board, _palette(), things=(Thing(x, y, (80.0, 80.0, 95.0),
+                                                        (235, 235, 230)),)), cam)
+    u, v = cam.project(np.array([[x, y, 95.0]])).reshape(-1).astype(int)
+    assert plain.image[v, u].max() < 170  # the board's print (144, 154, 160)
+    assert cup.image[v, u].min() > 215  # the cup's white top (228, 233, 233)
+    assert [s for s in plain.truth["unseen"] if s["city"] == 4] == []
+    assert {(s["row"], s["col"]) for s in cup.truth["unseen"] if s["city"] == 4} == {
+        (r, c) for r in range(3) for c in range(3)}
 
 
 def test_hand_covers_sites_and_is_boxed() -> None:
