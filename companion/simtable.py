@@ -93,7 +93,8 @@ class SimTable:
         played = self.world.played
         cards = {seat: (c[-1].row, c[-1].col) if c else None for seat, c in played.items()}
         counts = {seat: len(c) for seat, c in played.items()}
-        board, things = self.world.board, ()
+        board = self.world.board
+        things: tuple[Thing, ...] = ()
         if self._fallen is not None:
             site, index, thing = self._fallen
             tower = board.tower(site)
