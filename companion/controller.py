@@ -142,6 +142,10 @@ class _Look:
     unseen: list[Site]
     new_cards: dict[Seat, Card]
     pixel_site: Site | None
+    #: what the second looks made of the scene on the way: the last build taken back
+    #: (its change explained), a thing set down over these sites (:meth:`_set_down`)
+    took_back: bool = False
+    set_aside: frozenset[Site] = frozenset()
 
     def decide(self, cards_read: Mapping[Seat, Card] | None = None,
                views: Mapping[Site, SiteView] | None = None) -> Decision:
@@ -318,8 +322,6 @@ class Controller:
         #: the game they belong to, and the players' open warning about them
         self._disturbed_game: tuple[int, str | None] | None = None
         self._disturbance: int | None = None
-        #: the sites of a thing set down as a block was built (:meth:`_set_down`)
-        self._set_aside: frozenset[Site] = frozenset()
         #: how often the strip is drawn again between readings (:meth:`refresh_leds`)
         self.led_refresh_seconds = 0.1
         self._leds_at = -np.inf
@@ -477,13 +479,11 @@ class Controller:
         # (an earlier doubtful build may have been revised by the focus)
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site)
-        takebacks = self.stats.takebacks
-        self._set_aside = frozenset()
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
-            if self.stats.takebacks == takebacks:  # (a build taken back explains its change)
-                self._note_disturbed(decision)
+            if not look.took_back:  # (a build taken back explains its change)
+                self._note_disturbed(decision, look.set_aside)
             self._stills = [*self._stills[-2:], (builds_of(self.session.record.moves), image)]
         except JournalFailure:
             self._cards = seen  # the cards seen stay new for the try again
@@ -617,7 +617,7 @@ class Controller:
         log.info("a thing set down over %s: %s recorded apart from it",
                  ", ".join(sorted(site.name for site in groups[0])), again.move)
         look.views = views
-        self._set_aside = frozenset(groups[0])
+        look.set_aside = frozenset(groups[0])
         return again
 
     def _repeated(self, look: _Look, decision: Decision) -> Decision:
@@ -696,6 +696,7 @@ class Controller:
         log.info("%s", message)
         self.session.report("taken-back", message, last.site.name)
         self.stats.takebacks += 1
+        look.took_back = True
         self._doubted.pop(last.site, None)
         # the seat's card: the one the record now has it play last (taken back too, the
         # card on its stack is no longer new)
@@ -1343,10 +1344,10 @@ class Controller:
         moved = {c.site for c in scores if c.score >= clear and c.site in self._disturbed}
         if not moved:
             return scores
-        towers = {site: v.height for site, v in self.session.state.board.views().items()}
         # each site's whole tower and a block more, from the table up: a block that
         # fell off took storeys under the record's top with it
-        reach = max(towers.values(), default=0) + 4
+        reach = max((v.height for v in self.session.state.board.views().values()),
+                    default=0) + 4
         by_site = {c.site: c for c in scores}
         frames = {id(frame): frame for site, frame in self._disturbed.items() if site in moved}
         back: list[Site] = []
@@ -1380,17 +1381,18 @@ class Controller:
             self._disturbed_game = self.session.game_key
         return self._disturbed
 
-    def _note_disturbed(self, decision: Decision) -> None:
-        """A still scene whose sites changed clearly and which no move explains: the
-        players are told (the LEDs show the site) and the sites are kept, with the
-        scene before, to see them put back (:meth:`_restored`)."""
+    def _note_disturbed(self, decision: Decision, aside: frozenset[Site] = frozenset()
+                        ) -> None:
+        """A still scene whose sites changed clearly and which no move explains (or,
+        ``aside``, the sites of a thing set down as a block was built): the players
+        are told (the LEDs show the site) and the sites are kept, with the scene
+        before, to see them put back (:meth:`_restored`)."""
         scene = self._scene
-        aside = self._set_aside
         if decision.kind in ("move", "several", "missed"):
-            played = decision.suggested or (decision.move,)
-            for move in played:
-                # the record changed there: what stood before is no longer the reference
-                self._disturbed.pop(getattr(move, "site", None), None)  # type: ignore[arg-type]
+            for move in decision.suggested or (decision.move,):
+                if isinstance(move, Build):
+                    # the record changed there: what stood before is no reference now
+                    self._disturbed.pop(move.site, None)
             if not aside:
                 return
         if scene is None or any(self._held_reads) or self.session.state.is_over:
