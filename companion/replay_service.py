@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from companion.photos import IMAGE_SUFFIXES, name_key
+from companion.photos import is_photo_name, name_key
 from companion.rules import jsonkeys
 from companion.session import GameSession
 
@@ -47,7 +47,8 @@ def make_replay_service(session: GameSession, *, journal: Any = None, workers: i
         from companion.rules import check_new_game
         from companion.rules.record import PHOTOS_SOURCE, config_from_json
 
-        photos = [f for f in files if Path(_safe_stem(f.name)).suffix.lower() in IMAGE_SUFFIXES]
+        # (by the rule a folder's and a zip's are read by: macOS's "._X.jpg" is none)
+        photos = [f for f in files if is_photo_name(_safe_stem(f.name))]
         if not photos:
             raise ReplayUploadError("no photos in the upload (JPEG, PNG or HEIC)")
         if len(photos) > MAX_PHOTOS:

@@ -96,3 +96,20 @@ def test_what_several_uploaded_photos_share_is_listed_once(classic_game, make_ap
                       "front camera's, saved as previewed): it was read flipped back"]
     # the upload's answer says them so too (its note, when no game was opened)
     assert [m for m in out["grouped"] if "mirrored" in m] == listed
+
+
+def test_the_page_upload_takes_no_appledouble_file_for_a_photo(classic_game) -> None:
+    """A folder copied from a Mac holds "._X.jpg" beside each photo (its metadata): a
+    folder or a zip leaves them out; the page's upload read them as photos too."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from companion.replay_service import ReplayUploadError
+
+    folder, names = classic_game
+    replay = make_replay_service(GameSession())
+    metadata = [SimpleNamespace(name=f"._{n}", data=b"\x00\x05\x16\x07" + bytes(80))
+                for n in names]
+    with pytest.raises(ReplayUploadError, match="^no photos in the upload"):
+        replay(metadata)
