@@ -87,6 +87,26 @@ class SiteResult:
         self.side_step = self.tower_side_step
 
 
+def plastic_footprint_penalty(board: FloatArray, shown: FloatArray, hidden: FloatArray,
+                              cfg: Mapping[str, Any]) -> FloatArray:
+    """What the empty site loses where its footprint looks like plastic
+    (:meth:`SiteReader._score`): ``empty_plastic_weight`` points per unit of
+    plastic likeness beyond ``empty_plastic_free``, less as the footprint shows
+    the board's print (none from ``empty_plastic_print`` up: the empty site's own
+    evidence) and as it lies out of view (none at ``empty_plastic_visible`` in view
+    or less: what shows of a footprint mostly hidden may be a tower in front that
+    was not read).
+
+    ``board``: the empty hypothesis' ``empty_board`` term (1 board, -1 plastic, 0
+    out of view); ``shown`` its ``empty_print``; ``hidden`` its ``empty_hidden``
+    (the footprint's share out of view)."""
+    beyond = np.clip(-board - float(cfg["empty_plastic_free"]), 0.0, None)
+    unprinted = np.clip(1.0 - shown / float(cfg["empty_plastic_print"]), 0.0, 1.0)
+    least = float(cfg["empty_plastic_visible"])
+    seen = np.clip((1.0 - hidden - least) / max(1.0 - least, 1e-6), 0.0, 1.0)
+    return np.asarray(float(cfg["empty_plastic_weight"]) * beyond * unprinted * seen)
+
+
 def covered_tower_lead(r: SiteResult, cfg: Mapping[str, Any]) -> float | None:
     """How far a covered site's best tower leads the next hypothesis, when it passes
     the covered-tower rescue's tests (:meth:`SiteReader._covered_towers`, before its
@@ -1906,7 +1926,16 @@ class SiteReader:
     def _score(self, idx: np.ndarray, st: Strips, sf: StripFeatures, vis: FloatArray,
                model: ColourModel) -> list[SiteResult]:
         """Score every (height, depth) hypothesis of the sites ``idx``: the fitted
-        scorer over the evidence terms, less the side-colour penalty."""
+        scorer over the evidence terms, less the side-colour penalty and the
+        plastic-footprint penalty of the empty site.
+
+        The fitted scorer gives the empty site 8 points or more even where every
+        footprint sample in view looks like plastic; a tower whose colour fits a
+        little worse (another renderer's blue, a cast fitted on green tops) scores
+        less and the site goes to ``unseen`` ("covered") or, its occlusion not
+        painted, hides nothing. So the empty site loses points where its footprint
+        looks like plastic (:func:`plastic_footprint_penalty`). On the raycast sets
+        3,106 -> 3,000 (docs/vision-errors.md, seventieth session)."""
         F, aux = self._features(idx, st, sf, vis, model)
         score = self.scorer(F)
         w_side = float(self.cfg["side_colour_weight"])
@@ -1916,6 +1945,12 @@ class SiteReader:
             cap = float(self.cfg["side_colour_cap"])
             score = score - w_side * np.clip(
                 aux["side_colour"] - float(self.cfg["side_colour_free"]), 0.0, cap) / cap
+        if float(self.cfg["empty_plastic_weight"]) > 0:  # also not a term of the fitted scorer
+            score = score.copy()
+            score[:, 0, :] -= plastic_footprint_penalty(
+                F[:, 0, :, FEATURES.index("empty_board")],
+                F[:, 0, :, FEATURES.index("empty_print")],
+                F[:, 0, :, FEATURES.index("empty_hidden")], self.cfg)
         self.debug = {**aux, "score": score, "features": F, "sites": idx}
         best = self._best(idx, score, aux["heights"])
         results = [self._decide(int(idx[k]), best[k], aux["cls"][k], aux["vis"][k],

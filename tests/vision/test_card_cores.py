@@ -103,6 +103,10 @@ def test_a_red_pair_within_the_towers_silhouettes_is_the_towers():
     a = compare(now.to_json(), truth)
     assert (a["cards_expected"], a["cards_wrong"], a["cards_missed"], a["cards_extra"]) == (
         3, 0, 0, 0)
-    was = read_image(image, None, truth["expected"]["colors"], {"cards": {"red_in_towers": True}})
+    # (the towers as read before the empty site's plastic-footprint penalty: with
+    # it, Frankfurt NW, left unseen before, is read as a tower in front of the stack
+    # and its silhouette holds the pair whatever the rule)
+    was = read_image(image, None, truth["expected"]["colors"], {
+        "cards": {"red_in_towers": True}, "sites": {"empty_plastic_weight": 0.0}})
     assert was.cards[Seat.S] == (2, 2)
     assert compare(was.to_json(), truth)["cards_extra"] == 1

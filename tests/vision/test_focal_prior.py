@@ -97,7 +97,9 @@ def test_a_photo_showing_two_markers_is_read_with_f_near_the_truth() -> None:
     # (2, 10) before a narrow tower whose side is nearly as bright as its top went to
     # unseen (sites.bright_side_margin: 4N, a wrong 17-storey black)
     assert read(off) == (0.988, (1, 11))
-    assert read({**off, "intrinsics": {"focal_prior_px": 0}}) == (0.607, (3, 14))
+    # ((3, 14) before the empty site lost points on a plastic footprint: with f 39%
+    # short, sites.empty_plastic_weight)
+    assert read({**off, "intrinsics": {"focal_prior_px": 0}}) == (0.607, (4, 13))
 
 
 def test_the_outline_may_not_move_a_leaning_f_further_than_max_focal_change() -> None:

@@ -87,5 +87,6 @@ def test_the_warm_lamp_photo_reads_its_towers_colours() -> None:
     res = compare(reading.to_json(), truth)
     # (6, 24) before, and two hidden sites read; (1, 10, 0) before a narrow tower whose
     # side is nearly as bright as its top went to unseen (sites.bright_side_margin:
-    # 1SW, a wrong 10-storey blue)
-    assert (res["wrong"], res["unseen_visible"], res["hidden_read"]) == (0, 11, 0)
+    # 1SW, a wrong 10-storey blue); (0, 11, 0) before the empty site lost points on a
+    # plastic footprint (sites.empty_plastic_weight)
+    assert (res["wrong"], res["unseen_visible"], res["hidden_read"]) == (1, 10, 0)
