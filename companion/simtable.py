@@ -16,7 +16,7 @@ import numpy as np
 
 from companion.bots import GreedyBot
 from companion.rules import Commit, GameConfig, GameState, Move, Player, apply_move, new_game
-from companion.rules.board import Site
+from companion.rules.board import Site, all_sites
 from companion.rules.editions import get_edition
 from companion.rules.state import default_players
 from companion.sim import Scene, random_camera, random_hand, random_lighting, render
@@ -110,7 +110,7 @@ class SimTable:
         tower = board.tower(site)
         block = tower[-1]
         x, y = lay.site_xy[site.index]
-        empty = [Site.from_index(i) for i in range(54) if not board.tower(Site.from_index(i))]
+        empty = [e for e in all_sites() if not board.tower(e)]
         land = min(empty, key=lambda e: float(np.hypot(*(lay.site_xy[e.index] - (x, y)))))
         lx, ly = lay.site_xy[land.index]
         thing = Thing(float(lx), float(ly), (block.storeys * lay.storey, lay.footprint,

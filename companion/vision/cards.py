@@ -334,10 +334,16 @@ def _both_hidden(found: tuple[float, float, tuple[int, int], tuple[float, float]
     pixels) lie under the towers' silhouettes: a tall tower's red blocks beyond the
     board's edge, read a little short, pass for a card's two cells there."""
     (am, bm), ang = found[3], np.deg2rad(found[4])
-    mid = np.array([(am - origin[0]) * s, (origin[1] - bm) * s])
+    mid = np.array(_seat_px(am, bm, origin, s))
     half = float(g.card.grid_offsets[1] - g.card.grid_offsets[0]) * s / 2
     step = half * np.array([np.cos(ang), -np.sin(ang)])
     return _under(hidden, mid - step) and _under(hidden, mid + step)
+
+
+def _seat_px(a: Any, b: Any, origin: tuple[float, float], s: float) -> tuple[Any, Any]:
+    """Seat-frame mm (``a``, ``b``: numbers or arrays) as rectified seat pixels (x, y):
+    ``origin`` at pixel (0, 0), ``s`` pixels a mm, b growing upwards."""
+    return (a - origin[0]) * s, (origin[1] - b) * s
 
 
 def _under(hidden: np.ndarray, point: FloatArray) -> bool:
@@ -353,8 +359,7 @@ def _red_share(read: CardRead, red: np.ndarray, inside: np.ndarray,
     and not behind a tower) that is red. A card's grids are grey but for its two
     red cells (2 of 18); a pair of red squares of a checked tablecloth, taken
     for a card's, has the cloth's other red squares all over the grids."""
-    a0, b0 = origin
-    poly = [((pa - a0) * s, (b0 - pb) * s) for pa, pb in _grids_ab(read, g, 0.0)]
+    poly = [_seat_px(pa, pb, origin, s) for pa, pb in _grids_ab(read, g, 0.0)]
     mask = np.zeros(red.shape, np.uint8)
     cv2.fillConvexPoly(mask, np.round(np.asarray(poly) * 16).astype(np.int32), 1,
                        lineType=cv2.LINE_8, shift=4)
@@ -816,14 +821,13 @@ def _window_points(shape: tuple[int, ...], origin: tuple[float, float], s: float
     """Where :func:`_card_window`'s points fall for the red pair's midpoint (``am``,
     ``bm``) and angle: rectified seat pixels (x, y), whether each is in the photo
     (``ok``), and whether it is in the photo and no tower hides it (``clear``)."""
-    a0, b0 = origin
     u, w, _, _ = _card_window(g.card)
     ca, sa = np.cos(ang), np.sin(ang)
     H, W = shape[:2]
     pa = am + u * ca + w * sa
     pb = bm + u * sa - w * ca
-    x = ((pa - a0) * s).astype(np.float32)
-    y = ((b0 - pb) * s).astype(np.float32)
+    xs, ys = _seat_px(pa, pb, origin, s)
+    x, y = xs.astype(np.float32), ys.astype(np.float32)
     ok = (x >= 0) & (x <= W - 1) & (y >= 0) & (y <= H - 1)
     part = inside is not None and not inside.all()
     covered = hidden is not None and hidden.any()

@@ -1946,7 +1946,7 @@ class SiteReader:
             score = score - w_side * np.clip(
                 aux["side_colour"] - float(self.cfg["side_colour_free"]), 0.0, cap) / cap
         if float(self.cfg["empty_plastic_weight"]) > 0:  # also not a term of the fitted scorer
-            score = score.copy()
+            # (the scorer's output is a new array each call: taken off in place)
             score[:, 0, :] -= plastic_footprint_penalty(
                 F[:, 0, :, FEATURES.index("empty_board")],
                 F[:, 0, :, FEATURES.index("empty_print")],
