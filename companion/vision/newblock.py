@@ -137,15 +137,31 @@ def weighed_totals(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] |
     score instead, so that fits on different towers under the block compare),
     the reader's in its own points times ``weight`` (only differences matter:
     the best of each is no offset); a height the reader did not list scores
-    ``unlisted`` under its lowest listed one. Without reader scores, the fit alone.
+    ``unlisted`` under its lowest listed one, and a height it listed in another
+    colour only ``unlisted`` under that. Without reader scores, the fit alone.
+
+    The reader lists each height in the colour its top looks most like. A red
+    top in shade looks black: the reader's best at the right height was a black
+    3, and the fit's red 3, with nothing of the reader's own, lost to a red 2 it
+    listed (a ray-traced stand, docs/vision-errors.md, seventy-first session).
     """
     if scale is None:
         scale = 100.0 / max(abs(max(fit.scores.values())), 1.0)
     if not read_scores:
         return {(k, c): v * scale for (c, k), v in fit.scores.items()}
     floor = min(read_scores.values()) - unlisted
-    return {(k, c): v * scale + weight * read_scores.get((base + k, c), floor)
-            for (c, k), v in fit.scores.items()}
+    at_height: dict[int, float] = {}
+    for (h, _), v in read_scores.items():
+        at_height[h] = max(at_height.get(h, -math.inf), v)
+
+    def read(height: int, colour: str) -> float:
+        listed = read_scores.get((height, colour))
+        if listed is not None:
+            return listed
+        other = at_height.get(height)
+        return floor if other is None else other - unlisted
+
+    return {(k, c): v * scale + weight * read(base + k, c) for (c, k), v in fit.scores.items()}
 
 
 def contradicts(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
@@ -263,18 +279,31 @@ def change_map(before: np.ndarray, after: np.ndarray,
     up to ``shadow_log``. New plastic changes the hue, brightens, or (black on
     a pale print) darkens far beyond a shadow.
     """
+    return _changes(before, after, config)[0]
+
+
+def _changes(before: np.ndarray, after: np.ndarray, config: Mapping[str, Any] | None
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`change_map`, and where a pixel darkened as a shadow darkens (its hue
+    kept, by ``shadow_dim_log`` up to ``shadow_log``): that is also what a grey top
+    does to a pale print (see :func:`_site_maps`)."""
     a = cv2.GaussianBlur(before, (3, 3), 0).astype(np.float32) + 8.0
     b = cv2.GaussianBlur(after, (3, 3), 0).astype(np.float32) + 8.0
     lr = np.log(b) - np.log(a)
     m = lr.mean(axis=2)
     chroma = np.sqrt(((lr - m[..., None]) ** 2).sum(axis=2))
+    shadow_log = float(_option(config, "shadow_log"))
     ch = (chroma / float(_option(config, "chroma_sigma"))
           + np.maximum(m, 0.0) / float(_option(config, "brighter_sigma"))
-          + np.maximum(-m - float(_option(config, "shadow_log")), 0.0)
+          + np.maximum(-m - shadow_log, 0.0)
           / float(_option(config, "darker_sigma")))
     out: np.ndarray = (np.minimum(ch, float(_option(config, "change_cap")))
                        - float(_option(config, "change_offset")))
-    return out
+    dim = _option(config, "shadow_dim_log")
+    shaded: np.ndarray = (np.zeros(m.shape, bool) if dim is None else
+                          (m <= -float(dim)) & (m >= -shadow_log)
+                          & (chroma < float(_option(config, "chroma_sigma"))))
+    return out, shaded
 
 
 def _placements(config: Mapping[str, Any] | None) -> tuple[list[float], list[float]]:
@@ -321,7 +350,7 @@ def _site_maps(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site, z0
         return None
     shape = (int(y1 - y0), int(x1 - x0))
     offset = np.array([x0, y0], np.float64)
-    d = change_map(before[y0:y1, x0:x1], after[y0:y1, x0:x1], config)
+    d, shaded = _changes(before[y0:y1, x0:x1], after[y0:y1, x0:x1], config)
     # the record's nearer towers hide what stands behind them
     hidden = np.zeros(shape, np.uint8)
     cam = np.asarray(pose.camera_centre, np.float64)[:2]
@@ -346,10 +375,54 @@ def _site_maps(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site, z0
         own = d2[:, i]
         rest = np.delete(d2, i, axis=1).min(axis=1) if d2.shape[1] > 1 else np.full_like(own, 1e9)
         cm = np.where(own < rest, np.clip((lim - own) / 5.0, -1.0, 1.0), -1.0)
-        looks[name] = (weight * cm.reshape(shape)).astype(np.float32)
+        washed = _washed(f, model.classes[i], config)
+        look = weight * cm
+        if washed is not None:
+            look = np.where(washed, np.maximum(look, 0.0), look)
+            if model.classes[i].neutral:
+                # a grey top over a pale print darkens it as the block's own shadow
+                # would: for a black block such a pixel tells nothing either way
+                look = np.where(washed & shaded.ravel(), -d.ravel(), look)
+        looks[name] = look.reshape(shape).astype(np.float32)
     maps = [np.where(seen, d, 0.0), seen.astype(np.float64),
             *(np.where(seen, looks[name], 0.0) for name in cand)]
     return _Maps(xy, offset, maps, cand)
+
+
+def _washed(f: np.ndarray, colour: Any, config: Mapping[str, Any] | None) -> np.ndarray | None:
+    """Pixels (of features ``f``) that may be ``colour``'s glossy top mirroring a lamp:
+    brighter than the plastic by ``washed_log`` or more, with its hue (within
+    ``washed_across`` of it, or ``washed_hue_free`` of chroma) or grey (black's: chroma
+    up to ``washed_grey``), no more saturated than it. None with ``washed_log`` null.
+
+    Such a top turns pale (a green one mint, a black one grey) and looks like no
+    block colour, so every pixel of it counted against the block, and a prism
+    short enough to leave the top out won: a 3-storey black recorded as a 1
+    (the ray-traced stands, docs/vision-errors.md, seventy-first session). The
+    side faces keep the colour; the top's pixels still count their change.
+    """
+    least = _option(config, "washed_log")
+    if least is None:
+        return None
+    c = f[:, :2].astype(np.float64)
+    brighter = f[:, 2] - float(colour.lum) >= float(least)
+    if colour.neutral:
+        grey: np.ndarray = np.hypot(c[:, 0], c[:, 1]) <= float(_option(config, "washed_grey"))
+        return brighter & grey
+    out: np.ndarray = brighter & _hue_kept(c, colour, config)
+    return out
+
+
+def _hue_kept(c: np.ndarray, colour: Any, config: Mapping[str, Any] | None) -> np.ndarray:
+    """Chromaticities ``c`` along a chromatic ``colour``'s hue (across it by at most
+    ``washed_across`` times their chroma along it, plus ``washed_hue_free``: so little
+    chroma is no hue) and no more saturated than it."""
+    along = c @ np.asarray(colour.hue, np.float64)
+    across = np.abs(c[:, 0] * colour.hue[1] - c[:, 1] * colour.hue[0])
+    free = float(_option(config, "washed_hue_free"))
+    out: np.ndarray = (along >= -free) & (along <= float(colour.sat)) & (
+        across <= float(_option(config, "washed_across")) * np.maximum(along, 0.0) + free)
+    return out
 
 
 def fit_new_block(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site,

@@ -141,13 +141,30 @@ def test_the_fit_and_the_reading_are_weighed_together() -> None:
                                                           (4, "black"): 4.0}) == (
         SiteView(4, "red"), False, False)
     # a reading of two red storeys the fit does not explain: weighed, red 1 scores
-    # -1 + (8 - 9) = -2 and black 1, unlisted, 0 + (3 - 9) = -6; by the fit alone
-    # (weight 0) black 1 wins
+    # -1 + (8 - 9) = -2 and black 1, listed there only in red, 0 + (8 - 5 - 9) = -6;
+    # by the fit alone (weight 0) black 1 wins
     read = {(5, "red"): 9.0, (4, "red"): 8.0}
     assert settle(fit, SiteView(5, "red"), 3, read_scores=read) == (
         SiteView(4, "red"), False, True)
     assert settle(fit, SiteView(5, "red"), 3, {"reading_weight": 0.0}, read) == (
         SiteView(4, "black"), False, True)
+
+
+def test_a_height_read_in_another_colour_still_counts_for_the_block() -> None:
+    """Ray-traced stand seed 53's third move (58 degrees), South's red 3 on an empty
+    site: the reader's best at 3 storeys was black (17.78), and it listed red only at
+    2 (7.6) and 1 (-2.05). Red 3, the fit's best (867 of 867), counted as unlisted:
+    100 + (-2.05 - 5) = 92.95 against red 2's 802 / 867 x 100 + 7.6 = 100.10, and
+    the live table recorded a red 2. Listed in black, 3 storeys now count 5 under
+    that: 100 + 12.78 = 112.78, a red 3 by 12.7 points."""
+    fit = _fit({("red", 1): 679.0, ("red", 2): 802.0, ("red", 3): 867.0, ("red", 4): 720.0})
+    read = {(3, "black"): 17.78, (0, ""): 11.79, (2, "red"): 7.6, (1, "red"): -2.05}
+    totals = doubt_totals(fit, read, 0)
+    assert totals is not None
+    assert {k: round(v, 2) for k, v in totals.items()} == {
+        (1, "red"): 76.27, (2, "red"): 100.10, (3, "red"): 112.78, (4, "red"): 75.99}
+    assert settle(fit, SiteView(3, "black"), 0, read_scores=read) == (
+        SiteView(3, "red"), False, True)
 
 
 def test_a_block_weighed_by_under_five_points_is_marked_for_the_players() -> None:
