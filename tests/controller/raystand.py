@@ -43,7 +43,8 @@ def empty_board(folder: Path) -> np.ndarray:
         truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
         if truth.get("kind") != "mounted":
             raise ValueError(f"{folder}: not a game shot from a stand (kind {truth.get('kind')})")
-        table = _table(len(game["players"]), len(truth["moves"]), int(truth["seed"]), "mounted")
+        table = _table(len(game["players"]), len(truth["moves"]), int(truth["seed"]), "mounted",
+                       game.get("edition", "classic"))
         shot, _ = table.shoot(0, 999)
         cv2.imwrite(str(path), shot)
     return _load(path)

@@ -42,9 +42,10 @@ class PlayedGame:
         return self.states[-1]
 
 
-def play(n_players: int, seed: int, turns: int | None = None) -> PlayedGame:
+def play(n_players: int, seed: int, turns: int | None = None,
+         edition: str = "classic") -> PlayedGame:
     """A GreedyBot game, stopped after ``turns`` builds or passes (None: to the end)."""
-    config = make_config(n_players, seed=seed, track_cards=True)
+    config = make_config(n_players, edition=edition, seed=seed, track_cards=True)
     state = new_game(config)
     bots = [GreedyBot(seed * 10 + i) for i in range(n_players)]
     game = PlayedGame(config, [state])

@@ -184,15 +184,15 @@ def _sites() -> list[Site]:
 
 
 @lru_cache(maxsize=2)
-def _table(players: int, turns: int, seed: int, kind: str) -> Table:
+def _table(players: int, turns: int, seed: int, kind: str, edition: str = "classic") -> Table:
     """One game's table per process (its art and light take a second or two to make),
     not one per photo; what it draws later is seeded, so the photos are the same."""
-    return Table(play(players, seed, turns), seed, kind)
+    return Table(play(players, seed, turns, edition), seed, kind)
 
 
-def _shoot_one(args: tuple[int, int, int, str, int, int, str]) -> str:
-    players, turns, seed, kind, k, n, folder = args
-    img, truth = _table(players, turns, seed, kind).shoot(k, n)
+def _shoot_one(args: tuple[int, int, int, str, int, int, str, str]) -> str:
+    players, turns, seed, kind, k, n, folder, edition = args
+    img, truth = _table(players, turns, seed, kind, edition).shoot(k, n)
     name = f"IMG_{n:03d}." + ("jpg" if kind == "phone" else "png")
     path = Path(folder) / name
     if kind == "phone":
@@ -204,15 +204,15 @@ def _shoot_one(args: tuple[int, int, int, str, int, int, str]) -> str:
 
 
 def shoot_game(folder: Path, players: int, turns: int, seed: int, kind: str = "phone",
-               workers: int = 1) -> dict[str, Any]:
+               workers: int = 1, edition: str = "classic") -> dict[str, Any]:
     """Photograph a seeded game after each of its first ``turns`` builds or passes.
 
     Writes the photos, ``game.json`` (players and edition, as a replay folder may
     hold it) and ``truth.json`` (the moves, in notation); returns the truth.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    game = play(players, seed, turns)
-    jobs = [(players, turns, seed, kind, k, n, str(folder))
+    game = play(players, seed, turns, edition)
+    jobs = [(players, turns, seed, kind, k, n, str(folder), edition)
             for n, k in enumerate(range(1, len(game.states)))]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
@@ -237,9 +237,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--kind", choices=["phone", "mounted"], default="phone")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--edition", choices=["classic", "2017"], default="classic",
+                    help="the rules and colours played (2017: orange, yellow, purple, blue)")
     a = ap.parse_args(argv)
     t0 = time.time()
-    truth = shoot_game(Path(a.outdir), a.players, a.turns, a.seed, a.kind, a.workers)
+    truth = shoot_game(Path(a.outdir), a.players, a.turns, a.seed, a.kind, a.workers,
+                       a.edition)
     print(f"{a.outdir}: {len(truth['moves'])} photos in {time.time() - t0:.0f} s",
           file=sys.stderr)
     return 0
