@@ -27,6 +27,7 @@ from companion.rules import Site, SiteView
 from companion.rules.board import MAX_STOREYS
 from companion.vision.colours import (
     FACE_INTENSITY_SIGMA,
+    BlockColour,
     ColourModel,
     WhiteBalance,
     estimate_white_balance,
@@ -389,38 +390,32 @@ def _site_maps(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site, z0
     return _Maps(xy, offset, maps, cand)
 
 
-def _washed(f: np.ndarray, colour: Any, config: Mapping[str, Any] | None) -> np.ndarray | None:
+def _washed(f: np.ndarray, colour: BlockColour, config: Mapping[str, Any] | None
+            ) -> np.ndarray | None:
     """Pixels (of features ``f``) that may be ``colour``'s glossy top mirroring a lamp:
-    brighter than the plastic by ``washed_log`` or more, with its hue (within
-    ``washed_across`` of it, or ``washed_hue_free`` of chroma) or grey (black's: chroma
-    up to ``washed_grey``), no more saturated than it. None with ``washed_log`` null.
+    brighter than the plastic by ``washed_log`` or more, with its hue (across it by at
+    most ``washed_across`` times their chroma along it, plus ``washed_hue_free``: so
+    little chroma is no hue) and no more saturated than it, or for black grey (chroma
+    up to ``washed_grey``). None with ``washed_log`` null.
 
     Such a top turns pale (a green one mint, a black one grey) and looks like no
     block colour, so every pixel of it counted against the block, and a prism
-    short enough to leave the top out won: a 3-storey black recorded as a 1
-    (the ray-traced stands, docs/vision-errors.md, seventy-first session). The
-    side faces keep the colour; the top's pixels still count their change.
+    short enough to leave the top out won: a 2-storey green recorded as a 1 (a
+    ray-traced stand, docs/vision-errors.md, seventy-first session). The side
+    faces keep the colour; the top's pixels still count their change.
     """
     least = _option(config, "washed_log")
     if least is None:
         return None
     c = f[:, :2].astype(np.float64)
-    brighter = f[:, 2] - float(colour.lum) >= float(least)
+    brighter = f[:, 2] - colour.lum >= float(least)
     if colour.neutral:
         grey: np.ndarray = np.hypot(c[:, 0], c[:, 1]) <= float(_option(config, "washed_grey"))
         return brighter & grey
-    out: np.ndarray = brighter & _hue_kept(c, colour, config)
-    return out
-
-
-def _hue_kept(c: np.ndarray, colour: Any, config: Mapping[str, Any] | None) -> np.ndarray:
-    """Chromaticities ``c`` along a chromatic ``colour``'s hue (across it by at most
-    ``washed_across`` times their chroma along it, plus ``washed_hue_free``: so little
-    chroma is no hue) and no more saturated than it."""
-    along = c @ np.asarray(colour.hue, np.float64)
+    along = c @ colour.hue
     across = np.abs(c[:, 0] * colour.hue[1] - c[:, 1] * colour.hue[0])
     free = float(_option(config, "washed_hue_free"))
-    out: np.ndarray = (along >= -free) & (along <= float(colour.sat)) & (
+    out: np.ndarray = brighter & (along >= -free) & (along <= colour.sat) & (
         across <= float(_option(config, "washed_across")) * np.maximum(along, 0.0) + free)
     return out
 

@@ -14,6 +14,7 @@ Each seat's played cards lie in a stack in front of it, the card played last
 on top.
 
     python -m tests.replay.raygame OUTDIR --players 2 --turns 12 --seed 0
+    python -m tests.replay.raygame OUTDIR --players 4 --seed 94 --kind mounted --edition 2017
     companion replay OUTDIR --json      # compare with OUTDIR/truth.json
 
 Rendering takes about 10 s a phone photo on one core (``--workers``).

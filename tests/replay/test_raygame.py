@@ -42,6 +42,19 @@ def test_the_table_stays_put_between_photos() -> None:
     assert late["stacks"] == {"S": (1, 0), "N": (1, 2)}
 
 
+def test_a_game_of_the_2017_edition_is_set_in_its_colours() -> None:
+    """``--edition 2017``: the bots play orange, yellow, purple and blue, and the
+    table's plastic is that set's (the games were always the classic set)."""
+    game = play(2, 90, 4, "2017")
+    table = Table(game, 90, "mounted")
+    assert (table.edition, sorted(table.plastic)) == (
+        "2017", ["blue", "orange", "purple", "yellow"])
+    assert [str(m) for m in game.moves] == ["S c22 yellow1@5SE", "N c00 purple1@5SE",
+                                            "S c02 orange3@4NE", "N c02 purple3@3SW"]
+    assert table.scene(4)["board"] == {(3, 2, 0): [("purple", 3)], (4, 0, 2): [("orange", 3)],
+                                       (5, 2, 2): [("yellow", 1), ("purple", 1)]}
+
+
 def test_replay_of_ray_traced_photos_is_exact(folder: Path) -> None:
     truth = json.loads((folder / "truth.json").read_text())
     assert truth["moves"] == ["S c20 red1@4SW", "N c02 black1@4SW", "S c10 red3@4W",
