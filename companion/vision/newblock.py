@@ -272,22 +272,17 @@ def _hull_sums(pix: np.ndarray, maps: Sequence[np.ndarray]) -> np.ndarray:
     return out
 
 
-def change_map(before: np.ndarray, after: np.ndarray,
-               config: Mapping[str, Any] | None = None) -> np.ndarray:
-    """Per pixel, how surely it changed, in units the hypotheses add up.
+def change_map(before: np.ndarray, after: np.ndarray, config: Mapping[str, Any] | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Per pixel, how surely it changed, in units the hypotheses add up; and where it
+    darkened as a shadow darkens (its hue kept, by ``shadow_dim_log`` up to
+    ``shadow_log``), which is also what a grey top does to a pale print (see
+    :func:`_site_maps`).
 
     A shadow darkens all channels alike: its hue stays and it costs nothing
     up to ``shadow_log``. New plastic changes the hue, brightens, or (black on
     a pale print) darkens far beyond a shadow.
     """
-    return _changes(before, after, config)[0]
-
-
-def _changes(before: np.ndarray, after: np.ndarray, config: Mapping[str, Any] | None
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`change_map`, and where a pixel darkened as a shadow darkens (its hue
-    kept, by ``shadow_dim_log`` up to ``shadow_log``): that is also what a grey top
-    does to a pale print (see :func:`_site_maps`)."""
     a = cv2.GaussianBlur(before, (3, 3), 0).astype(np.float32) + 8.0
     b = cv2.GaussianBlur(after, (3, 3), 0).astype(np.float32) + 8.0
     lr = np.log(b) - np.log(a)
@@ -351,7 +346,7 @@ def _site_maps(before: np.ndarray, after: np.ndarray, pose: Pose, site: Site, z0
         return None
     shape = (int(y1 - y0), int(x1 - x0))
     offset = np.array([x0, y0], np.float64)
-    d, shaded = _changes(before[y0:y1, x0:x1], after[y0:y1, x0:x1], config)
+    d, shaded = change_map(before[y0:y1, x0:x1], after[y0:y1, x0:x1], config)
     # the record's nearer towers hide what stands behind them
     hidden = np.zeros(shape, np.uint8)
     cam = np.asarray(pose.camera_centre, np.float64)[:2]

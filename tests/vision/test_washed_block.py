@@ -13,7 +13,7 @@ import numpy as np
 from companion.rules import Site, SiteView
 from companion.vision.colours import ColourModel, features
 from companion.vision.geometry import board_geometry
-from companion.vision.newblock import _changes, _washed, fit_new_block, settle
+from companion.vision.newblock import _washed, change_map, fit_new_block, settle
 from companion.vision.reader import read_image
 from companion.vision.settings import section
 from tests.replay.raygame import _table
@@ -50,7 +50,7 @@ def test_a_shadow_is_told_by_its_darkening_with_the_hue_kept() -> None:
     after = before.copy()
     after[:, :6] = 120  # darker by half a log unit, grey kept: a shadow or a grey top
     after[:, 6:] = (200, 120, 120)  # the hue changed: new plastic
-    change, shaded = _changes(before, after, None)
+    change, shaded = change_map(before, after)
     assert shaded[4].tolist() == [True] * 5 + [False] * 7  # (blurred across the seam)
     offset = float(section("new_block")["change_offset"])
     assert np.allclose(change[4, :5], -offset)
