@@ -10,7 +10,7 @@ PORT ?= 8000
 # OpenCV and renders, so not one per core on a big machine)
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint typecheck unit bench eval-sets eval install-pi clean
+.PHONY: demo test lint typecheck unit bench eval-sets eval eval-stands install-pi clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,22 @@ eval-sets: $(STAMP)
 eval: eval-sets
 	$(BIN)/companion evaluate $(foreach d,$(SET_FOLDERS),--folder $(d)) \
 	  --csv $(SETS)/photos.csv --sites $(SETS)/sites.csv --workers $(TEST_WORKERS)
+
+# The live table on games the ray tracer photographed from a stand (tests/replay/raygame.py,
+# 16 moves a game, about a minute each to render; a game already there is kept), each
+# filmed for the controller with an arm between stills (tests/controller/raystand.py):
+# the moves recorded right, and the wrong ones marked or not for the players.
+STAND_SEEDS ?= 49 52 53 54 55 56 57 58 59 60 61 62 63 64 65
+STAND_FOLDERS := $(foreach s,$(STAND_SEEDS),$(SETS)/stand_$(s))
+
+eval-stands: $(STAMP)
+	@for d in $(STAND_FOLDERS); do \
+	  [ -f $$d/truth.json ] && continue; \
+	  echo "rendering $$d"; \
+	  $(BIN)/python -m tests.replay.raygame $$d --players 2 --turns 16 \
+	    --seed $${d##*_} --kind mounted || exit 1; \
+	done
+	$(BIN)/python -m tests.controller.raystand $(STAND_FOLDERS)
 
 # On the Raspberry Pi: a venv that sees apt's picamera2, the [pi] extra, the service.
 install-pi:

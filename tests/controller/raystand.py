@@ -10,7 +10,7 @@ small a change for the motion gate, by design). The game's own camera file is
 the live table's calibration.
 
     python -m tests.replay.raygame DIR --players 2 --turns 16 --seed 53 --kind mounted
-    python -m tests.controller.raystand DIR     # prints the moves against the truth
+    python -m tests.controller.raystand DIR...  # prints the moves against the truth
 
 The empty board is shot into DIR (``EMPTY.png``) the first time, from the
 game's seed: the folder's ``game.json`` and ``truth.json`` say which game.
@@ -103,23 +103,42 @@ def run(folder: Path, camera: bool = True) -> dict[str, Any]:
             "warnings": [w["message"] for w in session.snapshot()["warnings"]]}
 
 
+def tally(out: dict[str, Any]) -> dict[str, int]:
+    """Moves recorded right, wrong and marked for the players, wrong and not marked
+    (a wrong score nobody is asked about), and marks on right moves."""
+    marks = out["doubtful"] + [False] * len(out["truth"])
+    got = out["recorded"] + [""] * len(out["truth"])
+    pairs = list(zip(out["truth"], got, marks, strict=False))
+    return {"moves": len(pairs),
+            "right": sum(1 for x, y, _ in pairs if x == y),
+            "wrong_marked": sum(1 for x, y, d in pairs if x != y and d),
+            "wrong_unmarked": sum(1 for x, y, d in pairs if x != y and not d),
+            "right_marked": sum(1 for x, y, d in pairs if x == y and d)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.controller.raystand",
                                  description=__doc__.splitlines()[0])
-    ap.add_argument("folder", type=Path)
+    ap.add_argument("folder", type=Path, nargs="+")
     ap.add_argument("--no-camera", action="store_true",
                     help="estimate the intrinsics instead of using the game's camera file")
     a = ap.parse_args(argv)
-    out = run(a.folder, camera=not a.no_camera)
-    right = sum(1 for x, y in zip(out["recorded"], out["truth"], strict=False) if x == y)
-    print(f"{a.folder.name}: {right} of {len(out['truth'])} moves right "
-          f"({len(out['recorded'])} recorded)")
-    marks = out["doubtful"] + [False] * len(out["truth"])
-    for x, y, d in zip(out["truth"], out["recorded"] + [""] * len(out["truth"]), marks,
-                       strict=False):
-        print(f"  {'  ' if x == y else '!!'} {x:24s} {y}{'  (doubtful)' if d else ''}")
-    for w in out["warnings"]:
-        print(f"  warning: {w}", file=sys.stderr)
+    total: dict[str, int] = {}
+    for folder in a.folder:
+        out = run(folder, camera=not a.no_camera)
+        t = tally(out)
+        for k, v in t.items():
+            total[k] = total.get(k, 0) + v
+        print(f"{folder.name}: {t['right']} of {len(out['truth'])} moves right "
+              f"({len(out['recorded'])} recorded; wrong and not marked: {t['wrong_unmarked']})")
+        marks = out["doubtful"] + [False] * len(out["truth"])
+        for x, y, d in zip(out["truth"], out["recorded"] + [""] * len(out["truth"]), marks,
+                           strict=False):
+            print(f"  {'  ' if x == y else '!!'} {x:24s} {y}{'  (doubtful)' if d else ''}")
+        for w in out["warnings"]:
+            print(f"  warning: {w}", file=sys.stderr)
+    if len(a.folder) > 1:
+        print("all: " + ", ".join(f"{k} {v}" for k, v in total.items()))
     return 0
 
 

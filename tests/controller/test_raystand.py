@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.controller.raystand import frames, run
+from tests.controller.raystand import frames, run, tally
 from tests.replay.raygame import shoot_game
 
 
@@ -25,3 +25,7 @@ def test_the_live_table_records_a_ray_traced_stand_game_exactly(tmp_path: Path) 
     out = run(tmp_path)
     assert out["recorded"] == truth["moves"]
     assert out["warnings"] == []
+    # (the first block, a red 1 under two more, is marked for the players to check)
+    assert out["doubtful"] == [True, False, False, False]
+    assert tally(out) == {"moves": 4, "right": 4, "wrong_marked": 0, "wrong_unmarked": 0,
+                          "right_marked": 1}
