@@ -260,6 +260,13 @@ class BlockColour:
             out = np.where(dlum < 0, 0.0, out)
         return out
 
+    def hue_parts(self, c: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Chromaticities ``c`` (..., 2) along this colour's hue direction, and across
+        it (signed)."""
+        along: FloatArray = c @ self.hue
+        across: FloatArray = c[..., 0] * self.hue[1] - c[..., 1] * self.hue[0]
+        return along, across
+
     def _chroma2(self, f: FloatArray) -> FloatArray:
         """The squared distance's chroma part (the brightness term is added to it)."""
         c = f[..., :2]
@@ -268,8 +275,7 @@ class BlockColour:
             over = np.maximum(s - NEUTRAL_SAT, 0.0) / SAT_SIGMA
             neutral: FloatArray = over ** 2 + (s / (2 * NEUTRAL_SAT)) ** 2
             return neutral
-        r = c @ self.hue  # along the hue direction
-        t = c[..., 0] * self.hue[1] - c[..., 1] * self.hue[0]  # across it
+        r, t = self.hue_parts(c)
         lo, hi = SAT_BAND[0] * self.sat, SAT_BAND[1] * self.sat
         out = (np.maximum(lo - r, 0.0) + np.maximum(r - hi, 0.0)) / SAT_SIGMA
         chroma: FloatArray = (t / self.tangent) ** 2 + out ** 2

@@ -407,8 +407,8 @@ def _washed(f: np.ndarray, colour: BlockColour, config: Mapping[str, Any] | None
     if colour.neutral:
         grey: np.ndarray = np.hypot(c[:, 0], c[:, 1]) <= float(_option(config, "washed_grey"))
         return brighter & grey
-    along = c @ colour.hue
-    across = np.abs(c[:, 0] * colour.hue[1] - c[:, 1] * colour.hue[0])
+    along, signed = colour.hue_parts(c)
+    across = np.abs(signed)
     free = float(_option(config, "washed_hue_free"))
     out: np.ndarray = brighter & (along >= -free) & (along <= colour.sat) & (
         across <= float(_option(config, "washed_across")) * np.maximum(along, 0.0) + free)
