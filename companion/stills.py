@@ -153,7 +153,7 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
          ) -> tuple[SiteView, bool, bool] | None:
     """The tower at ``site`` after the build, whether it is doubtful, and whether the
     fit replaced the reading; None when the tower before is unknown or nothing fits."""
-    from companion.vision.newblock import fit_new_block, settle, weighs
+    from companion.vision.newblock import fit_new_block, settle, storey_px, weighs
 
     if site in prev.unseen:
         return None  # what the block stands on is not known
@@ -168,9 +168,10 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
     if fit is None:
         return None
     # a sure fit is evidence the replay weighs (a doubtful one is not): sure from
-    # 'weighed_doubt' points, as chosen for it
+    # 'weighed_doubt' points, as chosen for it, and not where a steep view splits it
     view, doubts, decided = settle(fit, cur.sites.get(site), base, nb, weighed,
-                                   sure=float(nb["weighed_doubt"]))
+                                   sure=float(nb["weighed_doubt"]),
+                                   storey_px=storey_px(pose, site, base))
     if weighed and weighs(nb):
         return view, doubts, decided  # the reading's margin is weighed in already
     # the reading's own narrow margin counts where the reading stands

@@ -142,6 +142,20 @@ def test_a_move_the_camera_cannot_settle_is_marked_for_the_players() -> None:
     assert [n for n, e in enumerate(entries) if e.doubtful] == [3, 8, 9, 11]
 
 
+def test_a_steep_build_the_fit_and_the_reading_rank_apart_is_marked() -> None:
+    # SimTable seed 2 looks down at 79 degrees: at Sydney NW a storey moves the
+    # top by 2.1 px. West's blue 2 there (build 1) is recorded right, by a clear
+    # weighed margin, but the fit and the reading each put another storey count
+    # first (newblock.split): the players are asked. With the rule off it is not
+    # marked; the moves are the same either way.
+    table, session, _, _ = _track(2, 2)
+    entries = _builds_as_played(table, session, 2)
+    assert str(entries[1].move) == "W c20 blue2@2NW"
+    assert [e.doubtful for e in entries] == [False, True]
+    table, session, _, _ = _track(2, 2, new_block={"split_px": 0.0})
+    assert [e.doubtful for e in _builds_as_played(table, session, 2)] == [False, False]
+
+
 def test_a_doubtful_build_is_revised_by_the_block_built_on_it() -> None:
     # SimTable seed 31: West's blue 1 on Hong Kong E's red 1 (move 2) is weighed a
     # blue 2 by a hair (doubtful). North's green 1 on it (move 3) then fits best

@@ -17,6 +17,8 @@ from companion.vision.newblock import (
     fit_stacks,
     reconsider,
     settle,
+    split,
+    storey_px,
 )
 
 
@@ -184,6 +186,58 @@ def test_a_block_weighed_by_under_five_points_is_marked_for_the_players() -> Non
         SiteView(4, "black"), True, False)
     assert settle(fit, SiteView(4, "black"), 3, {"check_margin": 3.0}, read) == (
         SiteView(4, "black"), False, False)
+
+
+def test_a_steep_build_the_fit_and_the_reading_rank_apart_is_marked() -> None:
+    """Ray-traced stand seed 94's first move (2017 edition, 79.5 degrees), South's
+    orange 1 on an empty site. The fit counted the block's shadow, lit by a warm
+    lamp, as a taller orange top and put 3 storeys first (976 of 976); the reader
+    put 1 first (17.75, 2: 17.56). Weighed: 1 storey 89.32 + 17.75 = 107.07, 2
+    storeys 97.61 + 17.56 = 115.17, 3 storeys 100 + 9.11 = 109.11: a 2 by 6.06
+    points, sure by ``check_margin`` (5), and wrong. A storey moves the top by
+    under ``split_px`` (4) pixels there, and the fit and the reading each put
+    another count first: marked for the players."""
+    fit = _fit({("orange", 1): 872.1, ("orange", 2): 953.1, ("orange", 3): 976.4,
+                ("orange", 4): 926.7})
+    read = {(1, "orange"): 17.75, (2, "orange"): 17.56, (3, "orange"): 9.11}
+    totals = doubt_totals(fit, read, 0)
+    assert totals is not None
+    assert {k: round(v, 2) for k, v in totals.items()} == {
+        (1, "orange"): 107.07, (2, "orange"): 115.17, (3, "orange"): 109.11,
+        (4, "orange"): 99.02}
+    assert split(fit, read, 0, "orange")
+    assert settle(fit, SiteView(1, "orange"), 0, read_scores=read) == (
+        SiteView(2, "orange"), False, True)
+    assert settle(fit, SiteView(1, "orange"), 0, read_scores=read, storey_px=3.2) == (
+        SiteView(2, "orange"), True, True)
+    # where a storey spans more pixels, the weighing's margin alone marks it
+    assert settle(fit, SiteView(1, "orange"), 0, read_scores=read, storey_px=6.0) == (
+        SiteView(2, "orange"), False, True)
+    # the two agree on 3 storeys: no split, whatever the view
+    read = {(3, "orange"): 25.0, (2, "orange"): 17.56}
+    assert not split(fit, read, 0, "orange")
+    assert settle(fit, SiteView(3, "orange"), 0, read_scores=read, storey_px=1.0) == (
+        SiteView(3, "orange"), False, False)
+    # the reader listed no orange height: its best in any colour counts
+    assert split(fit, {(3, "yellow"): 12.0, (1, "purple"): 4.0}, 0, "orange") is False
+    assert split(fit, {(1, "yellow"): 12.0, (3, "purple"): 4.0}, 0, "orange") is True
+    assert split(fit, None, 0, "orange") is False
+
+
+def test_a_storey_spans_fewer_pixels_the_steeper_the_view() -> None:
+    """One storey at the board's centre, in pixels: the rendered mounted camera
+    (about 55 degrees) against the same camera tilted to look straight down."""
+    table = SimTable(seed=1)
+    pose = _pose(table)
+    g = board_geometry()
+    centre = Site.parse("4C")
+    assert 6.0 < storey_px(pose, centre, 0, g) < 40.0
+    # a taller tower's top is nearer the camera: a storey spans more there
+    assert storey_px(pose, centre, 10, g) > storey_px(pose, centre, 0, g)
+    # looking straight down at the site from above it: the top barely moves
+    x, y = (float(v) for v in g.site_xy[centre.index])
+    down = Pose(np.array([np.pi, 0.0, 0.0]), np.array([-x, y, 900.0]), pose.intrinsics)
+    assert storey_px(down, centre, 0, g) < 0.5
 
 
 def test_a_doubtful_block_seen_only_past_a_tower_is_kept_by_its_fit_alone() -> None:
