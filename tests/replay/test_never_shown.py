@@ -48,8 +48,8 @@ def test_a_build_no_photo_shows_is_marked_and_said():
     assert [w for w in result.warnings if w["reason"] == "never-shown"] == [
         {"photo": "p053", "turn": shown["turn"], "reason": "never-shown",
          "message": f"p053: {shown['notation']}: no photo shows {build.site.name} near as "
-                    f"built (green {shown['storeys']}): unseen there, or read far otherwise; "
-                    "its storeys are a guess: check it"}]
+                    f"built (green {shown['storeys']}): unseen there, read far otherwise, "
+                    "or only narrowly; its storeys are a guess: check it"}]
     # the game record keeps the mark (the page lists the move among those to check)
     marked = [str(e.move) for e in result.record.effective() if e.doubtful]
     assert marked == [shown["notation"]]
@@ -68,6 +68,22 @@ def test_a_build_no_photo_shows_is_marked_and_said():
     # read far otherwise (a taller tower behind taken for its top): the same
     far = replay(_hide(photos, build.site, k + 1, SiteView(9, "green")), config)
     assert [m["notation"] for m in far.moves if m.get("never_shown")] == [shown["notation"]]
+    # read far in its own photo (so not marked for it), then near as built but only
+    # by a narrow margin (the reader's doubtful sites: its guesses at sites it left
+    # unseen among them) in every photo after: the same (the replay QA's tiny photo)
+    narrow = [replace(p, doubtful=p.doubtful | {build.site}) if n > k + 1 else p
+              for n, p in enumerate(photos)]
+    narrow[k + 1] = _hide(photos, build.site, k + 1, SiteView(9, "green"))[k + 1]
+    near = replay(narrow, config)
+    assert [m["notation"] for m in near.moves if m.get("never_shown")] == [str(build)]
+    # one photo after it that reads it surely shows it
+    narrow[k + 3] = photos[k + 3]
+    assert not [m for m in replay(narrow, config).moves if m.get("never_shown")]
+    # as does a narrow one where its own photo marked it already
+    narrow = [replace(p, doubtful=p.doubtful | {build.site}) if n > k else p
+              for n, p in enumerate(photos)]
+    [marked] = [m for m in replay(narrow, config).moves if m.get("doubtful")]
+    assert marked["notation"] == str(build) and not marked.get("never_shown")
 
 
 def test_a_build_read_a_storey_off_is_not_said():
