@@ -1306,7 +1306,7 @@ class Controller:
             if fit is None:
                 fit = self._fit_block(prev, image, pose, site, state, reading, heights)
             if fit is not None:
-                from companion.vision.newblock import doubt_totals, settle, storey_px
+                from companion.vision.newblock import doubt_totals, settle, steep_site
 
                 read_scores = _read_scores(reading, site)
                 revised = self._reconsider(prev, image, pose, site, reading, heights, fit,
@@ -1316,7 +1316,8 @@ class Controller:
                 base = heights.get(site, 0)
                 view, doubts, decided = settle(fit, reading.sites.get(site), base,
                                                self.new_block, read_scores,
-                                               storey_px=storey_px(pose, site, base))
+                                               steep=steep_site(pose, site, base,
+                                                                self.new_block))
                 if decided:
                     views[site] = view
                     unseen = [c for c in unseen if c != site]

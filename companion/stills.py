@@ -116,13 +116,14 @@ def fit_fixed_camera(observations: Sequence[Observation],
                       (b.hypotheses or {}).get(site))
         if fitted is None:
             continue
-        view, doubtful, replaced = fitted
+        view, doubtful, replaced, steep_split = fitted
         report.fitted += int(replaced)
         report.kept += int(not replaced)
         o = out[i]
         sites = dict(o.sites)
         sites[site] = view
-        marks = (set(o.doubtful) | {site}) if doubtful else (set(o.doubtful) - {site})
+        marks = (set(o.doubtful) | {site}) if doubtful or steep_split \
+            else (set(o.doubtful) - {site})
         # a sure fit is also evidence about the move itself (the replay weighs it):
         # the block seen built, which a misread tower under it does not change
         under = out[i - 1].sites.get(site)
@@ -150,10 +151,12 @@ def _changed_site(prev: Observation, cur: Observation, before: np.ndarray,
 def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
          after: np.ndarray, pose: Any, wb: Any, colors: Sequence[str], model: Any,
          nb: Mapping[str, Any], weighed: Mapping[tuple[int, str], float] | None = None,
-         ) -> tuple[SiteView, bool, bool] | None:
-    """The tower at ``site`` after the build, whether it is doubtful, and whether the
-    fit replaced the reading; None when the tower before is unknown or nothing fits."""
-    from companion.vision.newblock import fit_new_block, settle, storey_px, weighs
+         ) -> tuple[SiteView, bool, bool, bool] | None:
+    """The tower at ``site`` after the build, whether it is doubtful, whether the
+    fit replaced the reading, and whether a steep view splits the fit and the
+    reading (:func:`~companion.vision.newblock.split`: marked for the players, the
+    fit still weighed); None when the tower before is unknown or nothing fits."""
+    from companion.vision.newblock import fit_new_block, settle, split, steep_site, weighs
 
     if site in prev.unseen:
         return None  # what the block stands on is not known
@@ -168,11 +171,16 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
     if fit is None:
         return None
     # a sure fit is evidence the replay weighs (a doubtful one is not): sure from
-    # 'weighed_doubt' points, as chosen for it, and not where a steep view splits it
+    # 'weighed_doubt' points, as chosen for it
     view, doubts, decided = settle(fit, cur.sites.get(site), base, nb, weighed,
-                                   sure=float(nb["weighed_doubt"]),
-                                   storey_px=storey_px(pose, site, base))
+                                   sure=float(nb["weighed_doubt"]))
+    # where a steep view splits the fit and the reading the players are asked, but
+    # the fit still counts: taken as no evidence it cost more right moves on the
+    # ray-traced stands than marking them (docs/vision-errors.md, seventy-second session)
+    steep_split = bool(weighed and weighs(nb) and view.owner is not None
+                       and steep_site(pose, site, base, nb)
+                       and split(fit, weighed, base, view.owner))
     if weighed and weighs(nb):
-        return view, doubts, decided  # the reading's margin is weighed in already
+        return view, doubts, decided, steep_split  # the reading's margin is weighed in
     # the reading's own narrow margin counts where the reading stands
-    return view, doubts or (site in cur.doubtful and not decided), decided
+    return view, doubts or (site in cur.doubtful and not decided), decided, steep_split

@@ -399,6 +399,29 @@ def _geometry_for(name: str) -> BoardGeometry:
     return BoardGeometry.from_profile(load_profile(name))
 
 
+def storey_shift_mm(g: BoardGeometry, camera_centre: FloatArray, site: Site,
+                    height: int) -> float:
+    """How far on the board one storey moves the top of the tower ``height`` storeys
+    tall at ``site`` as the camera sees it: its horizontal distance from the camera
+    over the camera's height above that top, times a storey (0 at or above the
+    camera). Seen from nearly above, a storey moves a top about as far as a block
+    may stand off its site: under :func:`steep_storey_limit` a storey more or less
+    is a guess."""
+    c = np.asarray(camera_centre, np.float64).ravel()
+    above = float(c[2]) - height * g.storey
+    if above <= 0:
+        return 0.0
+    xy = g.site_xy[site.index]
+    return g.storey * float(np.hypot(xy[0] - c[0], xy[1] - c[1])) / above
+
+
+def steep_storey_limit(g: BoardGeometry, value: float | None, factor: float) -> float:
+    """The storey shift (:func:`storey_shift_mm`) under which a height is a guess:
+    ``value`` mm, or by default (None) ``factor`` times the profile's placement
+    jitter (a top is found to within its own error too: pose, blur)."""
+    return float(g.jitter_mm) * float(factor) if value is None else float(value)
+
+
 def board_geometry(profile: dict[str, Any] | str | None = None) -> BoardGeometry:
     """The geometry of a profile (a loaded dict, a name or path; default: reference board)."""
     if profile is None:

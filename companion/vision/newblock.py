@@ -33,7 +33,14 @@ from companion.vision.colours import (
     estimate_white_balance,
     features,
 )
-from companion.vision.geometry import BoardGeometry, Pose, board_geometry, fill_convex
+from companion.vision.geometry import (
+    BoardGeometry,
+    Pose,
+    board_geometry,
+    fill_convex,
+    steep_storey_limit,
+    storey_shift_mm,
+)
 from companion.vision.settings import section
 
 
@@ -60,7 +67,7 @@ def _option(config: Mapping[str, Any] | None, key: str) -> Any:
 def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
            config: Mapping[str, Any] | None = None,
            read_scores: Mapping[tuple[int, str], float] | None = None,
-           sure: float | None = None, storey_px: float | None = None,
+           sure: float | None = None, steep: bool = False,
            ) -> tuple[SiteView, bool, bool]:
     """The tower after the build, from the fit and what the photo read there.
 
@@ -70,9 +77,8 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
     points of lead (default ``check_margin``, the live table's mark for the
     players; a replay counts a fit sure from ``weighed_doubt``, the evidence it
     weighs, which the players' stricter mark would withhold). Doubtful too where
-    a storey moves the top by under ``split_px`` pixels (``storey_px``, see
-    :func:`storey_px`) and the fit and the reading each put another storey
-    count first (:func:`split`). Without them the reading stands
+    the view is ``steep`` there (:func:`steep_site`) and the fit and the reading
+    each put another storey count first (:func:`split`). Without them the reading stands
     where the fit scores it within ``keep_reading`` of its best (a near tie is
     not overruled), else the fit decides. Also whether the result is doubtful
     and whether it differs from the reading (the fit decided it).
@@ -82,9 +88,7 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
         storeys, colour, margin = _weigh(totals)
         view = SiteView(base_storeys + storeys, colour)
         need = float(_option(config, "check_margin")) if sure is None else sure
-        doubtful = margin < need or (
-            storey_px is not None and storey_px < float(_option(config, "split_px"))
-            and split(fit, read_scores, base_storeys, colour))
+        doubtful = margin < need or (steep and split(fit, read_scores, base_storeys, colour))
         return view, doubtful, view != read
     grown = read.height - base_storeys if read is not None else 0
     if read is not None and 1 <= grown <= MAX_STOREYS \
@@ -103,10 +107,10 @@ def split(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
     block, and the reading sees a top that a storey more or less barely moves;
     the count the two weighed together put first may win by a clear margin and
     be wrong (ray-traced stand seed 94: six one-storey blocks as twos). Measured
-    on 39 ray-traced stand games (624 builds): where a storey spans under 4
-    pixels, such a split marks 6 of the 12 wrong builds nobody was asked about,
-    for 13 more marks on right ones (and 12 on SimTable's 959 builds, where no
-    wrong build was unmarked; docs/vision-errors.md, seventy-second session).
+    on 39 ray-traced stand games (624 builds): where the view is steep
+    (:func:`steep_site`), such a split marks 7 of the 12 wrong builds nobody was
+    asked about, for 15 more marks on right ones (docs/vision-errors.md,
+    seventy-second session).
     """
     if not read_scores or not fit.scores:
         return False
@@ -116,14 +120,23 @@ def split(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
     return height - base_storeys != max(fits, key=lambda k: fits[k])
 
 
-def storey_px(pose: Pose, site: Site, storeys: int,
-              geometry: BoardGeometry | None = None) -> float:
-    """How many pixels one storey more moves the centre of the top of the tower
-    ``storeys`` tall at ``site``: few in a steep view, where heights are hard to tell."""
+def steep_site(pose: Pose, site: Site, base_storeys: int,
+               config: Mapping[str, Any] | None = None,
+               geometry: BoardGeometry | None = None) -> bool:
+    """Whether a block's first storey on the tower ``base_storeys`` tall at ``site``
+    moves its top by less than a block may stand off its site, as the camera sees it
+    (:func:`~companion.vision.geometry.storey_shift_mm` under ``split_storey_mm``;
+    null: the site reader's own limit for a height it cannot tell, its sites
+    section's ``steep_storey_mm`` or ``steep_jitter_factor`` times the profile's
+    jitter). There the fit may trade a storey for a placement a few mm off."""
     g = geometry or board_geometry()
-    x, y = (float(v) for v in g.site_xy[site.index])
-    p = pose.project(np.array([[x, y, g.storey * storeys], [x, y, g.storey * (storeys + 1)]]))
-    return float(np.linalg.norm(p[1] - p[0]))
+    value = _option(config, "split_storey_mm")
+    sites = section("sites")
+    limit = (steep_storey_limit(g, sites["steep_storey_mm"], sites["steep_jitter_factor"])
+             if value is None else float(value))
+    centre = np.asarray(pose.camera_centre, np.float64)
+    return (float(centre[2]) > (base_storeys + 1) * g.storey
+            and storey_shift_mm(g, centre, site, base_storeys + 1) < limit)
 
 
 def weighs(config: Mapping[str, Any] | None = None) -> bool:

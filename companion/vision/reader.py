@@ -62,6 +62,8 @@ from companion.vision.geometry import (
     Pose,
     board_geometry,
     good_elevation,
+    steep_storey_limit,
+    storey_shift_mm,
 )
 from companion.vision.outline import refine_pose
 from companion.vision.pose import (
@@ -732,9 +734,7 @@ def _unresolved_heights(sites: _Sites, pose: Pose) -> set[Site]:
     cfg = sites.reader.cfg
     # null: the board profile's placement jitter (a storey shifting the top by less
     # than a block may stand off its site cannot be told from that placement)
-    value = cfg["steep_storey_mm"]
-    limit = (float(g.jitter_mm) * float(cfg["steep_jitter_factor"])
-             if value is None else float(value))
+    limit = steep_storey_limit(g, cfg["steep_storey_mm"], cfg["steep_jitter_factor"])
     margin = float(cfg["steep_margin"])
     if limit <= 0 or margin <= 0:
         return out
@@ -742,12 +742,9 @@ def _unresolved_heights(sites: _Sites, pose: Pose) -> set[Site]:
     for r in sites.results:
         if not r.height:
             continue
-        above = float(C[2]) - r.height * g.storey
-        if above <= 0:
+        if float(C[2]) - r.height * g.storey <= 0:
             continue
-        xy = g.site_xy[r.site.index]
-        per_storey = g.storey * float(np.hypot(xy[0] - C[0], xy[1] - C[1])) / above
-        if per_storey >= limit:
+        if storey_shift_mm(g, C, r.site, r.height) >= limit:
             continue
         if any(abs(h - r.height) == 1 and r.score - score < margin
                for h, _, score in r.rivals):

@@ -144,15 +144,16 @@ def test_a_move_the_camera_cannot_settle_is_marked_for_the_players() -> None:
 
 def test_a_steep_build_the_fit_and_the_reading_rank_apart_is_marked() -> None:
     # SimTable seed 2 looks down at 79 degrees: at Sydney NW a storey moves the
-    # top by 2.1 px. West's blue 2 there (build 1) is recorded right, by a clear
-    # weighed margin, but the fit and the reading each put another storey count
-    # first (newblock.split): the players are asked. With the rule off it is not
+    # top by 1.8 mm as the camera sees it, less than a block's placement (steep).
+    # West's blue 2 there (build 1) is recorded right, by a clear weighed margin,
+    # but the fit and the reading each put another storey count first
+    # (newblock.split): the players are asked. With the rule off it is not
     # marked; the moves are the same either way.
     table, session, _, _ = _track(2, 2)
     entries = _builds_as_played(table, session, 2)
     assert str(entries[1].move) == "W c20 blue2@2NW"
     assert [e.doubtful for e in entries] == [False, True]
-    table, session, _, _ = _track(2, 2, new_block={"split_px": 0.0})
+    table, session, _, _ = _track(2, 2, new_block={"split_storey_mm": 0.0})
     assert [e.doubtful for e in _builds_as_played(table, session, 2)] == [False, False]
 
 

@@ -175,21 +175,21 @@ def test_a_site_one_camera_saw_unchanged_counts_once(tmp_path):
     """SimTable seed 2, seven moves: Sydney NW, a blue tower of two, reads one storey
     short in photo after photo from the one camera. Counted in every photo, that
     misread outweighs the photo the build showed in; counted once, it does not.
-    (With the fit alone, and weighed with the reading's own scores: this camera
-    looks down at 79 degrees, a storey spans 2.2 px at Sydney NW, and the fit and
-    the reading put different storey counts first in the photo of South's red
-    build there, so that build is no sure evidence either way; newblock.split.)"""
+    (With the fit alone: weighed with the reading's own scores, the build's photo
+    reads the tower right, and the replay is exact either way. That build is
+    marked for the players all the same: this camera looks down at 79 degrees, a
+    storey moves a top at Sydney NW by 1.8 mm, and the fit and the reading put
+    different storey counts first; newblock.split. The fit still counts.)"""
     truth = _stills(tmp_path, 2, 7)
     config = config_from_json(json.loads((tmp_path / "game.json").read_text()))
     site = Site.from_json({"city": 2, "row": 0, "col": 0})
     weighed = _fitted(tmp_path, list(config.colors))
     assert weighed[5].sites[site] == SiteView(5, "red")
-    assert weighed[5].build is None and site in weighed[5].doubtful
-    assert [m["notation"] for m in replay(weighed, config).moves] == truth
+    assert weighed[5].build == (site, 3, "red") and site in weighed[5].doubtful
     every = [replace(o, unchanged=frozenset()) for o in weighed]
-    moves = [m["notation"] for m in replay(every, config).moves]
-    assert [(k, a, b) for k, (a, b) in enumerate(zip(moves, truth, strict=True)) if a != b] == [
-        (4, "S c00 red2@2NW", "S c00 red3@2NW")]
+    assert [m["notation"] for m in replay(every, config).moves] == truth
+    unsplit = _fitted(tmp_path, list(config.colors), {"split_storey_mm": 0.0})
+    assert unsplit[5].build == weighed[5].build and site not in unsplit[5].doubtful
     observations = _fitted(tmp_path, list(config.colors), {"reading_weight": 0.0})
     # the photos after a build elsewhere see the tower there unchanged; the photo of the
     # build there does not
