@@ -7,6 +7,7 @@ profile file. Frame: origin at the board centre, +x East, +y North, +z up.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -403,14 +404,14 @@ def storey_shift_mm(g: BoardGeometry, camera_centre: FloatArray, site: Site,
                     height: int) -> float:
     """How far on the board one storey moves the top of the tower ``height`` storeys
     tall at ``site`` as the camera sees it: its horizontal distance from the camera
-    over the camera's height above that top, times a storey (0 at or above the
-    camera). Seen from nearly above, a storey moves a top about as far as a block
-    may stand off its site: under :func:`steep_storey_limit` a storey more or less
-    is a guess."""
+    over the camera's height above that top, times a storey (infinite for a top at
+    or above the camera: no steep view of it). Seen from nearly above, a storey
+    moves a top about as far as a block may stand off its site: under
+    :func:`steep_storey_limit` a storey more or less is a guess."""
     c = np.asarray(camera_centre, np.float64).ravel()
     above = float(c[2]) - height * g.storey
     if above <= 0:
-        return 0.0
+        return math.inf
     xy = g.site_xy[site.index]
     return g.storey * float(np.hypot(xy[0] - c[0], xy[1] - c[1])) / above
 

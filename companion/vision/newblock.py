@@ -134,9 +134,7 @@ def steep_site(pose: Pose, site: Site, base_storeys: int,
     sites = section("sites")
     limit = (steep_storey_limit(g, sites["steep_storey_mm"], sites["steep_jitter_factor"])
              if value is None else float(value))
-    centre = np.asarray(pose.camera_centre, np.float64)
-    return (float(centre[2]) > (base_storeys + 1) * g.storey
-            and storey_shift_mm(g, centre, site, base_storeys + 1) < limit)
+    return storey_shift_mm(g, pose.camera_centre, site, base_storeys + 1) < limit
 
 
 def weighs(config: Mapping[str, Any] | None = None) -> bool:

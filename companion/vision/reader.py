@@ -740,11 +740,7 @@ def _unresolved_heights(sites: _Sites, pose: Pose) -> set[Site]:
         return out
     C = pose.camera_centre
     for r in sites.results:
-        if not r.height:
-            continue
-        if float(C[2]) - r.height * g.storey <= 0:
-            continue
-        if storey_shift_mm(g, C, r.site, r.height) >= limit:
+        if not r.height or storey_shift_mm(g, C, r.site, r.height) >= limit:
             continue
         if any(abs(h - r.height) == 1 and r.score - score < margin
                for h, _, score in r.rivals):
