@@ -146,11 +146,16 @@ class _Look:
     #: (its change explained), a thing set down over these sites (:meth:`_set_down`)
     took_back: bool = False
     set_aside: frozenset[Site] = frozenset()
+    #: sites whose look no move explains (a thing set down there, a block knocked
+    #: off): what is built there may not show, as at a site out of sight
+    disturbed: frozenset[Site] = frozenset()
 
     def decide(self, cards_read: Mapping[Seat, Card] | None = None,
                views: Mapping[Site, SiteView] | None = None) -> Decision:
+        hidden = list(self.reading.unseen)
+        hidden += sorted(self.disturbed - set(hidden), key=lambda s: s.index)
         return decide(self.state, self.views if views is None else views, self.unseen,
-                      self.new_cards, self.pixel_site, out_of_sight=list(self.reading.unseen),
+                      self.new_cards, self.pixel_site, out_of_sight=hidden,
                       cards_read=cards_read)
 
 
@@ -478,7 +483,7 @@ class Controller:
                                                 new_cards.get(self.session.state.seat))
         # (an earlier doubtful build may have been revised by the focus)
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
-                     pixel_site)
+                     pixel_site, disturbed=frozenset(self._disturbances()))
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
@@ -638,9 +643,10 @@ class Controller:
 
     def _record_missed(self, look: _Look, decision: Decision) -> Decision:
         """The player to move built out of sight, and the next player's build is what
-        shows: the one the card says is recorded, and the scene explained again.
-        Its storeys are a guess: the move is marked so, as a build the camera never
-        saw is, beside the warning that names it."""
+        shows: the one the card says is recorded, and the scene explained again
+        (and so each build out of sight in turn before the one seen). Its storeys
+        are a guess: the move is marked so, as a build the camera never saw is,
+        beside the warning that names it."""
         if decision.kind != "missed" or decision.move is None:
             return decision
         site = decision.changed[0].name if decision.changed else None
@@ -651,7 +657,10 @@ class Controller:
         self._auto_commit()
         look.state = self.session.state
         look.unseen = [*look.unseen, *decision.changed]
-        return look.decide()
+        again = look.decide(self._cards)
+        # the next player's build out of sight too: tracking chains them only up to
+        # the build seen, so this ends there
+        return self._record_missed(look, again) if again.kind == "missed" else again
 
     def _taken_back(self, look: _Look, decision: Decision) -> Decision:
         """The last build taken back by hand (the player changed their mind, or moves

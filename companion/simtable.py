@@ -42,7 +42,8 @@ class SimTable:
                  still_frames: int = 9, fps: float = 15.0, kind: str = "mounted",
                  rest_frames: int = 0,
                  names: tuple[str, ...] = (), quick: tuple[int, ...] = (),
-                 fall: tuple[int, int | None] | None = None) -> None:
+                 fall: tuple[int, int | None] | None = None,
+                 put: tuple[int, Thing] | None = None) -> None:
         self.rng = np.random.default_rng([seed, 4242])
         ed = get_edition(edition)
         seated = tuple(Player(names[i] if i < len(names) else p.name, p.seat, p.colors)
@@ -66,6 +67,10 @@ class SimTable:
         # put back in the hand frames of build m (None: never)
         self.fall = fall
         self._fallen: tuple[Site, int, Thing] | None = None  # site, block index, thing
+        # (k, thing): a thing (a cup, a phone) set down on the board in the hand
+        # frames of build k (0-based), and left there
+        self.put = put
+        self._put: Thing | None = None
         self.dt = 1.0 / fps
         self.moves: list[Move] = []
         self._frames = self._generate()
@@ -94,12 +99,12 @@ class SimTable:
         cards = {seat: (c[-1].row, c[-1].col) if c else None for seat, c in played.items()}
         counts = {seat: len(c) for seat, c in played.items()}
         board = self.world.board
-        things: tuple[Thing, ...] = ()
+        things: tuple[Thing, ...] = () if self._put is None else (self._put,)
         if self._fallen is not None:
             site, index, thing = self._fallen
             tower = board.tower(site)
             board = board.with_tower(site, tower[:index] + tower[index + 1:])
-            things = (thing,)
+            things = (*things, thing)
         return Scene(board, self.palette, cards, counts, layout_seed=self.layout_seed,
                      things=things)
 
@@ -142,6 +147,8 @@ class SimTable:
             self.moves.append(move)
             if self.fall is not None and self.fall[1] == len(self.moves) - 1:
                 self._fallen = None  # put back as this build's hand reaches in
+            if self.put is not None and self.put[0] == len(self.moves) - 1:
+                self._put = self.put[1]  # set down while this build's hand is in
             target = None
             site = getattr(move, "site", None)
             if site is not None:

@@ -263,7 +263,12 @@ def best_build(state: GameState, site: Site, view: SiteView, new_cards: Mapping[
 def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
                  out_of_sight: Sequence[Site]) -> Decision | None:
     """The build of the player to move that the camera could not see, if their card
-    allows it only out of sight and the build seen is the next player's."""
+    allows it only out of sight and the build seen is the next player's; or the
+    first of several such builds in turn, each player's card building only out of
+    sight, when the build seen is the player's after them (a cup set down hid a
+    site that two players built on in turn)."""
+    if seen.seat is state.seat:
+        return None
     card = cards_read.get(state.seat)
     if card is None:
         return None
@@ -275,7 +280,11 @@ def _missed_move(state: GameState, seen: Build, cards_read: Mapping[Seat, Card],
     missed = _unseen_build(state, card, builds, sites[0])
     assert missed.move is not None
     after = committed(apply_move(state, missed.move))
-    return missed if after.seat is seen.seat else None
+    if after.phase is not Phase.BUILD or after.seat is state.seat:
+        return None
+    if after.seat is seen.seat or _missed_move(after, seen, cards_read, out_of_sight):
+        return missed
+    return None
 
 
 def committed(state: GameState) -> GameState:

@@ -207,6 +207,39 @@ def test_the_next_players_build_after_a_move_out_of_sight_records_that_move_firs
         assert d.kind == "move" and d.reason == "wrong-turn", hidden
 
 
+def test_two_builds_out_of_sight_before_the_one_seen_are_recorded_in_turn():
+    # S plays c20 and builds on 0SW, W plays its card for the NW cells and builds
+    # on 3NW, both where the camera cannot see (a cup set down over them); then N
+    # builds on 1C, the only change in view. Each skipped build is recorded in turn
+    # (its storeys a guess), then N's build is N's turn.
+    state = _state_with()
+    board = state.board.with_block(Site(1, 1, 1), Block("green", 2))
+    w_card, n_card = Card.for_site(Seat.W, 0, 0), Card.for_site(Seat.N, 1, 1)
+    seen = {Seat.S: Card(2, 0), Seat.W: w_card, Seat.N: n_card}
+    hidden = [Site(0, 2, 0), Site(3, 0, 0)]
+    d = decide(state, _views(board), new_cards={Seat.N: n_card}, out_of_sight=hidden,
+               cards_read=seen)
+    assert d.kind == "missed" and str(d.move) == "S c20 red1@0SW"
+    after = apply_move(state, d.move)
+    # (the site recorded so is unseen in the reading, as the controller has it)
+    d2 = decide(after, _views(board), unseen=hidden[:1], new_cards={Seat.N: n_card},
+                out_of_sight=hidden, cards_read=seen)
+    assert d2.kind == "missed" and d2.move == Build(Seat.W, w_card, Site(3, 0, 0),
+                                                    Block("blue", 1))
+    assert d2.message == ("Player 2's move was not seen: their card "
+                          f"{w_card} builds only where the camera cannot see "
+                          f"({Site(3, 0, 0).name}); recorded as blue 1 there, correct it "
+                          "if the block was another")
+    d3 = decide(apply_move(after, d2.move), _views(board), unseen=hidden,
+                new_cards={Seat.N: n_card}, out_of_sight=hidden, cards_read=seen)
+    assert d3.kind == "move" and d3.legal
+    assert d3.move == Build(Seat.N, n_card, Site(1, 1, 1), Block("green", 2))
+    # not when W's card builds nowhere out of sight: then N's build is out of turn
+    plain = decide(state, _views(board), new_cards={Seat.N: n_card},
+                   out_of_sight=[Site(0, 2, 0)], cards_read=seen)
+    assert plain.kind == "move" and plain.reason == "wrong-turn"
+
+
 def test_a_build_seen_where_the_skipped_players_card_builds_is_not_put_out_of_sight():
     # S plays c20 and W's blue tops 1SW, a site c20 gives S too, while 0SW is out of
     # sight: S may have built under W's blue there, so S's build is not put out of
