@@ -586,7 +586,7 @@ class Controller:
         decision = self._revised_pair(look, decision)
         decision = self._card_elsewhere(look, decision)
         decision = self._repeated(look, self._next_players_block(look, decision))
-        return self._set_down(look, decision)
+        return self._set_down(look, self._without_its_card(look, decision))
 
     def _set_down(self, look: _Look, decision: Decision) -> Decision:
         """A thing set down on the board (a cup, a phone, a box) while a block was
@@ -640,6 +640,24 @@ class Controller:
             return decision
         log.info("%s again, with no new card: not a move", move)
         return Decision("none", message=f"{move} again, with no new card")
+
+    def _without_its_card(self, look: _Look, decision: Decision) -> Decision:
+        """A build out of turn by a player whose stack shows no new card, and whose
+        card on top does not build there, is no move: a block knocked off a tower
+        and lying on another site read as that player's build (SimTable's fall,
+        seed 4: East's black 4 off Frankfurt S onto Frankfurt C, recorded as East's
+        c11 out of turn, marked, and South's move after it one turn late). Each
+        build takes a card from the hand onto the stack; the change is the
+        players' to set right (:meth:`_note_disturbed`)."""
+        move = _out_of_turn(decision, look.state)
+        if move is None or move.seat in look.new_cards:
+            return decision
+        top = self._cards.get(move.seat)
+        if top is None or top == move.card:
+            return decision  # (no card read there yet, or the same card played again)
+        log.info("%s out of turn, but %s's stack shows %s: not a move", move, move.seat.name,
+                 top)
+        return Decision("none", message=f"{move} out of turn, with no new card")
 
     def _record_missed(self, look: _Look, decision: Decision) -> Decision:
         """The player to move built out of sight, and the next player's build is what

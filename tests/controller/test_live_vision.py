@@ -186,6 +186,25 @@ def test_builds_hidden_by_a_thing_set_down_are_recorded_in_turn_as_unseen() -> N
         "cannot see (Sydney C)")
 
 
+def test_a_fallen_block_read_as_a_build_out_of_turn_with_no_card_is_no_move() -> None:
+    # SimTable seed 4: East's black 4 falls off Frankfurt S onto Frankfurt C once seen,
+    # and is put back three builds later. The lying block read as East's c11 out of
+    # turn, but East's stack shows no new card, and its c10 does not build there: not
+    # a move, a disturbance (told). South's red 4 on Frankfurt S, hidden by the block
+    # lying there, is recorded in turn from its card. Before, the fallen block was
+    # recorded as East's build and every move after it one turn off (4 of 10 right).
+    # Still wrong: North's green 1 (build 6) is taken at Frankfurt C, where the block
+    # was lifted off as North built elsewhere (its wrong site said).
+    table, session, _, _ = _track(4, 10, fall=(3, 6))
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    moves = [str(m) for m in table.moves[:10]]
+    assert [(n, str(e.move)) for n, (e, m) in enumerate(zip(entries, moves, strict=True))
+            if str(e.move) != m] == [(6, "N c22 green1@2C")]
+    told = [(w["reason"], w["site"]) for w in game_warnings(session, table)]
+    assert told == [("disturbed", "Frankfurt C"), ("unseen-move", "Frankfurt S"),
+                    ("wrong-site", "Frankfurt C")]
+
+
 def test_a_doubtful_build_is_revised_by_the_block_built_on_it() -> None:
     # SimTable seed 31: West's blue 1 on Hong Kong E's red 1 (move 2) is weighed a
     # blue 2 by a hair (doubtful). North's green 1 on it (move 3) then fits best
