@@ -156,7 +156,7 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
     fit replaced the reading, and whether a steep view splits the fit and the
     reading (:func:`~companion.vision.newblock.split`: marked for the players, the
     fit still weighed); None when the tower before is unknown or nothing fits."""
-    from companion.vision.newblock import fit_new_block, settle, split, steep_site, weighs
+    from companion.vision.newblock import fit_new_block, settle, steep_site, steep_split, weighs
 
     if site in prev.unseen:
         return None  # what the block stands on is not known
@@ -177,10 +177,8 @@ def _fit(prev: Observation, cur: Observation, site: Site, before: np.ndarray,
     # where a steep view splits the fit and the reading the players are asked, but
     # the fit still counts: taken as no evidence it cost more right moves on the
     # ray-traced stands than marking them (docs/vision-errors.md, seventy-second session)
-    steep_split = bool(weighed and weighs(nb) and view.owner is not None
-                       and steep_site(pose, site, base, nb)
-                       and split(fit, weighed, base, view.owner))
+    split = steep_split(fit, weighed, base, view, steep_site(pose, site, base, nb), nb)
     if weighed and weighs(nb):
-        return view, doubts, decided, steep_split  # the reading's margin is weighed in
+        return view, doubts, decided, split  # the reading's margin is weighed in already
     # the reading's own narrow margin counts where the reading stands
-    return view, doubts or (site in cur.doubtful and not decided), decided, steep_split
+    return view, doubts or (site in cur.doubtful and not decided), decided, split

@@ -88,7 +88,8 @@ def settle(fit: BlockFit, read: SiteView | None, base_storeys: int,
         storeys, colour, margin = _weigh(totals)
         view = SiteView(base_storeys + storeys, colour)
         need = float(_option(config, "check_margin")) if sure is None else sure
-        doubtful = margin < need or (steep and split(fit, read_scores, base_storeys, colour))
+        doubtful = margin < need or steep_split(fit, read_scores, base_storeys, view, steep,
+                                                config)
         return view, doubtful, view != read
     grown = read.height - base_storeys if read is not None else 0
     if read is not None and 1 <= grown <= MAX_STOREYS \
@@ -114,10 +115,21 @@ def split(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
     """
     if not read_scores or not fit.scores:
         return False
-    mine = {k: v for k, v in read_scores.items() if k[1] == colour} or dict(read_scores)
+    mine = {k: v for k, v in read_scores.items() if k[1] == colour} or read_scores
     height, _ = max(mine, key=lambda k: mine[k])
     fits = {k: v for (c, k), v in fit.scores.items() if c == colour}
     return height - base_storeys != max(fits, key=lambda k: fits[k])
+
+
+def steep_split(fit: BlockFit, read_scores: Mapping[tuple[int, str], float] | None,
+                base_storeys: int, view: SiteView, steep: bool,
+                config: Mapping[str, Any] | None = None) -> bool:
+    """Whether the tower ``view`` that :func:`settle` weighed is doubtful for a steep
+    view alone: ``steep`` there (:func:`steep_site`), the fit weighed with the
+    reader's scores, and the two rank apart (:func:`split`). The live table marks
+    it through :func:`settle`; a replay marks it and still counts the fit."""
+    return bool(steep and read_scores and weighs(config) and view.owner is not None
+                and split(fit, read_scores, base_storeys, view.owner))
 
 
 def steep_site(pose: Pose, site: Site, base_storeys: int,
