@@ -103,12 +103,17 @@ def run(folder: Path, camera: bool = True) -> dict[str, Any]:
             "warnings": [w["message"] for w in session.snapshot()["warnings"]]}
 
 
+def _pairs(out: dict[str, Any]) -> list[tuple[str, str, bool]]:
+    """Each true move with the move recorded in its place ("" for none) and its mark."""
+    marks = out["doubtful"] + [False] * len(out["truth"])
+    got = out["recorded"] + [""] * len(out["truth"])
+    return list(zip(out["truth"], got, marks, strict=False))
+
+
 def tally(out: dict[str, Any]) -> dict[str, int]:
     """Moves recorded right, wrong and marked for the players, wrong and not marked
     (a wrong score nobody is asked about), and marks on right moves."""
-    marks = out["doubtful"] + [False] * len(out["truth"])
-    got = out["recorded"] + [""] * len(out["truth"])
-    pairs = list(zip(out["truth"], got, marks, strict=False))
+    pairs = _pairs(out)
     return {"moves": len(pairs),
             "right": sum(1 for x, y, _ in pairs if x == y),
             "wrong_marked": sum(1 for x, y, d in pairs if x != y and d),
@@ -131,9 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             total[k] = total.get(k, 0) + v
         print(f"{folder.name}: {t['right']} of {len(out['truth'])} moves right "
               f"({len(out['recorded'])} recorded; wrong and not marked: {t['wrong_unmarked']})")
-        marks = out["doubtful"] + [False] * len(out["truth"])
-        for x, y, d in zip(out["truth"], out["recorded"] + [""] * len(out["truth"]), marks,
-                           strict=False):
+        for x, y, d in _pairs(out):
             print(f"  {'  ' if x == y else '!!'} {x:24s} {y}{'  (doubtful)' if d else ''}")
         for w in out["warnings"]:
             print(f"  warning: {w}", file=sys.stderr)
