@@ -692,11 +692,16 @@ def _beyond_supply(sites: _Sites) -> set[Site]:
     blocks, seen from above): which of them are blocks the photo cannot tell,
     so none is reported (their guesses are listed ``unresolved``).
     """
-    most = sites.reader.g.supply.get(1)
+    return _ones_beyond_supply(sites.reader.g, sites.results)
+
+
+def _ones_beyond_supply(g: BoardGeometry, results: Sequence[SiteResult]) -> set[Site]:
+    """:func:`_beyond_supply` of ``results``."""
+    most = g.supply.get(1)
     if not most:
         return set()
     ones: dict[str, list[Site]] = {}
-    for r in sites.results:
+    for r in results:
         if r.height == 1 and r.color is not None:
             ones.setdefault(r.color, []).append(r.site)
     return {s for found in ones.values() if len(found) > most for s in found}
@@ -941,7 +946,12 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     taken off the photo itself, not only off the colours: it also flattens
     every edge and makes black plastic look like a shadow.
     A cast the markers' white balance left on the plastic is fitted to the same
-    tops (:func:`_fit_gains`) and read under too.
+    tops (:func:`_fit_gains`) and read under too. A curve (or cast) under which
+    more sites read as one-storey towers beyond the box's supply of them
+    (:func:`_beyond_supply`) than under the nominal colours is refused: it
+    reads the board's print as plastic (raycast phone 23015: paper clipped in
+    two channels, three clipped yellow tops fitting the flattest curve, the
+    cream squares then read as 22 yellow blocks).
     Returns the model, the results, the exponent, the photo and its white
     balance (the lift taken off), the lift and the cast's gains.
     """
@@ -976,9 +986,13 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
     gains = (1.0, 1.0) if lift > 0 else _fit_gains(samples, colours, exponent, cfg)
     if exponent == 1.0 and lift == 0.0 and gains == (1.0, 1.0):
         return unchanged
-    results, _, toned = reader.read(image, pose, wb, toned_model(colours, exponent, lift=0.0,
-                                                                 gains=gains), strips, limits)
-    return toned, results, exponent, image, wb, lift, gains
+    toned_results, _, toned = reader.read(image, pose, wb, toned_model(
+        colours, exponent, lift=0.0, gains=gains), strips, limits)
+    if len(_ones_beyond_supply(g, toned_results)) > len(_ones_beyond_supply(g, results)):
+        # a curve under which the board holds more one-storey blocks of a colour than
+        # the box does reads the print as plastic: the photo is not that flat
+        return unchanged
+    return toned, toned_results, exponent, image, wb, lift, gains
 
 
 def _fit_gains(samples: Sequence[tuple[str, FloatArray]], colours: Mapping[str, Sequence[float]],

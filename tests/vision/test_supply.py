@@ -63,3 +63,22 @@ def test_twelve_are_more_than_the_box_holds_and_go_to_unseen() -> None:
     # the red tower is read as ever
     assert reading.sites[Site.from_index(53)].height == 3
     assert reading.sites[Site.from_index(53)].owner == "red"
+
+
+def test_a_tone_curve_that_reads_the_print_as_blocks_is_refused() -> None:
+    # raycast phone 23015 (71 degrees, a 2856 K lamp, a cream board, yellow and
+    # purple): the markers' paper clips in green and red, so the only tops read
+    # surely are three yellow ones, and their clipped colour fitted the flattest
+    # curve of the grid (0.5). Under it the cream squares of the empty sites
+    # matched yellow plastic: 22 one-storey yellow towers, twice the box's
+    # eleven, all sent to unseen with the rest of the board (47 unseen, 6 wrong).
+    # A curve that makes the board impossible is not the photo's: the sites are
+    # read under the nominal colours.
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(23015, "phone")
+    reading = read_image(image, None, truth["expected"]["colors"])
+    assert reading.tone == 1.0
+    assert not any(d.reason == "supply" for d in reading.details)
+    counts = compare(reading.to_json(), truth)
+    assert (counts["wrong"], counts["unseen_visible"]) == (1, 19)
