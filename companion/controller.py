@@ -596,9 +596,10 @@ class Controller:
         changed by ``disturbed_group_score`` or more hold one group of
         ``disturbed_group_sites`` or more next to each other (no block changes so
         many so much: its shadow and silhouette change a few sites round it less)
-        and one changed site lies apart from it, the scene is decided with that
-        group as the record has it: the build is recorded, and the group is a
-        disturbance (:meth:`_note_disturbed`)."""
+        and one changed site lies apart from it (the sites read changed next to the
+        group are the thing's too: its edge changed them less), the scene is decided
+        with that group as the record has it: the build is recorded, and the group
+        is a disturbance (:meth:`_note_disturbed`)."""
         scene = self._scene
         if decision.kind != "several" or scene is None:
             return decision
@@ -610,19 +611,22 @@ class Controller:
                   if len(group) >= int(self.change["disturbed_group_sites"])]
         if len(groups) != 1:
             return decision
-        rest = [site for site in decision.changed if site not in groups[0]]
+        # the sites read changed next to the group are the thing's too (its edge over
+        # them changed them less: a phone lying across a city)
+        group = next(g for g in clusters([*groups[0], *decision.changed]) if groups[0] <= g)
+        rest = [site for site in decision.changed if site not in group]
         if len(rest) != 1:
             return decision
         record = look.state.board.views()
-        views = {site: view for site, view in look.views.items() if site not in groups[0]}
-        views.update({site: record[site] for site in groups[0] if site in record})
+        views = {site: view for site, view in look.views.items() if site not in group}
+        views.update({site: record[site] for site in group if site in record})
         again = look.decide(self._cards, views)
         if again.kind != "move" or getattr(again.move, "site", None) != rest[0]:
             return decision
         log.info("a thing set down over %s: %s recorded apart from it",
-                 ", ".join(sorted(site.name for site in groups[0])), again.move)
+                 ", ".join(sorted(site.name for site in group)), again.move)
         look.views = views
-        look.set_aside = frozenset(groups[0])
+        look.set_aside = frozenset(group)
         return again
 
     def _repeated(self, look: _Look, decision: Decision) -> Decision:

@@ -186,6 +186,29 @@ def test_builds_hidden_by_a_thing_set_down_are_recorded_in_turn_as_unseen() -> N
         "cannot see (Sydney C)")
 
 
+def test_a_phone_laid_across_a_city_as_a_block_is_built_elsewhere_is_set_aside() -> None:
+    # SimTable seed 1: a phone (72 x 150 x 8 mm, dark, turned 30 degrees) is laid on
+    # Frankfurt N while East builds his black 4 on Hong Kong S (build 3), and stays.
+    # Most of Frankfurt changed clearly (one group) and Frankfurt NE, at the phone's
+    # end, less: read changed too, it stood apart from the group, so the scene was
+    # two changes and nothing was recorded; East's and South's builds were then taken
+    # for unseen ones in Frankfurt S, and North's move was lost. Sites read changed
+    # next to the group are the thing's: every move is recorded as played.
+    x, y = (float(v) for v in board_geometry().site_xy[Site.parse("2N").index])
+    phone = Thing(x, y, (72.0, 150.0, 8.0), (25, 25, 30), 30.0)
+    table = SimTable(seed=1, hand_frames=2, still_frames=8, put=(3, phone))
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
+    while len(table.moves) <= 10:
+        frame = table.read()
+        ctl.process(frame.image, frame.timestamp)
+    entries = _builds_as_played(table, session, 10)
+    assert [str(e.move) for e in entries[3:5]] == ["E c10 black4@3S", "S c21 red4@3S"]
+    assert not any(e.doubtful for e in entries)
+    told = [(w["reason"], w["site"]) for w in game_warnings(session, table)]
+    assert told == [("disturbed", "Frankfurt C")]
+
+
 def test_a_fallen_block_read_as_a_build_out_of_turn_with_no_card_is_no_move() -> None:
     # SimTable seed 4: East's black 4 falls off Frankfurt S onto Frankfurt C once seen,
     # and is put back three builds later. The lying block read as East's c11 out of
