@@ -142,9 +142,10 @@ class _Look:
     unseen: list[Site]
     new_cards: dict[Seat, Card]
     pixel_site: Site | None
-    #: what the second looks made of the scene on the way: the last build taken back
-    #: (its change explained), a thing set down over these sites (:meth:`_set_down`)
-    took_back: bool = False
+    #: what the second looks made of the scene on the way: the site of the last build
+    #: taken back (its change explained), a thing set down over these sites
+    #: (:meth:`_set_down`)
+    took_back: Site | None = None
     set_aside: frozenset[Site] = frozenset()
     #: sites whose look no move explains (a thing set down there, a block knocked
     #: off): what is built there may not show, as at a site out of sight
@@ -157,6 +158,12 @@ class _Look:
         return decide(self.state, self.views if views is None else views, self.unseen,
                       self.new_cards, self.pixel_site, out_of_sight=hidden,
                       cards_read=cards_read)
+
+
+def _explained(look: _Look) -> tuple[Site, ...]:
+    """The sites whose change in this scene a second look has explained already: the
+    last build's, taken back (its site looks as before it), is no one's new block."""
+    return () if look.took_back is None else (look.took_back,)
 
 
 def _out_of_turn(decision: Decision, state: Any) -> Build | None:
@@ -487,7 +494,7 @@ class Controller:
         decision = self._explain(look)
         try:
             self._record(decision, look, timestamp, t0)
-            if not look.took_back:  # (a build taken back explains its change)
+            if look.took_back is None:  # (a build taken back explains its change)
                 self._note_disturbed(decision, look.set_aside)
             self._stills = [*self._stills[-2:], (builds_of(self.session.record.moves), image)]
         except JournalFailure:
@@ -727,7 +734,7 @@ class Controller:
         log.info("%s", message)
         self.session.report("taken-back", message, last.site.name)
         self.stats.takebacks += 1
-        look.took_back = True
+        look.took_back = last.site
         self._doubted.pop(last.site, None)
         # the seat's card: the one the record now has it play last (taken back too, the
         # card on its stack is no longer new)
@@ -1059,12 +1066,12 @@ class Controller:
                        seen.site: scene.heights.get(seen.site, 0) + seen.block.storeys}
             first = self._block_where_changed(
                 scene, state, look.reading, heights, None,
-                self._clear_score, {seen.site}, None)
+                self._clear_score, {seen.site, *_explained(look)}, None)
             return self._pair_ending_with(look, first, seen, None)
         anywhere = state.seat in look.new_cards
         first = self._block_where_changed(
             scene, state, look.reading, scene.heights, card,
-            self._card_score, {seen.site},
+            self._card_score, {seen.site, *_explained(look)},
             None if anywhere else seen.site.city, shadowed_city=seen.site.city)
         return self._pair_ending_with(look, first, seen, "the picture")
 
@@ -1220,7 +1227,8 @@ class Controller:
         floor = self._clear_score
         heights = {**scene.heights, first.site: after.board.height(first.site)}
         second = self._block_where_changed(scene, after, reading, heights, card, floor,
-                                           {first.site}, None if anywhere else first.site.city,
+                                           {first.site, *_explained(look)},
+                                           None if anywhere else first.site.city,
                                            shadowed_city=first.site.city)
         if second is None or not is_legal(after, second):
             return None

@@ -43,7 +43,8 @@ class SimTable:
                  rest_frames: int = 0,
                  names: tuple[str, ...] = (), quick: tuple[int, ...] = (),
                  fall: tuple[int, int | None] | None = None,
-                 put: tuple[int, Thing] | None = None) -> None:
+                 put: tuple[int, Thing] | None = None,
+                 moved: tuple[int, int] | None = None) -> None:
         self.rng = np.random.default_rng([seed, 4242])
         ed = get_edition(edition)
         seated = tuple(Player(names[i] if i < len(names) else p.name, p.seat, p.colors)
@@ -71,6 +72,11 @@ class SimTable:
         # frames of build k (0-based), and left there
         self.put = put
         self._put: Thing | None = None
+        # (k, rest): the block of build k (0-based) is first set down at another site
+        # its card and block could build at, left there still for ``rest`` frames
+        # (a scene the companion reads), then moved by hand to its site
+        self.moved = moved
+        self._shown: GameState | None = None  # the table as it stands, when not the world
         self.dt = 1.0 / fps
         self.moves: list[Move] = []
         self._frames = self._generate()
@@ -95,10 +101,11 @@ class SimTable:
         self._frames = self._generate()
 
     def _scene(self) -> Scene:
-        played = self.world.played
+        world = self._shown or self.world
+        played = world.played
         cards = {seat: (c[-1].row, c[-1].col) if c else None for seat, c in played.items()}
         counts = {seat: len(c) for seat, c in played.items()}
-        board = self.world.board
+        board = world.board
         things: tuple[Thing, ...] = () if self._put is None else (self._put,)
         if self._fallen is not None:
             site, index, thing = self._fallen
@@ -141,10 +148,13 @@ class SimTable:
             yield self._emit(image, truth, "still")
         while not self.world.is_over:
             move = self.bots[self.world.to_move].choose(self.world)
+            before = self.world
             self.world = apply_move(self.world, move)
             if isinstance(move, Commit):
                 continue
             self.moves.append(move)
+            if self.moved is not None and self.moved[0] == len(self.moves) - 1:
+                yield from self._first_elsewhere(before, move, self.moved[1])
             if self.fall is not None and self.fall[1] == len(self.moves) - 1:
                 self._fallen = None  # put back as this build's hand reaches in
             if self.put is not None and self.put[0] == len(self.moves) - 1:
@@ -171,6 +181,34 @@ class SimTable:
                 image, truth = self._render([])
                 for _ in range(self.still_frames):
                     yield self._emit(image, truth, "still")
+
+    def _first_elsewhere(self, before: GameState, move: Move, rest: int) -> Iterator[SimFrame]:
+        """``move``'s block set down first at another site its card and block could
+        build at, left still for ``rest`` frames, then lifted (the hand frames of the
+        build itself follow, at its own site)."""
+        from companion.rules import Build, legal_moves
+
+        if not isinstance(move, Build):
+            return
+        others = [m for m in legal_moves(before) if isinstance(m, Build) and m.card == move.card
+                  and m.block == move.block and m.site != move.site]
+        if not others:
+            return
+        elsewhere = others[0]
+        lay = default_layout()
+        xy = lay.site_xy[elsewhere.site.index]
+        self._shown = apply_move(before, elsewhere)
+        try:
+            for _ in range(self.hand_frames):
+                hand = random_hand(self.rng, self._shown.board, seat=move.seat,
+                                   target=(float(xy[0]), float(xy[1])))
+                image, truth = self._render([hand])
+                yield self._emit(image, truth, "hand")
+            image, truth = self._render([])
+            for _ in range(rest):
+                yield self._emit(image, truth, "still")
+        finally:
+            self._shown = None
 
     def read(self) -> SimFrame | None:
         """The next frame, or None when the game is over and shown."""

@@ -209,6 +209,26 @@ def test_a_phone_laid_across_a_city_as_a_block_is_built_elsewhere_is_set_aside()
     assert told == [("disturbed", "Frankfurt C")]
 
 
+def test_a_block_moved_to_another_site_is_no_one_elses_block_where_it_stood() -> None:
+    # SimTable seed 1: North sets his green 4 (build 6) down on Manhattan S first,
+    # leaves it there still (recorded there), then moves it to Hong Kong S. The
+    # scene after: the build at Manhattan S taken back (its site looks as before
+    # it), and North's green 4 on Hong Kong S recorded. Before, East's stack (his
+    # c10, which builds on Manhattan S) made the change where the block was lifted
+    # off East's block too: a pair, and every move after it one turn off.
+    table = SimTable(seed=1, hand_frames=2, still_frames=8, moved=(6, 6))
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
+    while len(table.moves) <= 10:
+        frame = table.read()
+        ctl.process(frame.image, frame.timestamp)
+    entries = _builds_as_played(table, session, 10)
+    assert str(entries[6].move) == "N c01 green4@3S"
+    assert not any(e.doubtful for e in entries)
+    told = [(w["reason"], w["site"]) for w in game_warnings(session, table)]
+    assert told == [("taken-back", "Manhattan S")]
+
+
 def test_a_fallen_block_read_as_a_build_out_of_turn_with_no_card_is_no_move() -> None:
     # SimTable seed 4: East's black 4 falls off Frankfurt S onto Frankfurt C once seen,
     # and is put back three builds later. The lying block read as East's c11 out of
