@@ -143,7 +143,7 @@ def decide(state: GameState, sites: Mapping[Site, SiteView], unseen: Sequence[Si
         return Decision("move", passed, True, None, "", 0.0, ())
     if len(changed) > 1:
         names = ", ".join(s.name for s in changed)
-        suggested = explain_several(state, sites, changed, new_cards)
+        suggested = explain_several(state, sites, changed, new_cards, cards_read)
         if suggested:
             return Decision("several", changed=tuple(changed), suggested=suggested,
                             message=f"{len(changed)} sites changed at once ({names}): "
@@ -195,17 +195,45 @@ MAX_SUGGESTED = 3
 
 
 def explain_several(state: GameState, sites: Mapping[Site, SiteView],
-                    changed: Sequence[Site], new_cards: Mapping[Seat, Card]
-                    ) -> tuple[Build, ...]:
+                    changed: Sequence[Site], new_cards: Mapping[Seat, Card],
+                    cards_read: Mapping[Seat, Card] | None = None) -> tuple[Build, ...]:
     """The likeliest legal builds, one per changed site and in turn order from the
     player to move, that explain a scene where several sites changed (two players
     built while a hand hid the board). Every order of the sites is tried, each
     site's build ranked as a single change is; the cheapest sequence whose every
     build fits well (the colour read; then at most two storeys off, or the card
-    on the stack another or none new) wins. Empty when none does, or when more
-    than ``MAX_SUGGESTED`` sites changed."""
+    on the stack another or none new) wins. Where none does, one of the sites may
+    hold two of the builds, the second on the first (:func:`stacked_pair`: three
+    players built while hands hid the board, two of them on one tower), where
+    every builder's stack shows the card of their build: new, or the one it
+    showed before (``cards_read``: a card played again shows nothing new). Empty
+    when nothing explains it, or when more than ``MAX_SUGGESTED`` builds would."""
     if not 1 < len(changed) <= MAX_SUGGESTED:
         return ()
+    best = _cheapest(state, sites, changed, new_cards, stacked=None)
+    if best is None and len(changed) < MAX_SUGGESTED:
+        for site in changed:
+            found = _cheapest(state, sites, changed, new_cards, stacked=site)
+            # (so many builds at once only where every builder's stack shows its card)
+            if found is not None and all(_shows(m, new_cards, cards_read) for m in found[1]) \
+                    and (best is None or found[0] < best[0] - 1e-9):
+                best = found
+    return () if best is None else best[1]
+
+
+def _shows(move: Build, new_cards: Mapping[Seat, Card],
+           cards_read: Mapping[Seat, Card] | None) -> bool:
+    """Whether ``move``'s seat's stack shows its card: new, or on top already."""
+    if move.seat in new_cards:
+        return new_cards[move.seat] == move.card
+    return cards_read is not None and cards_read.get(move.seat) == move.card
+
+
+def _cheapest(state: GameState, sites: Mapping[Site, SiteView], changed: Sequence[Site],
+              new_cards: Mapping[Seat, Card], stacked: Site | None
+              ) -> tuple[float, tuple[Build, ...]] | None:
+    """:func:`explain_several`'s cheapest sequence over every order of ``changed``,
+    with two builds stacked at ``stacked`` (None: one build a site), and its cost."""
     best: tuple[float, tuple[Build, ...]] | None = None
     for order in itertools.permutations(changed):
         now, total, moves = state, 0.0, []
@@ -214,8 +242,17 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
             if view is None or now.phase is not Phase.BUILD:
                 break
             # a player whose stack shows no new card is less likely to have built
-            step = best_build(now, site, view, new_cards,
-                              CARD_COST if now.seat not in new_cards else 0.0)
+            extra = CARD_COST if now.seat not in new_cards else 0.0
+            if site == stacked:
+                pair = stacked_pair(now, site, view, new_cards)  # (its cards weighed)
+                if pair is None or pair[0] >= COLOR_COST:
+                    break
+                total += pair[0]
+                for move in pair[1]:
+                    moves.append(move)
+                    now = apply_move(now, move)
+                continue
+            step = best_build(now, site, view, new_cards, extra)
             if step is None or step[0] >= COLOR_COST:
                 break  # a suggestion keeps the colour seen
             total += step[0]
@@ -224,7 +261,7 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
         else:
             if best is None or total < best[0] - 1e-9:
                 best = (total, tuple(moves))
-    return () if best is None else best[1]
+    return best
 
 
 def stacked_pair(state: GameState, site: Site, view: SiteView,

@@ -322,3 +322,29 @@ def test_a_block_its_colour_no_longer_has_is_no_move():
         "block-not-committed")
     after = apply_move(state, d.move, check=False)  # recorded as the players' to check
     assert after.supply["red"][3] == state.supply["red"][3] - 1
+
+
+def test_three_builds_at_once_two_of_them_stacked_are_explained_when_every_card_shows():
+    # hands hid the board while three players built, West and North on one tower (a
+    # SimTable game with no still scene between three builds). One build a site
+    # explains no order of the two sites; one of them holding two builds does, each
+    # builder's new card on its stack
+    state = _state_with()  # South (red) to move, then West (blue), North (green)
+    south = Build(Seat.S, Card.for_site(Seat.S, 1, 1), Site(1, 1, 1), Block("red", 2))
+    west = Build(Seat.W, Card.for_site(Seat.W, 1, 1), Site(2, 1, 1), Block("blue", 1))
+    north = Build(Seat.N, Card.for_site(Seat.N, 1, 1), Site(2, 1, 1), Block("green", 2))
+    board = state.board.with_block(south.site, south.block).with_block(
+        west.site, west.block).with_block(north.site, north.block)
+    cards = {Seat.S: south.card, Seat.W: west.card, Seat.N: north.card}
+    d = decide(state, _views(board), new_cards=cards)
+    assert d.kind == "several" and d.changed == (south.site, west.site)
+    assert d.suggested == (south, west, north)
+    assert d.message == ("2 sites changed at once (Sydney C, Frankfurt C): recorded as "
+                         f"{south}, then {west}, then {north}; check each move")
+    # North's stack shows no new card: so many builds are not suggested
+    d = decide(state, _views(board), new_cards={Seat.S: south.card, Seat.W: west.card})
+    assert d.kind == "several" and d.suggested == ()
+    # unless the card on it is that build's, played again (nothing new to see)
+    d = decide(state, _views(board), new_cards={Seat.S: south.card, Seat.W: west.card},
+               cards_read={Seat.N: north.card})
+    assert d.suggested == (south, west, north)
