@@ -1244,23 +1244,30 @@ class Controller:
                              shadowed_city: int | None = None) -> Build | None:
         """The block of the player to move at the site that changed most (at least
         ``floor``) of those ``card`` gives (any site without a card; none in
-        ``skip`` or city ``not_city``), fitted to the change with ``heights``
-        standing; None when none changed so, or the fit is not of their colours.
-        A site in ``shadowed_city`` (the other build's) that fits no block of
-        theirs is passed over: that build's shadow and silhouette change it."""
+        ``skip``), fitted to the change with ``heights`` standing; None when none
+        changed so, or the fit is not of their colours. A site in ``shadowed_city``
+        (the other build's) that fits no block of theirs is passed over: that
+        build's shadow and silhouette change it. One in city ``not_city`` (the
+        other build's, where a card played before, showing nothing new, is weighed)
+        counts only where the reading shows the block fitted there too (its colour
+        on top, at the height it makes): a shadow changes the pixels, not the top."""
         cell = card.site_cell(state.seat) if card is not None else None
         for c in scene.scores:  # highest first
             if c.score < floor:
                 return None
-            if c.site in skip or (cell is not None and (c.site.row, c.site.col) != cell) \
-                    or c.site.city == not_city:
+            if c.site in skip or (cell is not None and (c.site.row, c.site.col) != cell):
                 continue
+            if c.site.city == not_city and reading.sites.get(c.site) is None:
+                continue  # (nothing read there to confirm a block)
             fit = self._fit_block(scene.before, scene.after, scene.pose, c.site, state,
                                   reading, heights)
             if fit is None or fit.colour not in state.player.colors:
-                if c.site.city == shadowed_city:
+                if c.site.city in (shadowed_city, not_city):
                     continue
                 return None
+            if c.site.city == not_city and reading.sites.get(c.site) != SiteView(
+                    heights.get(c.site, 0) + fit.storeys, fit.colour):
+                continue
             return Build(state.seat, card or Card.for_site(state.seat, c.site.row, c.site.col),
                          c.site, Block(fit.colour, fit.storeys))
         return None

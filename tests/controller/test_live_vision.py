@@ -229,6 +229,22 @@ def test_a_block_moved_to_another_site_is_no_one_elses_block_where_it_stood() ->
     assert told == [("taken-back", "Manhattan S")]
 
 
+def test_a_card_played_again_builds_in_the_city_of_the_next_build_where_the_reading_agrees(
+) -> None:
+    # SimTable seed 8, no still scene between builds 4 and 5: South plays c00 again
+    # (its stack shows nothing new) for a red 1 on Manhattan NW, and West builds on
+    # Manhattan W at once. West's build was taken alone (out of turn) and South's
+    # red 1 folded into North's next build: the record one turn off. A card played
+    # before counts only in another city than the build seen, whose shadow changes
+    # its own; there, a site whose reading shows the block fitted to its change
+    # (red on top, one storey up) counts too: the pair is recorded, marked.
+    table, session, _, _ = _track(8, 10, still_frames=9, quick=(4,))
+    entries = _builds_as_played(table, session, 10)
+    assert [e.doubtful for e in entries[3:7]] == [False, True, True, False]
+    told = [(w["reason"], w["site"]) for w in game_warnings(session, table)]
+    assert told == [("several", "Manhattan NW")]
+
+
 def test_a_fallen_block_read_as_a_build_out_of_turn_with_no_card_is_no_move() -> None:
     # SimTable seed 4: East's black 4 falls off Frankfurt S onto Frankfurt C once seen,
     # and is put back three builds later. The lying block read as East's c11 out of
