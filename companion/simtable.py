@@ -15,7 +15,17 @@ from typing import Any
 import numpy as np
 
 from companion.bots import GreedyBot
-from companion.rules import Commit, GameConfig, GameState, Move, Player, apply_move, new_game
+from companion.rules import (
+    Build,
+    Commit,
+    GameConfig,
+    GameState,
+    Move,
+    Player,
+    apply_move,
+    legal_moves,
+    new_game,
+)
 from companion.rules.board import Site, all_sites
 from companion.rules.editions import get_edition
 from companion.rules.state import default_players
@@ -186,8 +196,6 @@ class SimTable:
         """``move``'s block set down first at another site its card and block could
         build at, left still for ``rest`` frames, then lifted (the hand frames of the
         build itself follow, at its own site)."""
-        from companion.rules import Build, legal_moves
-
         if not isinstance(move, Build):
             return
         others = [m for m in legal_moves(before) if isinstance(m, Build) and m.card == move.card

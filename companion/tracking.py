@@ -241,8 +241,6 @@ def _cheapest(state: GameState, sites: Mapping[Site, SiteView], changed: Sequenc
             view = sites.get(site)
             if view is None or now.phase is not Phase.BUILD:
                 break
-            # a player whose stack shows no new card is less likely to have built
-            extra = CARD_COST if now.seat not in new_cards else 0.0
             if site == stacked:
                 pair = stacked_pair(now, site, view, new_cards)  # (its cards weighed)
                 if pair is None or pair[0] >= COLOR_COST:
@@ -252,7 +250,9 @@ def _cheapest(state: GameState, sites: Mapping[Site, SiteView], changed: Sequenc
                     moves.append(move)
                     now = apply_move(now, move)
                 continue
-            step = best_build(now, site, view, new_cards, extra)
+            # a player whose stack shows no new card is less likely to have built
+            step = best_build(now, site, view, new_cards,
+                              CARD_COST if now.seat not in new_cards else 0.0)
             if step is None or step[0] >= COLOR_COST:
                 break  # a suggestion keeps the colour seen
             total += step[0]

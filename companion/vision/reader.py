@@ -657,7 +657,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
     unresolved: dict[Site, SiteView] = {}
     rename = dict(zip(sites.model.names, sites.names, strict=True))
     steep = _unresolved_heights(sites, view.pose)
-    beyond = _beyond_supply(sites)
+    beyond = _beyond_supply(sites.reader.g, sites.results)
     for r in sites.results:
         if r.height is None:
             unseen.append(r.site)
@@ -683,7 +683,7 @@ def _reading(sites: _Sites, view: _View, cards: dict[Seat, tuple[int, int]]) -> 
                    unresolved, sites.gains, _covered_guesses(sites, rename))
 
 
-def _beyond_supply(sites: _Sites) -> set[Site]:
+def _beyond_supply(g: BoardGeometry, results: Sequence[SiteResult]) -> set[Site]:
     """One-storey towers of a colour read more often than the colour has one-storey
     blocks (the board profile's ``supply``): reported ``unseen`` (reason "supply").
 
@@ -692,11 +692,6 @@ def _beyond_supply(sites: _Sites) -> set[Site]:
     blocks, seen from above): which of them are blocks the photo cannot tell,
     so none is reported (their guesses are listed ``unresolved``).
     """
-    return _ones_beyond_supply(sites.reader.g, sites.results)
-
-
-def _ones_beyond_supply(g: BoardGeometry, results: Sequence[SiteResult]) -> set[Site]:
-    """:func:`_beyond_supply` of ``results``."""
     most = g.supply.get(1)
     if not most:
         return set()
@@ -988,9 +983,9 @@ def _fit_tone(g: BoardGeometry, reader: SiteReader, image: np.ndarray, pose: Pos
         return unchanged
     toned_results, _, toned = reader.read(image, pose, wb, toned_model(
         colours, exponent, lift=0.0, gains=gains), strips, limits)
-    if len(_ones_beyond_supply(g, toned_results)) > len(_ones_beyond_supply(g, results)):
-        # a curve under which the board holds more one-storey blocks of a colour than
-        # the box does reads the print as plastic: the photo is not that flat
+    if len(_beyond_supply(g, toned_results)) > len(_beyond_supply(g, results)):
+        # more one-storey blocks of a colour than the box holds: the print read as
+        # plastic, not the photo's curve
         return unchanged
     return toned, toned_results, exponent, image, wb, lift, gains
 

@@ -486,14 +486,15 @@ _PAIRS = [
                  "recorded as N c01 green1@5S, then E c11 black1@2C; check each move",
                  id="the skipped player's card played again, in another city"),
     # SimTable seed 8: West's blue 1 at Manhattan W and North's green 1 on Manhattan
-    # NW's 5 storeys; North played c22 again, and beside West's block the change at
-    # Manhattan NW went for its silhouette. East's black 1 at Sydney W then came
-    # out of turn: in the scene West's build was recorded from, a green 1 fits
-    # Manhattan NW, where c22 builds for North
-    pytest.param(8, 9, 5, 6, ("N c22 green1@0NW", "E c01 black1@1W"), "Manhattan NW",
-                 "a block at Manhattan NW barely changed the picture before, and Sydney W "
-                 "changed: recorded as N c22 green1@0NW, then E c01 black1@1W; check each move",
-                 id="the block beside the last build, in the scene before"),
+    # NW's 5 storeys; North played c22 again (nothing new on his stack), so only
+    # another city than West's build was looked at for it, and the change at
+    # Manhattan NW went for West's silhouette (recorded a scene late, from the scene
+    # before, with East's next build). In West's city a site counts where the
+    # reading shows the block fitted there: a green 1 on top at Manhattan NW
+    pytest.param(8, 9, 5, 5, ("W c21 blue1@0W", "N c22 green1@0NW"), "Manhattan W",
+                 "2 sites changed at once (Manhattan W, Manhattan NW): recorded as "
+                 "W c21 blue1@0W, then N c22 green1@0NW; check each move",
+                 id="a card played again beside the other build, the reading agreeing"),
     # SimTable seed 17: West's blue 4 and North's green 4 on Frankfurt N's black 4.
     # Held to one block more, Frankfurt N could not read 12 storeys, and its new top
     # over Frankfurt E (which changed most) made a pair there with cards neither
