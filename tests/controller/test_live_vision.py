@@ -25,15 +25,16 @@ HONG_KONG_S, HONG_KONG_C = Site.parse("3S"), Site.parse("3C")
 
 def _track(seed: int, moves: int, still_frames: int = 8, quick: tuple[int, ...] = (),
            fall: tuple[int, int | None] | None = None, change: dict[str, Any] | None = None,
-           new_block: dict[str, Any] | None = None,
+           new_block: dict[str, Any] | None = None, put: tuple[int, Thing] | None = None,
+           moved: tuple[int, int] | None = None,
            ) -> tuple[SimTable, GameSession, VisionReader, list[tuple[np.ndarray, Any]]]:
     """SimTable game ``seed`` filmed with hands up to ``moves`` moves, every still
     scene read by the vision reader; also each scene read and its reading.
-    ``quick``: builds after which the next player's hand comes at once; ``fall``:
-    SimTable's; ``change``: the controller's change config; ``new_block``: its
-    new-block fit's, over the shipped one."""
+    ``quick``: builds after which the next player's hand comes at once; ``fall``,
+    ``put``, ``moved``: SimTable's; ``change``: the controller's change config;
+    ``new_block``: its new-block fit's, over the shipped one."""
     table = SimTable(seed=seed, hand_frames=2, still_frames=still_frames, quick=quick,
-                     fall=fall)
+                     fall=fall, put=put, moved=moved)
     session = GameSession(table.companion_config())
     reader = VisionReader(colors=list(table.companion_config().colors))
     seen: list[tuple[np.ndarray, Any]] = []
@@ -170,12 +171,7 @@ def test_builds_hidden_by_a_thing_set_down_are_recorded_in_turn_as_unseen() -> N
     # it one turn off.
     x, y = (float(v) for v in board_geometry().site_xy[Site.parse("1SE").index])
     cup = Thing(x, y, (80.0, 80.0, 95.0), (235, 235, 230))
-    table = SimTable(seed=2, hand_frames=2, still_frames=8, put=(3, cup))
-    session = GameSession(table.companion_config())
-    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
-    while len(table.moves) <= 10:
-        frame = table.read()
-        ctl.process(frame.image, frame.timestamp)
+    table, session, _, _ = _track(2, 10, put=(3, cup))
     entries = _builds_as_played(table, session, 10)
     assert [str(e.move) for e in entries[5:7]] == ["W c11 blue3@1C", "N c11 green1@1C"]
     assert [n for n, e in enumerate(entries) if e.never_shown] == [5, 6]
@@ -196,12 +192,7 @@ def test_a_phone_laid_across_a_city_as_a_block_is_built_elsewhere_is_set_aside()
     # next to the group are the thing's: every move is recorded as played.
     x, y = (float(v) for v in board_geometry().site_xy[Site.parse("2N").index])
     phone = Thing(x, y, (72.0, 150.0, 8.0), (25, 25, 30), 30.0)
-    table = SimTable(seed=1, hand_frames=2, still_frames=8, put=(3, phone))
-    session = GameSession(table.companion_config())
-    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
-    while len(table.moves) <= 10:
-        frame = table.read()
-        ctl.process(frame.image, frame.timestamp)
+    table, session, _, _ = _track(1, 10, put=(3, phone))
     entries = _builds_as_played(table, session, 10)
     assert [str(e.move) for e in entries[3:5]] == ["E c10 black4@3S", "S c21 red4@3S"]
     assert not any(e.doubtful for e in entries)
@@ -216,12 +207,7 @@ def test_a_block_moved_to_another_site_is_no_one_elses_block_where_it_stood() ->
     # it), and North's green 4 on Hong Kong S recorded. Before, East's stack (his
     # c10, which builds on Manhattan S) made the change where the block was lifted
     # off East's block too: a pair, and every move after it one turn off.
-    table = SimTable(seed=1, hand_frames=2, still_frames=8, moved=(6, 6))
-    session = GameSession(table.companion_config())
-    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
-    while len(table.moves) <= 10:
-        frame = table.read()
-        ctl.process(frame.image, frame.timestamp)
+    table, session, _, _ = _track(1, 10, moved=(6, 6))
     entries = _builds_as_played(table, session, 10)
     assert str(entries[6].move) == "N c01 green4@3S"
     assert not any(e.doubtful for e in entries)
