@@ -38,7 +38,14 @@ from companion.rules import (
 )
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession, JournalFailure
-from companion.tracking import Decision, best_build, committed, decide, stacked_pair
+from companion.tracking import (
+    Decision,
+    best_build,
+    committed,
+    decide,
+    stack_card,
+    stacked_pair,
+)
 from companion.vision.change import ArmWatch, DiffMotionGate
 from companion.vision.errors import CameraFileError, MirroredError, TooSmallError
 from companion.vision.geometry import view_advice
@@ -1042,9 +1049,8 @@ class Controller:
         return float(self.change["focus_card_score"])
 
     def _card_of(self, new_cards: Mapping[Seat, Card], seat: Seat) -> Card | None:
-        """The card ``seat`` just played, else the one on their stack (the same card
-        played again shows no new card); None for a stack never read."""
-        return new_cards.get(seat) or self._cards.get(seat)
+        """:func:`~companion.tracking.stack_card` with the stacks as last read."""
+        return stack_card(seat, new_cards, self._cards)
 
     def _pair_with_missed(self, look: _Look, seen: Build) -> Decision | None:
         """The build seen was the next player's, out of turn, and the player to move

@@ -221,12 +221,17 @@ def explain_several(state: GameState, sites: Mapping[Site, SiteView],
     return () if best is None else best[1]
 
 
+def stack_card(seat: Seat, new_cards: Mapping[Seat, Card],
+               cards_read: Mapping[Seat, Card] | None) -> Card | None:
+    """The card ``seat`` just played, else the one on their stack as last read (the
+    same card played again shows no new card); None for a stack never read."""
+    return new_cards.get(seat) or (cards_read or {}).get(seat)
+
+
 def _shows(move: Build, new_cards: Mapping[Seat, Card],
            cards_read: Mapping[Seat, Card] | None) -> bool:
     """Whether ``move``'s seat's stack shows its card: new, or on top already."""
-    if move.seat in new_cards:
-        return new_cards[move.seat] == move.card
-    return cards_read is not None and cards_read.get(move.seat) == move.card
+    return stack_card(move.seat, new_cards, cards_read) == move.card
 
 
 def _cheapest(state: GameState, sites: Mapping[Site, SiteView], changed: Sequence[Site],
