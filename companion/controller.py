@@ -158,12 +158,17 @@ class _Look:
     #: off): what is built there may not show, as at a site out of sight
     disturbed: frozenset[Site] = frozenset()
 
+    def out_of_sight(self) -> list[Site]:
+        """The sites where a build may not show: those the reading left unseen and
+        those disturbed. Every decision on this scene, first or second look, takes
+        the same ones."""
+        hidden = list(self.reading.unseen)
+        return hidden + sorted(self.disturbed - set(hidden), key=lambda s: s.index)
+
     def decide(self, cards_read: Mapping[Seat, Card] | None = None,
                views: Mapping[Site, SiteView] | None = None) -> Decision:
-        hidden = list(self.reading.unseen)
-        hidden += sorted(self.disturbed - set(hidden), key=lambda s: s.index)
         return decide(self.state, self.views if views is None else views, self.unseen,
-                      self.new_cards, self.pixel_site, out_of_sight=hidden,
+                      self.new_cards, self.pixel_site, out_of_sight=self.out_of_sight(),
                       cards_read=cards_read)
 
 
@@ -902,7 +907,7 @@ class Controller:
                                   read_scores)
         views = {**state.board.views(), site: view}
         again = decide(state, views, [s for s in look.unseen if s != site], look.new_cards,
-                       site, out_of_sight=list(look.reading.unseen), cards_read=self._cards)
+                       site, out_of_sight=look.out_of_sight(), cards_read=self._cards)
         if again.kind != "move" or again.reason is not None \
                 or not _plays(again, state.seat, card):
             return None
@@ -1111,7 +1116,7 @@ class Controller:
             return None
         held = {**look.views, first.site: after.board.views()[first.site]}
         again = decide(after, held, look.unseen, look.new_cards, look.pixel_site,
-                       out_of_sight=list(look.reading.unseen), cards_read=self._cards)
+                       out_of_sight=look.out_of_sight(), cards_read=self._cards)
         if again.kind != "move" or again.reason is not None or not isinstance(again.move, Build):
             return None
         told = (f"a block at {first.site.name} barely changed {where}, and "
@@ -1201,7 +1206,7 @@ class Controller:
                 return None
             views = {**state.board.views(), c.site: view}
             again = decide(state, views, [s for s in unseen if s != c.site], new_cards,
-                           c.site, out_of_sight=list(reading.unseen), cards_read=self._cards)
+                           c.site, out_of_sight=look.out_of_sight(), cards_read=self._cards)
             clean = (again.kind == "several" and bool(again.suggested)) \
                 or (again.kind == "move" and again.reason is None)
             return again if clean and _plays(again, state.seat, card) else None
