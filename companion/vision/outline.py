@@ -15,8 +15,8 @@ is the pose's error, not evidence. Kept only when the markers still fit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -24,7 +24,12 @@ import cv2
 import numpy as np
 
 from companion.vision.geometry import BoardGeometry, FloatArray, Intrinsics, Pose
-from companion.vision.pose import focal_prior_term, marker_correspondences, marker_residuals
+from companion.vision.pose import (
+    _marker_cells,
+    focal_prior_term,
+    marker_correspondences,
+    marker_residuals,
+)
 
 
 @dataclass
@@ -147,51 +152,131 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
         k = max(1, int(round(1.0 / step)))
         grad = np.zeros(prof.shape[:2], np.float32)
         grad[:, k:-k] = np.abs(prof[:, 2 * k:] - prof[:, :-2 * k]).sum(axis=2) / (2 * k * step)
-        m = len(obj)
-        t, avals, bvals, ok, flat = _line_grid(m, search, step, slope_step, grad.shape[1])
-        idx0 = (search + 2) / step  # index of offset 0
-        rows = np.arange(m)
-        # every line (slope b, offset a) at once, each line's samples a row of ``flat``;
-        # the median: a card's white edge a centimetre outside, along a fifth of
-        # the board's, is far stronger there but no line along the whole edge
-        score = np.full(ok.shape, -1.0)
-        score[ok] = _row_medians(grad.ravel()[flat])
-        # the board's own border art runs parallel to its edge, just inside it: of
-        # the lines nearly as strong as the strongest, the outline is the outermost
-        # that its samples bear out (a sloped line grazing the strongest is a
-        # shoulder of that peak, not another line)
-        sa = score.max(axis=0)
-        pad = np.pad(sa, 1, constant_values=-1.0)
-        peaks = np.flatnonzero((sa >= pad[:-2]) & (sa >= pad[2:])
-                               & (sa >= float(cfg.get("outer_ratio", 0.5)) * float(sa.max())))
-        r = max(1, int(round(1.5 / step)))
-        ncols = grad.shape[1]
-        around = np.arange(-r, r + 1)
-        for ia in sorted(peaks, reverse=True):
-            strength = float(sa[ia])
-            a = float(avals[ia])
-            b = float(bvals[int(score[:, ia].argmax())])
-            j = np.round(idx0 + (a + b * t) / step).astype(int)
-            # each sample's own peak within a pixel and a half of the line
-            win = grad[rows[:, None], np.clip(j[:, None] + around[None, :], 0, ncols - 1)]
-            peak = win.argmax(axis=1) - r
-            pv = win.max(axis=1)
-            # a peak at the window's end is a stronger edge beside the line, not on it
-            on = (np.abs(peak) < r) & (pv >= 0.5 * np.median(pv))
-            support = float(on.mean())
-            if support >= min_support and strength >= min_strength and on.sum() >= min_samples:
-                break
-        else:
+        # the median: a card's white edge a centimetre outside, along a fifth of the
+        # board's, is far stronger there but no line along the whole edge. The
+        # board's own border art runs parallel to its edge, just inside it: of the
+        # lines nearly as strong as the strongest, the outline is the outermost
+        fit = _line_across(grad, obj, p, n, search, step, slope_step,
+                           float(cfg.get("outer_ratio", 0.5)), min_support, min_strength,
+                           min_samples, edge)
+        if fit is not None:
+            fits.append(fit)
+    return fits
+
+
+def _line_across(grad: np.ndarray, obj: FloatArray, p: FloatArray, n: FloatArray,
+                 search: float, step: float, slope_step: float, outer_ratio: float,
+                 min_support: float, min_strength: float, min_samples: int, edge: int
+                 ) -> EdgeFit | None:
+    """The straight line (an offset and a slope along the edge) through the steps of
+    ``grad`` (one profile a row, sampled every ``step`` px from ``-search - 2``
+    along the image normals ``n`` at the points ``p``, board points ``obj``): of
+    the lines at least ``outer_ratio`` as strong as the strongest, the outermost
+    that its samples bear out; None where none does."""
+    m = len(obj)
+    t, avals, bvals, ok, flat = _line_grid(m, search, step, slope_step, grad.shape[1])
+    idx0 = (search + 2) / step  # index of offset 0
+    rows = np.arange(m)
+    # every line (slope b, offset a) at once, each line's samples a row of ``flat``
+    score = np.full(ok.shape, -1.0)
+    score[ok] = _row_medians(grad.ravel()[flat])
+    # (a sloped line grazing the strongest is a shoulder of that peak, not another line)
+    sa = score.max(axis=0)
+    pad = np.pad(sa, 1, constant_values=-1.0)
+    peaks = np.flatnonzero((sa >= pad[:-2]) & (sa >= pad[2:])
+                           & (sa >= outer_ratio * float(sa.max())))
+    r = max(1, int(round(1.5 / step)))
+    ncols = grad.shape[1]
+    around = np.arange(-r, r + 1)
+    for ia in sorted(peaks, reverse=True):
+        strength = float(sa[ia])
+        a = float(avals[ia])
+        b = float(bvals[int(score[:, ia].argmax())])
+        j = np.round(idx0 + (a + b * t) / step).astype(int)
+        # each sample's own peak within a pixel and a half of the line
+        win = grad[rows[:, None], np.clip(j[:, None] + around[None, :], 0, ncols - 1)]
+        peak = win.argmax(axis=1) - r
+        pv = win.max(axis=1)
+        # a peak at the window's end is a stronger edge beside the line, not on it
+        on = (np.abs(peak) < r) & (pv >= 0.5 * np.median(pv))
+        support = float(on.mean())
+        if support >= min_support and strength >= min_strength and on.sum() >= min_samples:
+            break
+    else:
+        return None
+    # sub-pixel: a parabola through the peak and its neighbours
+    jj = j[on] + peak[on]
+    g0 = grad[rows[on], jj - 1]
+    g1 = grad[rows[on], jj]
+    g2 = grad[rows[on], jj + 1]
+    den = g0 - 2 * g1 + g2
+    frac = np.where(np.abs(den) > 1e-6, 0.5 * (g0 - g2) / np.where(den == 0, 1, den), 0.0)
+    off = (jj - idx0 + np.clip(frac, -0.5, 0.5)) * step
+    return EdgeFit(obj[on], p[on] + off[:, None] * n[on], support, strength, edge)
+
+
+def find_marker_edges(image: np.ndarray, pose: Pose, g: BoardGeometry, ids: Sequence[int],
+                      cfg: Mapping[str, Any]) -> list[EdgeFit]:
+    """The outer edges of the markers ``ids`` (ones the detector did not decode) found
+    near where ``pose`` puts them: where their white quiet zone meets their black
+    border.
+
+    A tower standing on a marker's corner hides a piece of its border and the
+    detector, which needs the whole square, loses it; its edges still show
+    along most of their length. Only a step from light outside to dark inside
+    counts (the quiet zone's own outer edge, and the border's inner one, step
+    the other way), along the straight line its samples bear out, as
+    :func:`find_edges` finds the board's. Each edge is ``4 + 4 * id + side``."""
+    search = float(cfg.get("search_px", 12.0))
+    step = float(cfg.get("sample_px", 0.5))
+    spacing = float(cfg.get("spacing_px", 3.0))
+    inset = float(cfg.get("inset", 0.12))
+    min_px = float(cfg.get("min_side_px", 24.0))
+    min_samples = int(cfg.get("min_samples", 6))
+    gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    H, W = gray.shape[:2]
+    reach = search + 4.0
+    offs = np.arange(-search - 2, search + 2 + 1e-9, step)
+    fits: list[EdgeFit] = []
+    for mid in ids:
+        corners = g.marker_corners(mid)
+        pred = pose.project(corners)
+        if (not np.all(np.isfinite(pred)) or pred[:, 0].min() < reach
+                or pred[:, 1].min() < reach or pred[:, 0].max() > W - 1 - reach
+                or pred[:, 1].max() > H - 1 - reach):
             continue
-        # sub-pixel: a parabola through the peak and its neighbours
-        jj = j[on] + peak[on]
-        g0 = grad[rows[on], jj - 1]
-        g1 = grad[rows[on], jj]
-        g2 = grad[rows[on], jj + 1]
-        den = g0 - 2 * g1 + g2
-        frac = np.where(np.abs(den) > 1e-6, 0.5 * (g0 - g2) / np.where(den == 0, 1, den), 0.0)
-        off = (jj - idx0 + np.clip(frac, -0.5, 0.5)) * step
-        fits.append(EdgeFit(obj[on], p[on] + off[:, None] * n[on], support, strength, edge))
+        lo = np.maximum(np.floor(pred.min(axis=0) - reach - 4), 0).astype(int)
+        hi = np.minimum(np.ceil(pred.max(axis=0) + reach + 4), [W - 1, H - 1]).astype(int)
+        crop = cv2.GaussianBlur(gray[lo[1]:hi[1] + 1, lo[0]:hi[0] + 1], (0, 0),
+                                float(cfg.get("smooth_px", 1.0))).astype(np.float32)
+        centre = corners.mean(axis=0)
+        for side in range(4):
+            a, b = corners[side], corners[(side + 1) % 4]
+            length = float(np.linalg.norm(pred[(side + 1) % 4] - pred[side]))
+            if length < min_px:
+                continue
+            t = np.linspace(inset, 1.0 - inset, max(min_samples, int(length / spacing)))
+            obj = a[None] + t[:, None] * (b - a)[None]
+            mid_pt = (a + b) / 2
+            out = (mid_pt - centre) / np.linalg.norm(mid_pt - centre)
+            pq = pose.project(np.vstack([obj, obj + out]))
+            p, q = pq[:len(obj)], pq[len(obj):]
+            n = q - p
+            n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-9)
+            xs = p[:, None, 0] + offs[None, :] * n[:, None, 0] - lo[0]
+            ys = p[:, None, 1] + offs[None, :] * n[:, None, 1] - lo[1]
+            prof = cv2.remap(crop, xs.astype(np.float32), ys.astype(np.float32),
+                             cv2.INTER_LINEAR)
+            # light outward, dark inward: the step outward, and nothing the other way
+            k = max(1, int(round(1.0 / step)))
+            grad = np.zeros(prof.shape, np.float32)
+            grad[:, k:-k] = np.maximum(prof[:, 2 * k:] - prof[:, :-2 * k], 0) / (2 * k * step)
+            fit = _line_across(grad, obj, p, n, search, step, float(cfg.get("slope_step_px", 1.0)),
+                               1.0, float(cfg.get("min_support", 0.5)),
+                               float(cfg.get("min_strength", 8.0)), min_samples,
+                               4 + 4 * int(mid) + side)
+            if fit is not None:
+                fits.append(fit)
     return fits
 
 
@@ -290,6 +375,228 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
     intr = Intrinsics(K, d, pose.intrinsics.size, pose.intrinsics.estimated)
     return Pose(np.asarray(r, np.float64).reshape(3, 1), np.asarray(t, np.float64).reshape(3, 1),
                 intr, pose.markers, pose.error_px)
+
+
+
+def _grey_at(gray: np.ndarray, pose: Pose, pts: FloatArray) -> FloatArray:
+    """The grey levels where ``pose`` puts board points ``pts`` (nan outside the photo)."""
+    uv = pose.project(pts).astype(np.float32)
+    h, w = gray.shape[:2]
+    ok = (uv[:, 0] >= 1) & (uv[:, 1] >= 1) & (uv[:, 0] <= w - 2) & (uv[:, 1] <= h - 2)
+    img = gray if gray.dtype == np.float32 else gray.astype(np.float32)
+    v = cv2.remap(img, uv[:, None, 0], uv[:, None, 1], cv2.INTER_LINEAR).ravel()
+    return np.where(ok, v, np.nan)
+
+
+def _cells_at(g: BoardGeometry, mid: int, pts: FloatArray) -> np.ndarray:
+    """Whether the marker ``mid`` is printed white at board points ``pts`` on it."""
+    cells = _marker_cells(g.marker_dictionary, mid)
+    n = cells.shape[0]
+    cx, cy = g.marker_centres[mid]
+    s = g.marker_size / 2
+    # cell row 0 is the marker's top (+y), as marker_corners puts it
+    col = np.clip(((pts[:, 0] - (cx - s)) / g.marker_size * n).astype(int), 0, n - 1)
+    row = np.clip((((cy + s) - pts[:, 1]) / g.marker_size * n).astype(int), 0, n - 1)
+    out: np.ndarray = cells[row, col]
+    return out
+
+
+def _paper_levels(gray: np.ndarray, pose: Pose, g: BoardGeometry,
+                  found: Mapping[int, np.ndarray]) -> tuple[float, float]:
+    """The found markers' white and black (median grey levels of their data cells)."""
+    cells = (np.arange(1, 5) + 0.5) / 6.0 - 0.5
+    whites, blacks = [], []
+    for k in found:
+        cx, cy = g.marker_centres[k]
+        xs, ys = np.meshgrid(cx + cells * g.marker_size, cy + cells * g.marker_size)
+        pts = np.column_stack([xs.ravel(), ys.ravel(), np.zeros(xs.size)])
+        v, white = _grey_at(gray, pose, pts), _cells_at(g, k, pts)
+        whites.append(v[white])
+        blacks.append(v[~white])
+    return (float(np.nanmedian(np.concatenate(whites))),
+            float(np.nanmedian(np.concatenate(blacks))))
+
+
+def _unprinted_edges(gray: np.ndarray, pose: Pose, g: BoardGeometry, fits: list[EdgeFit],
+                     levels: tuple[float, float], least: float) -> set[int]:
+    """The edges whose marker does not show as printed just inside them, under
+    ``pose``: and those of a marker with no edge that does.
+
+    A dark top standing on most of a marker steps from its quiet zone to dark along
+    the marker's own axes (towers stand square to the board), as its border does.
+    Past a border, one cell wide, lie the data cells: at each point of an edge, a
+    cell and a half inward, the photo must show the cell as printed (on its side of
+    the level halfway between the found markers' white and black) at ``least`` of
+    the points, and show a white cell there at least once. An edge along black
+    cells only tells nothing, and counts with its marker's other edges."""
+    white_level, black_level = levels
+    if not white_level > black_level:
+        return {f.edge for f in fits}
+    mid_level = (white_level + black_level) / 2
+    verdict: dict[int, bool | None] = {}
+    for f in fits:
+        mid = (f.edge - 4) // 4
+        centre = g.marker_corners(mid).mean(axis=0)
+        out = f.obj.mean(axis=0) - centre
+        out[2] = 0.0
+        out /= np.linalg.norm(out)
+        pts = f.obj - 1.5 * (g.marker_size / 6.0) * out
+        white = _cells_at(g, mid, pts)
+        v = _grey_at(gray, pose, pts)
+        seen = np.isfinite(v)
+        agree = (v[seen] > mid_level) == white[seen]
+        shown_white = bool(np.any(agree & white[seen]))
+        if not seen.any() or not white[seen].any():
+            verdict[f.edge] = None
+        else:
+            verdict[f.edge] = bool(agree.mean() >= least and shown_white)
+    markers = {(e - 4) // 4 for e in verdict}
+    vouched = {k for k in markers if any(v for e, v in verdict.items() if (e - 4) // 4 == k)}
+    return {e for e, v in verdict.items() if v is False or (e - 4) // 4 not in vouched}
+
+
+def _outward_normals(pose: Pose, g: BoardGeometry, fit: EdgeFit) -> FloatArray:
+    """The image directions away from a marker's middle across its edge ``fit``."""
+    centre = g.marker_corners((fit.edge - 4) // 4).mean(axis=0)
+    out = fit.obj.mean(axis=0) - centre
+    out[2] = 0.0
+    out /= np.linalg.norm(out)
+    pq = pose.project(np.vstack([fit.obj, fit.obj + out]))
+    n = pq[len(fit.obj):] - pq[:len(fit.obj)]
+    normals: FloatArray = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-9)
+    return normals
+
+
+def _outward(pose: Pose, g: BoardGeometry, fit: EdgeFit) -> FloatArray:
+    """How far (px) each point of a marker's edge ``fit`` lies outward of where ``pose``
+    puts that edge."""
+    return np.sum((fit.img - pose.project(fit.obj)) * _outward_normals(pose, g, fit), axis=1)
+
+
+def _moved_out(pose: Pose, g: BoardGeometry, fit: EdgeFit, px: float) -> EdgeFit:
+    """The marker's edge ``fit`` with its points moved ``px`` outward."""
+    return replace(fit, img=fit.img + px * _outward_normals(pose, g, fit))
+
+
+def _fit_cost(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: float,
+              fits: list[EdgeFit]) -> float:
+    """What :func:`_point_to_line` minimises, at ``pose`` (squared pixels): the
+    markers' corner distances, ``weight`` times, and the edge points' distances
+    across their edges."""
+    cost = weight * float(np.sum((pose.project(obj_m) - img_m) ** 2))
+    for f in fits:
+        along = (f.obj[-1] - f.obj[0]) / np.linalg.norm(f.obj[-1] - f.obj[0])
+        pq = pose.project(np.vstack([f.obj, f.obj + along]))
+        p, q = pq[:len(f.obj)], pq[len(f.obj):]
+        u = (q - p) / np.maximum(np.linalg.norm(q - p, axis=1, keepdims=True), 1e-9)
+        cost += float(np.sum(np.sum((f.img - p) * np.column_stack([-u[:, 1], u[:, 0]]),
+                                    axis=1) ** 2))
+    return cost
+
+
+def edge_rms(pose: Pose, fits: Sequence[EdgeFit]) -> float:
+    """How far (px, root mean square) the edges' points lie across where ``pose``
+    puts their edges."""
+    n = sum(len(f.obj) for f in fits)
+    if not n:
+        return 0.0
+    empty = np.zeros((0, 3))
+    return float(np.sqrt(_fit_cost(pose, empty, np.zeros((0, 2)), 0.0, list(fits)) / n))
+
+
+def refine_by_marker_edges(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray],
+                           g: BoardGeometry, cfg: Mapping[str, Any], fit_focal: bool,
+                           focal_prior: tuple[float, float, float] | None = None
+                           ) -> tuple[Pose, list[EdgeFit]]:
+    """The pose solved again with the edges of the markers the detector missed beside
+    the corners of those it found, when it fits; and those edges (none when it
+    was not solved again).
+
+    Two or three markers on one side of the board fix that side but barely how the
+    board tilts away from it, and a tower top 300 mm up moves with the tilt: on
+    ray-traced phone photos whose far markers a tower stood on, the tallest tops
+    lay 8-13 px off. The missed markers' edges (:func:`find_marker_edges`) are
+    points the pose must put on a line, as the board outline's are
+    (:func:`refine_pose`). An edge counts only if the pose fitted with it puts the
+    marker's data cells just inside it where the photo shows them
+    (:func:`_unprinted_edges`): a tower standing on most of a marker has edges
+    along the same axes. Kept when
+    the markers found still fit within ``marker_px`` (or twice their first fit).
+    ``image``: grey. ``fit_focal``: the focal length (and lens term) is estimated,
+    and may be fitted again with them."""
+    found = dict(markers)
+    missing = [k for k in g.marker_centres if k not in found]
+    if not cfg.get("enabled", False) or not found or not missing:
+        return pose, []
+    narrow = {**cfg, "search_px": min(float(cfg.get("search_px", 12.0)),
+                                      float(cfg.get("narrow_search_px", 4.0)))}
+    # the found markers' own edges, where the pose already puts them, say how
+    # strongly this photo steps from quiet zone to border: a weaker "edge" is a
+    # shadow's or a tower's
+    own = find_marker_edges(image, pose, g, sorted(found), narrow)
+    if not own:
+        return pose, []
+    least = float(cfg.get("min_strength_share", 0.7)) * float(np.median([f.strength
+                                                                         for f in own]))
+    # and where this photo's steps peak against the edges the found markers' corners
+    # put: tone-mapped blur moves the peak towards the dark side (half a pixel on
+    # the ray-traced photos), which the corners were mended for
+    lean = float(np.median([np.median(_outward(pose, g, f)) for f in own]))
+    share = float(cfg.get("min_cell_share", 0.8))
+    levels = _paper_levels(image, pose, g, found)
+    skip: set[int] = set()
+    while True:
+        cur, fits = _fit_marker_edges(image, pose, found, g, cfg, narrow, missing, least,
+                                      lean, fit_focal, focal_prior, skip)
+        if cur is pose:
+            return pose, []
+        wrong = _unprinted_edges(image, cur, g, fits, levels, share)
+        if not wrong:
+            after = max(marker_residuals(found, cur, g).values())
+            before = max(marker_residuals(found, pose, g).values())
+            if after <= max(float(cfg.get("marker_px", 1.5)), 2 * before):
+                return cur, fits
+            return pose, []
+        skip |= wrong
+
+
+def _fit_marker_edges(image: np.ndarray, pose: Pose, markers: dict[int, np.ndarray],
+                      g: BoardGeometry, cfg: Mapping[str, Any], narrow: Mapping[str, Any],
+                      missing: list[int], least: float, lean: float, fit_focal: bool,
+                      focal_prior: tuple[float, float, float] | None, skip: set[int]
+                      ) -> tuple[Pose, list[EdgeFit]]:
+    """:func:`refine_by_marker_edges`' fit, rounds of finding the edges of the markers
+    ``missing`` (of ``least`` strength or more, taken ``lean`` px inward of where
+    the steps peak; none of the edges ``skip``) and fitting the pose to them: the
+    pose (``pose`` itself when none was fitted) and the edges it rests on."""
+    obj_m, img_m = marker_correspondences(markers, g)
+    weight = float(cfg.get("marker_weight", 4))
+    cur: Pose = pose
+    used: list[EdgeFit] = []
+    for k in range(int(cfg.get("rounds", 3))):
+        fits = [_moved_out(cur, g, f, -lean)
+                for f in find_marker_edges(image, cur, g, missing, narrow if k else cfg)
+                if f.strength >= least and f.edge not in skip]
+        if len(fits) < int(cfg.get("min_edges", 2)):
+            break
+        nxt = _point_to_line(cur, obj_m, img_m, weight, fits, False, False)
+        if fit_focal:
+            # seen from nearly above, the focal length and the distance trade off: a
+            # pixel's error in one edge can move f by a tenth. It is fitted again
+            # only where freeing it explains the points better by ``focal_gain_px2``
+            freed = _point_to_line(cur, obj_m, img_m, weight, fits, True,
+                                   bool(cur.intrinsics.dist[0] != 0), focal_prior=focal_prior)
+            if (np.all(np.isfinite(freed.rvec)) and np.all(np.isfinite(freed.tvec))
+                    and _fit_cost(nxt, obj_m, img_m, weight, fits)
+                    - _fit_cost(freed, obj_m, img_m, weight, fits)
+                    > float(cfg.get("focal_gain_px2", 4.0))):
+                nxt = freed
+        f = float(nxt.intrinsics.K[0, 0])
+        if (not np.all(np.isfinite(nxt.tvec)) or not np.all(np.isfinite(nxt.rvec))
+                or not np.isfinite(f) or f <= 0 or nxt.camera_centre[2] <= 0):
+            break
+        cur, used = nxt, fits
+    return cur, used
 
 
 def refine_pose(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray],

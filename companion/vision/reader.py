@@ -65,7 +65,7 @@ from companion.vision.geometry import (
     steep_storey_limit,
     storey_shift_mm,
 )
-from companion.vision.outline import refine_pose
+from companion.vision.outline import EdgeFit, edge_rms, refine_by_marker_edges, refine_pose
 from companion.vision.pose import (
     Markers,
     detect_markers,
@@ -549,8 +549,8 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             source: str) -> _View:
     """The pose from the markers (found again on a sharpened copy of a blurry photo),
     the working view, and its white balance (a grainy photo smoothed)."""
-    pose, used = _solve(gray, markers, camera, g, cfg, previous_pose, source)
-    pose, small = _outline(image_bgr, pose, used, previous_pose, g, cfg)
+    pose, used, edges = _solve(gray, markers, camera, g, cfg, previous_pose, source)
+    pose, small = _outline(image_bgr, pose, used, previous_pose, g, cfg, edges)
     max_side = int(cfg.get("image", {}).get("max_side_px", 0))
     work, wpose = working_view(image_bgr, pose, max_side, small)
     wb = estimate_white_balance(work, wpose, g, pose.markers or None)
@@ -568,8 +568,9 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
             # tops lose their uniform look
             found = detect_markers(sharp_gray, g, cfg.get("pose"))
             if len(found) >= len(markers):
-                pose, used = _solve(sharp_gray, found, camera, g, cfg, previous_pose, source)
-                pose, small = _outline(image_bgr, pose, used, previous_pose, g, cfg)
+                pose, used, edges = _solve(sharp_gray, found, camera, g, cfg, previous_pose,
+                                           source)
+                pose, small = _outline(image_bgr, pose, used, previous_pose, g, cfg, edges)
                 work, wpose = working_view(image_bgr, pose, max_side, small)
     if grainy:
         # a grainy photo: each strip sample is one pixel, and noise that large makes
@@ -580,9 +581,27 @@ def _locate(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers, camera: A
 
 
 def _outline(image: np.ndarray, pose: Pose, markers: Markers, previous_pose: Pose | None,
-             g: BoardGeometry, cfg: Mapping[str, Any]) -> tuple[Pose, np.ndarray | None]:
+             g: BoardGeometry, cfg: Mapping[str, Any], edges: Sequence[EdgeFit] = ()
+             ) -> tuple[Pose, np.ndarray | None]:
     """The pose refined with the board's outline when few markers fixed it, and the
-    photo shrunk to the working size when that was needed for it (or None)."""
+    photo shrunk to the working size when that was needed for it (or None).
+    ``edges``: the edges of missed markers the pose was refined with already
+    (photo pixels). They lie where the profile says; the board's outline only as
+    near as its art and its thickness let it be found (8-14 px off on a
+    ray-traced board), so the outline's pose is kept only if it leaves them
+    within ``marker_edges.outline_px`` (RMS, working-size pixels)."""
+    found, small = _outline_pose(image, pose, markers, previous_pose, g, cfg)
+    if edges and found is not pose:
+        px = image.shape[1] / (small.shape[1] if small is not None else image.shape[1])
+        if edge_rms(found, edges) > float(cfg.get("marker_edges", {}).get("outline_px", 1.0)) * px:
+            return pose, small
+    return found, small
+
+
+def _outline_pose(image: np.ndarray, pose: Pose, markers: Markers,
+                  previous_pose: Pose | None, g: BoardGeometry, cfg: Mapping[str, Any]
+                  ) -> tuple[Pose, np.ndarray | None]:
+    """:func:`_outline`'s fit to the board's outline (``pose`` itself when none)."""
     ocfg = dict(cfg.get("outline", {}))
     # a camera file's intrinsics and three markers fix the pose to a fraction of a
     # pixel; estimated ones leave the focal length loose with as many
@@ -874,10 +893,11 @@ def _colour_model(g: BoardGeometry, colors: Sequence[str] | ColourModel | None
 
 def _solve(gray: np.ndarray, markers: Markers, camera: Any, g: BoardGeometry,
            cfg: Mapping[str, Any], previous_pose: Pose | None, source: str
-           ) -> tuple[Pose, Markers]:
-    """The camera's pose (and intrinsics) from the markers found in ``gray``, and the
+           ) -> tuple[Pose, Markers, list[EdgeFit]]:
+    """The camera's pose (and intrinsics) from the markers found in ``gray``, the
     markers' corners as it used them (a bent corner mended, a missed marker found):
-    the outline's fit must start from those, not from the corners as first found."""
+    the outline's fit must start from those, not from the corners as first found;
+    and the edges of markers the detector missed that refined it."""
     h, w = gray.shape[:2]
     intr = _intrinsics(camera, (w, h))
     if intr is None:
@@ -899,7 +919,28 @@ def _solve(gray: np.ndarray, markers: Markers, camera: Any, g: BoardGeometry,
         # a camera still being tracked keeps its intrinsics (a bump moved, not refocused, it)
         pose, markers = _second_look(gray, markers, intr, pose, g, cfg, source,
                                      refit=intr.estimated and previous_pose is None, px=px)
-    return pose, markers
+        pose, edges = _by_marker_edges(gray, pose, markers, g, cfg,
+                                       intr.estimated and previous_pose is None, px)
+        return pose, markers, edges
+    return pose, markers, []
+
+
+def _by_marker_edges(gray: np.ndarray, pose: Pose, markers: Markers, g: BoardGeometry,
+                     cfg: Mapping[str, Any], refit: bool, px: float
+                     ) -> tuple[Pose, list[EdgeFit]]:
+    """The pose refined with the edges of the markers a tower hid a piece of
+    (:func:`refine_by_marker_edges`). ``px``: photo pixels per working-size pixel
+    (the section's pixels are the working size's)."""
+    mcfg = dict(cfg.get("marker_edges", {}))
+    if not mcfg.get("enabled", False) or len(pose.markers) >= len(g.marker_centres):
+        return pose, []
+    for key in ("search_px", "narrow_search_px", "spacing_px", "min_side_px", "marker_px"):
+        if key in mcfg:
+            mcfg[key] = float(mcfg[key]) * px
+    used = {k: markers[k] for k in pose.markers if k in markers}
+    h, w = gray.shape[:2]
+    prior = focal_prior((w, h), len(used), cfg.get("intrinsics", {})) if refit else None
+    return refine_by_marker_edges(gray, pose, used, g, mcfg, refit, prior)
 
 
 def _sharpen(image: np.ndarray, blur: float | None, cfg: Mapping[str, Any]

@@ -104,12 +104,20 @@ def test_a_black_tower_the_empty_site_beat_by_a_hair_is_unseen() -> None:
     # sites.print_close_margin also sends this one to unseen, "covered"; and the empty
     # site's plastic-footprint penalty, sites.empty_plastic_weight, which leaves the
     # two too close to call)
+    # All on the pose from the three markers alone: fitted with marker 2's edges too
+    # (outline.refine_by_marker_edges), 1W is seen from nearly above, as the steep
+    # view's limit has it: unseen, "steep"
     narrow = {"print_close_margin": 0.0, "empty_plastic_weight": 0.0}
-    shipped = read_image(r.image, camera, colors, {"sites": {**EVERY["sites"], **narrow}})
-    off = read_image(r.image, camera, colors, {"sites": {**OFF["sites"], **narrow}})
+    alone = {"marker_edges": {"enabled": False}}
+    shipped = read_image(r.image, camera, colors,
+                         {"sites": {**EVERY["sites"], **narrow}, **alone})
+    off = read_image(r.image, camera, colors, {"sites": {**OFF["sites"], **narrow}, **alone})
     detail = next(d for d in shipped.details if d.site == site)
     assert detail.reason == "close" and site in shipped.unseen
-    now = read_image(r.image, camera, colors)
+    now = read_image(r.image, camera, colors, alone)
+    edged = read_image(r.image, camera, colors)
+    assert edged.pose.markers == now.pose.markers and len(now.pose.markers) == 3
+    assert next(d for d in edged.details if d.site == site).reason == "steep"
     # ("covered" before the empty site lost points on a plastic footprint: now the two
     # are too close to call, sites.empty_plastic_weight)
     assert next(d for d in now.details if d.site == site).reason == "close"

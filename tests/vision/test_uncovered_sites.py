@@ -55,9 +55,13 @@ def test_a_top_face_half_in_view_is_read_though_its_sample_lines_are_covered() -
     # companion/sim phone photo (labelled_set seed 500, photo 13): 1S, a 3-storey
     # blue, has two of its three sample lines under a nearer tower's silhouette (47%
     # of its samples in view), but 57% of its top face shows (sites.exact_visible)
+    # (on the pose of the markers found, as measured: fitted with a missed marker's
+    # edges too, outline.refine_by_marker_edges, 56% shows)
     _, rendered = labelled_photo(500, 13, "phone")
     site = Site(1, 2, 1)
-    now, before = _read(rendered), _read(rendered, {"sites": {"exact_visible": False}})
+    alone = {"marker_edges": {"enabled": False}}
+    now = _read(rendered, alone)
+    before = _read(rendered, {"sites": {"exact_visible": False}, **alone})
     was = _detail(before, site)
     assert site in before.unseen and was.reason == "hidden" and round(was.visible, 2) == 0.47
     read = _detail(now, site)
@@ -87,7 +91,10 @@ ROUNDS_MISS = {"empty_plastic_weight": 0.0}
 
 
 def _hider(rendered, **sites):
-    return _read(rendered, {"sites": {**ROUNDS_MISS, **sites}})
+    # on the pose of the markers found, as these were measured (a missed marker's
+    # edges, outline.refine_by_marker_edges, move 3C's margin by a hundredth)
+    return _read(rendered, {"sites": {**ROUNDS_MISS, **sites},
+                            "marker_edges": {"enabled": False}})
 
 
 def test_the_rounds_read_the_tower_in_front_on_its_plastic_footprint(hider_photo) -> None:
