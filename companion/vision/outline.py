@@ -43,6 +43,32 @@ class EdgeFit:
     edge: int = 0  # 0 south, 1 east, 2 north, 3 west (from the board's south-west corner)
 
 
+@dataclass(frozen=True)
+class _LineSearch:
+    """How an edge's straight line is looked for (:func:`_line_across`): ``search``
+    px either side of where the pose puts it, profiles every ``step`` px, slopes in
+    ``slope_step`` px steps; an edge counts with ``min_support`` of its samples on
+    the line, ``min_samples`` of them, and a step of ``min_strength`` grey levels a
+    pixel."""
+
+    search: float
+    step: float
+    slope_step: float
+    min_support: float
+    min_strength: float
+    min_samples: int
+
+    @classmethod
+    def of(cls, cfg: Mapping[str, Any], search: float, min_support: float,
+           min_strength: float, min_samples: int) -> _LineSearch:
+        """The section ``cfg``'s values, these defaults for what it leaves out."""
+        return cls(float(cfg.get("search_px", search)), float(cfg.get("sample_px", 0.5)),
+                   float(cfg.get("slope_step_px", 1.0)),
+                   float(cfg.get("min_support", min_support)),
+                   float(cfg.get("min_strength", min_strength)),
+                   int(cfg.get("min_samples", min_samples)))
+
+
 def _edges(g: BoardGeometry, inset_mm: float, step_mm: float
            ) -> list[tuple[FloatArray, FloatArray]]:
     """Sample points along each board edge (ends left out) and the outward normal."""
@@ -118,12 +144,8 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
                cfg: Mapping[str, Any], smoothed: np.ndarray | None = None) -> list[EdgeFit]:
     """The board edges found near where ``pose`` puts them (``smoothed``: the photo
     already smoothed by ``smooth_px``, as float32)."""
-    search = float(cfg.get("search_px", 16.0))
-    step = float(cfg.get("sample_px", 0.5))
-    slope_step = float(cfg.get("slope_step_px", 1.0))
-    min_support = float(cfg.get("min_support", 0.6))
-    min_strength = float(cfg.get("min_strength", 4.0))
-    min_samples = int(cfg.get("min_samples", 12))
+    how = _LineSearch.of(cfg, 16.0, 0.6, 4.0, 12)
+    search, step, min_samples = how.search, how.step, how.min_samples
     img = smoothed if smoothed is not None else _smooth(image, cfg)
     H, W = img.shape[:2]
     offs = np.arange(-search - 2, search + 2 + 1e-9, step)
@@ -156,23 +178,22 @@ def find_edges(image: np.ndarray, pose: Pose, g: BoardGeometry,
         # board's, is far stronger there but no line along the whole edge. The
         # board's own border art runs parallel to its edge, just inside it: of the
         # lines nearly as strong as the strongest, the outline is the outermost
-        fit = _line_across(grad, obj, p, n, search, step, slope_step,
-                           float(cfg.get("outer_ratio", 0.5)), min_support, min_strength,
-                           min_samples, edge)
+        fit = _line_across(grad, obj, p, n, how, float(cfg.get("outer_ratio", 0.5)), edge)
         if fit is not None:
             fits.append(fit)
     return fits
 
 
 def _line_across(grad: np.ndarray, obj: FloatArray, p: FloatArray, n: FloatArray,
-                 search: float, step: float, slope_step: float, outer_ratio: float,
-                 min_support: float, min_strength: float, min_samples: int, edge: int
-                 ) -> EdgeFit | None:
+                 how: _LineSearch, outer_ratio: float, edge: int) -> EdgeFit | None:
     """The straight line (an offset and a slope along the edge) through the steps of
-    ``grad`` (one profile a row, sampled every ``step`` px from ``-search - 2``
-    along the image normals ``n`` at the points ``p``, board points ``obj``): of
+    ``grad`` (one profile a row, sampled every ``how.step`` px from ``-how.search -
+    2`` along the image normals ``n`` at the points ``p``, board points ``obj``): of
     the lines at least ``outer_ratio`` as strong as the strongest, the outermost
     that its samples bear out; None where none does."""
+    search, step = how.search, how.step
+    min_support, min_strength, min_samples = how.min_support, how.min_strength, how.min_samples
+    slope_step = how.slope_step
     m = len(obj)
     t, avals, bvals, ok, flat = _line_grid(m, search, step, slope_step, grad.shape[1])
     idx0 = (search + 2) / step  # index of offset 0
@@ -227,12 +248,11 @@ def find_marker_edges(image: np.ndarray, pose: Pose, g: BoardGeometry, ids: Sequ
     counts (the quiet zone's own outer edge, and the border's inner one, step
     the other way), along the straight line its samples bear out, as
     :func:`find_edges` finds the board's. Each edge is ``4 + 4 * id + side``."""
-    search = float(cfg.get("search_px", 12.0))
-    step = float(cfg.get("sample_px", 0.5))
+    how = _LineSearch.of(cfg, 12.0, 0.5, 8.0, 6)
+    search, step, min_samples = how.search, how.step, how.min_samples
     spacing = float(cfg.get("spacing_px", 3.0))
     inset = float(cfg.get("inset", 0.12))
     min_px = float(cfg.get("min_side_px", 24.0))
-    min_samples = int(cfg.get("min_samples", 6))
     gray = image if image.ndim == 2 else cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     H, W = gray.shape[:2]
     reach = search + 4.0
@@ -271,10 +291,7 @@ def find_marker_edges(image: np.ndarray, pose: Pose, g: BoardGeometry, ids: Sequ
             k = max(1, int(round(1.0 / step)))
             grad = np.zeros(prof.shape, np.float32)
             grad[:, k:-k] = np.maximum(prof[:, 2 * k:] - prof[:, :-2 * k], 0) / (2 * k * step)
-            fit = _line_across(grad, obj, p, n, search, step, float(cfg.get("slope_step_px", 1.0)),
-                               1.0, float(cfg.get("min_support", 0.5)),
-                               float(cfg.get("min_strength", 8.0)), min_samples,
-                               4 + 4 * int(mid) + side)
+            fit = _line_across(grad, obj, p, n, how, 1.0, 4 + 4 * int(mid) + side)
             if fit is not None:
                 fits.append(fit)
     return fits
