@@ -537,10 +537,9 @@ def refine_by_marker_edges(image: np.ndarray, pose: Pose, markers: Mapping[int, 
     (:func:`refine_pose`). An edge counts only if the pose fitted with it puts the
     marker's data cells just inside it where the photo shows them
     (:func:`_unprinted_edges`): a tower standing on most of a marker has edges
-    along the same axes. Kept when
-    the markers found still fit within ``marker_px`` (or twice their first fit).
-    ``image``: grey. ``fit_focal``: the focal length (and lens term) is estimated,
-    and may be fitted again with them."""
+    along the same axes. Kept when the markers found still fit within
+    ``marker_px`` (or twice their first fit). ``image``: grey. ``fit_focal``: the
+    focal length (and lens term) is estimated, and may be fitted again with them."""
     found = dict(markers)
     missing = [k for k in g.marker_centres if k not in found]
     if not cfg.get("enabled", False) or not found or not missing:
