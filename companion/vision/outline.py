@@ -269,7 +269,6 @@ def find_marker_edges(image: np.ndarray, pose: Pose, g: BoardGeometry, ids: Sequ
         hi = np.minimum(np.ceil(pred.max(axis=0) + reach + 4), [W - 1, H - 1]).astype(int)
         crop = cv2.GaussianBlur(gray[lo[1]:hi[1] + 1, lo[0]:hi[0] + 1], (0, 0),
                                 float(cfg.get("smooth_px", 1.0))).astype(np.float32)
-        centre = corners.mean(axis=0)
         for side in range(4):
             a, b = corners[side], corners[(side + 1) % 4]
             length = float(np.linalg.norm(pred[(side + 1) % 4] - pred[side]))
@@ -277,9 +276,7 @@ def find_marker_edges(image: np.ndarray, pose: Pose, g: BoardGeometry, ids: Sequ
                 continue
             t = np.linspace(inset, 1.0 - inset, max(min_samples, int(length / spacing)))
             obj = a[None] + t[:, None] * (b - a)[None]
-            mid_pt = (a + b) / 2
-            out = (mid_pt - centre) / np.linalg.norm(mid_pt - centre)
-            pq = pose.project(np.vstack([obj, obj + out]))
+            pq = pose.project(np.vstack([obj, obj + _outward_mm(g, mid, obj)]))
             p, q = pq[:len(obj)], pq[len(obj):]
             n = q - p
             n /= np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-9)
@@ -395,6 +392,14 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
 
 
 
+def _outward_mm(g: BoardGeometry, mid: int, obj: FloatArray) -> FloatArray:
+    """The board direction (unit, z 0) away from marker ``mid``'s middle across its
+    edge through the points ``obj``."""
+    out: FloatArray = obj.mean(axis=0) - g.marker_corners(mid).mean(axis=0)
+    out[2] = 0.0
+    return out / np.linalg.norm(out)
+
+
 def _grey_at(gray: np.ndarray, pose: Pose, pts: FloatArray) -> FloatArray:
     """The grey levels where ``pose`` puts board points ``pts`` (nan outside the photo)."""
     uv = pose.project(pts).astype(np.float32)
@@ -421,9 +426,10 @@ def _cells_at(g: BoardGeometry, mid: int, pts: FloatArray) -> np.ndarray:
 def _paper_levels(gray: np.ndarray, pose: Pose, g: BoardGeometry,
                   found: Mapping[int, np.ndarray]) -> tuple[float, float]:
     """The found markers' white and black (median grey levels of their data cells)."""
-    cells = (np.arange(1, 5) + 0.5) / 6.0 - 0.5
     whites, blacks = [], []
     for k in found:
+        n = _marker_cells(g.marker_dictionary, k).shape[0]
+        cells = (np.arange(1, n - 1) + 0.5) / n - 0.5
         cx, cy = g.marker_centres[k]
         xs, ys = np.meshgrid(cx + cells * g.marker_size, cy + cells * g.marker_size)
         pts = np.column_stack([xs.ravel(), ys.ravel(), np.zeros(xs.size)])
@@ -453,11 +459,8 @@ def _unprinted_edges(gray: np.ndarray, pose: Pose, g: BoardGeometry, fits: list[
     verdict: dict[int, bool | None] = {}
     for f in fits:
         mid = (f.edge - 4) // 4
-        centre = g.marker_corners(mid).mean(axis=0)
-        out = f.obj.mean(axis=0) - centre
-        out[2] = 0.0
-        out /= np.linalg.norm(out)
-        pts = f.obj - 1.5 * (g.marker_size / 6.0) * out
+        cell = g.marker_size / _marker_cells(g.marker_dictionary, mid).shape[0]
+        pts = f.obj - 1.5 * cell * _outward_mm(g, mid, f.obj)
         white = _cells_at(g, mid, pts)
         v = _grey_at(gray, pose, pts)
         seen = np.isfinite(v)
@@ -474,11 +477,8 @@ def _unprinted_edges(gray: np.ndarray, pose: Pose, g: BoardGeometry, fits: list[
 
 def _outward_normals(pose: Pose, g: BoardGeometry, fit: EdgeFit) -> FloatArray:
     """The image directions away from a marker's middle across its edge ``fit``."""
-    centre = g.marker_corners((fit.edge - 4) // 4).mean(axis=0)
-    out = fit.obj.mean(axis=0) - centre
-    out[2] = 0.0
-    out /= np.linalg.norm(out)
-    pq = pose.project(np.vstack([fit.obj, fit.obj + out]))
+    pq = pose.project(np.vstack([fit.obj, fit.obj + _outward_mm(g, (fit.edge - 4) // 4,
+                                                                fit.obj)]))
     n = pq[len(fit.obj):] - pq[:len(fit.obj)]
     normals: FloatArray = n / np.maximum(np.linalg.norm(n, axis=1, keepdims=True), 1e-9)
     return normals
@@ -500,25 +500,28 @@ def _fit_cost(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: float,
     """What :func:`_point_to_line` minimises, at ``pose`` (squared pixels): the
     markers' corner distances, ``weight`` times, and the edge points' distances
     across their edges."""
-    cost = weight * float(np.sum((pose.project(obj_m) - img_m) ** 2))
+    return weight * float(np.sum((pose.project(obj_m) - img_m) ** 2)) + _across2(pose, fits)
+
+
+def _across2(pose: Pose, fits: Sequence[EdgeFit]) -> float:
+    """The sum of the squared distances (px) of the edges' points across where
+    ``pose`` puts their edges."""
+    total = 0.0
     for f in fits:
         along = (f.obj[-1] - f.obj[0]) / np.linalg.norm(f.obj[-1] - f.obj[0])
         pq = pose.project(np.vstack([f.obj, f.obj + along]))
         p, q = pq[:len(f.obj)], pq[len(f.obj):]
         u = (q - p) / np.maximum(np.linalg.norm(q - p, axis=1, keepdims=True), 1e-9)
-        cost += float(np.sum(np.sum((f.img - p) * np.column_stack([-u[:, 1], u[:, 0]]),
-                                    axis=1) ** 2))
-    return cost
+        total += float(np.sum(np.sum((f.img - p) * np.column_stack([-u[:, 1], u[:, 0]]),
+                                     axis=1) ** 2))
+    return total
 
 
 def edge_rms(pose: Pose, fits: Sequence[EdgeFit]) -> float:
     """How far (px, root mean square) the edges' points lie across where ``pose``
     puts their edges."""
     n = sum(len(f.obj) for f in fits)
-    if not n:
-        return 0.0
-    empty = np.zeros((0, 3))
-    return float(np.sqrt(_fit_cost(pose, empty, np.zeros((0, 2)), 0.0, list(fits)) / n))
+    return float(np.sqrt(_across2(pose, fits) / n)) if n else 0.0
 
 
 def refine_by_marker_edges(image: np.ndarray, pose: Pose, markers: Mapping[int, np.ndarray],
@@ -560,6 +563,7 @@ def refine_by_marker_edges(image: np.ndarray, pose: Pose, markers: Mapping[int, 
     lean = float(np.median([np.median(_outward(pose, g, f)) for f in own]))
     share = float(cfg.get("min_cell_share", 0.8))
     levels = _paper_levels(image, pose, g, found)
+    before = max(marker_residuals(found, pose, g).values())
     skip: set[int] = set()
     while True:
         cur, fits = _fit_marker_edges(image, pose, found, g, cfg, narrow, missing, least,
@@ -569,7 +573,6 @@ def refine_by_marker_edges(image: np.ndarray, pose: Pose, markers: Mapping[int, 
         wrong = _unprinted_edges(image, cur, g, fits, levels, share)
         if not wrong:
             after = max(marker_residuals(found, cur, g).values())
-            before = max(marker_residuals(found, pose, g).values())
             if after <= max(float(cfg.get("marker_px", 1.5)), 2 * before):
                 return cur, fits
             return pose, []

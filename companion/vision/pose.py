@@ -140,11 +140,14 @@ def _params_key(params: dict[str, Any]) -> tuple[tuple[str, float], ...]:
 
 
 @lru_cache(maxsize=8)
+@lru_cache(maxsize=64)
 def _marker_cells(dictionary: str, marker_id: int) -> np.ndarray:
-    """The marker's cells, border included (True: white), as the dictionary prints it."""
+    """The marker's cells, border included (True: white), as the dictionary prints it
+    (made once per marker, read-only: every photo's corners and edges ask for it)."""
     d = cv2.aruco.getPredefinedDictionary(getattr(cv2.aruco, dictionary))
     n = d.markerSize + 2
     cells: np.ndarray = cv2.aruco.generateImageMarker(d, marker_id, n, borderBits=1) > 127
+    cells.setflags(write=False)
     return cells
 
 
