@@ -584,6 +584,106 @@ class Rendered:
         return img_path, json_path
 
 
+@dataclass(frozen=True)
+class _Ground:
+    """What a render draws before any tower: the same in every frame of a fixed camera."""
+
+    colour: np.ndarray  # table and board print, linear light (read-only)
+    labels: np.ndarray  # the empty sites' squares and the markers (copy before drawing)
+    floor_faces: dict[int, Face]
+    marker_faces: dict[int, Face]
+    shading: np.ndarray  # the lamp's irradiance and broad gloss on the ground
+
+
+_GROUND_CACHE: dict[tuple[Any, ...], _Ground] = {}
+
+
+def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
+            lpos: np.ndarray) -> _Ground:
+    """The ground layers, kept for the last two cameras: a live table's frames share
+    them, and drawing them is a sixth of a frame's render."""
+    lay = scene.layout
+    key = (lay, scene.table, scene.layout_seed, view.K.tobytes(), view.R.tobytes(),
+           view.t.tobytes(), view.width, view.height, px_per_mm, lpos.tobytes(),
+           float(lighting.specular))
+    hit = _GROUND_CACHE.get(key)
+    if hit is not None:
+        return hit
+    Wc, Hc = view.width, view.height
+    cam_pos = view.centre
+    z_table = -_board_thickness(lay)
+    trng = np.random.default_rng([scene.layout_seed, 3])
+    th_t = float(trng.uniform(0, 2 * math.pi))
+    shift = trng.uniform(-300, 300, 2)
+    T = np.array([[math.cos(th_t), -math.sin(th_t), shift[0]],
+                  [math.sin(th_t), math.cos(th_t), shift[1]], [0, 0, 1]])
+    A_t = np.array([[1 / TABLE_PPM, 0, -TABLE_HALF_MM + 0.5 / TABLE_PPM],
+                    [0, -1 / TABLE_PPM, TABLE_HALF_MM - 0.5 / TABLE_PPM], [0, 0, 1]])
+    Hg_table = view.plane_homography(z_table)
+    lum = cv2.warpPerspective(table_texture(), Hg_table @ T @ A_t, (Wc, Hc),
+                              flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    ground8 = cv2.LUT(cv2.cvtColor(lum, cv2.COLOR_GRAY2BGR),
+                      _tint_lut(TABLES.get(scene.table, TABLES["oak"])))
+
+    Hg = view.plane_homography(0.0)
+    levels = board_textures(lay)
+    tex = levels[0]
+    for lv in levels:
+        if lv.ppm >= px_per_mm * 1.2:
+            tex = lv
+    warped = cv2.warpPerspective(tex.bgra, Hg @ tex.px_to_mm, (Wc, Hc), flags=cv2.INTER_LINEAR,
+                                 borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
+    wa = cv2.extractChannel(warped, 3).astype(np.float32) * np.float32(1 / 255)
+    ground8 = cv2.blendLinear(cv2.cvtColor(warped, cv2.COLOR_BGRA2BGR), ground8, wa, 1 - wa)
+    ground = cv2.LUT(ground8, _SRGB_LUT)
+
+    labels = np.zeros((Hc, Wc), np.int16)
+    full_box = (0, 0, Wc, Hc)
+    fp = lay.footprint
+    floor_faces = {}
+    for i in range(lay.site_count):
+        x, y = lay.site_xy[i]
+        f = _flat_square(x, y, fp / 2, fp / 2)
+        floor_faces[i] = f
+        _stamp(labels, view, f, LABEL_FLOOR + i, full_box)
+    marker_faces = {}
+    for mid in lay.marker_centres:
+        c = lay.marker_corners(mid)
+        f = Face(c[[3, 2, 1, 0]], c[3], np.array([1.0, 0, 0]), np.array([0, 1.0, 0]), UP,
+                 np.zeros(3))
+        marker_faces[mid] = f
+        _stamp(labels, view, f, LABEL_MARKER + mid, full_box)
+
+    # lamp on the ground: irradiance and a broad gloss, on a coarse grid
+    step = 8
+    gx = np.arange(0, Wc + step, step, dtype=np.float64)
+    gy = np.arange(0, Hc + step, step, dtype=np.float64)
+    GX, GY = np.meshgrid(gx, gy)
+    Hi = np.linalg.inv(Hg)
+    q = Hi @ np.stack([GX.ravel(), GY.ravel(), np.ones(GX.size)])
+    PX, PY = q[0] / q[2], q[1] / q[2]
+    Lx, Ly, Lz = lpos[0] - PX, lpos[1] - PY, lpos[2] - 0.0
+    d2 = Lx * Lx + Ly * Ly + Lz * Lz
+    dl = np.sqrt(d2)
+    irr = float(lpos @ lpos) / d2 * (Lz / dl)
+    Vx, Vy, Vz = cam_pos[0] - PX, cam_pos[1] - PY, cam_pos[2]
+    dv = np.sqrt(Vx * Vx + Vy * Vy + Vz * Vz)
+    Hz = Lz / dl + Vz / dv
+    Hn = np.sqrt((Lx / dl + Vx / dv) ** 2 + (Ly / dl + Vy / dv) ** 2 + Hz ** 2)
+    gloss = 0.25 * lighting.specular * (Hz / Hn) ** 14 * float(lpos @ lpos) / d2
+    coarse = np.stack([irr, gloss], -1).reshape(len(gy), len(gx), 2).astype(np.float32)
+    fine = cv2.resize(coarse, (step * len(gx), step * len(gy)), interpolation=cv2.INTER_LINEAR)
+    off = step // 2
+    fine = fine[off:off + Hc, off:off + Wc]
+    for a in (ground, labels, fine):
+        a.flags.writeable = False
+    layers = _Ground(ground, labels, floor_faces, marker_faces, fine)
+    while len(_GROUND_CACHE) >= 2:
+        _GROUND_CACHE.pop(next(iter(_GROUND_CACHE)))
+    _GROUND_CACHE[key] = layers
+    return layers
+
+
 # ---------------------------------------------------------------------------------------------
 # main entry
 
@@ -645,73 +745,15 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
                            ).astype(np.float32),
                   shadow=shadow)
 
-    # --- ground: table and board print -----------------------------------------------------
-    z_table = -_board_thickness(lay)
-    trng = np.random.default_rng([scene.layout_seed, 3])
-    th_t = float(trng.uniform(0, 2 * math.pi))
-    shift = trng.uniform(-300, 300, 2)
-    T = np.array([[math.cos(th_t), -math.sin(th_t), shift[0]],
-                  [math.sin(th_t), math.cos(th_t), shift[1]], [0, 0, 1]])
-    A_t = np.array([[1 / TABLE_PPM, 0, -TABLE_HALF_MM + 0.5 / TABLE_PPM],
-                    [0, -1 / TABLE_PPM, TABLE_HALF_MM - 0.5 / TABLE_PPM], [0, 0, 1]])
-    Hg_table = view.plane_homography(z_table)
-    lum = cv2.warpPerspective(table_texture(), Hg_table @ T @ A_t, (Wc, Hc),
-                              flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    ground8 = cv2.LUT(cv2.cvtColor(lum, cv2.COLOR_GRAY2BGR),
-                      _tint_lut(TABLES.get(scene.table, TABLES["oak"])))
-
+    # --- ground: table and board print, and the lamp on them --------------------------------
     Hg = view.plane_homography(0.0)
     dist_c = float(np.linalg.norm(cam_pos))
     px_per_mm = float(K[0, 0]) / max(dist_c, 1.0)
-    levels = board_textures(lay)
-    tex = levels[0]
-    for lv in levels:
-        if lv.ppm >= px_per_mm * 1.2:
-            tex = lv
-    warped = cv2.warpPerspective(tex.bgra, Hg @ tex.px_to_mm, (Wc, Hc), flags=cv2.INTER_LINEAR,
-                                 borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
-    wa = cv2.extractChannel(warped, 3).astype(np.float32) * np.float32(1 / 255)
-    ground8 = cv2.blendLinear(cv2.cvtColor(warped, cv2.COLOR_BGRA2BGR), ground8, wa, 1 - wa)
-    ground = cv2.LUT(ground8, _SRGB_LUT)
-
-    labels = np.zeros((Hc, Wc), np.int16)
-    full_box = (0, 0, Wc, Hc)
+    layers = _ground(scene, view, px_per_mm, lighting, lpos)
+    ground, fine = layers.colour, layers.shading
+    labels = layers.labels.copy()
+    floor_faces, marker_faces = layers.floor_faces, layers.marker_faces
     fp = lay.footprint
-    floor_faces = {}
-    for i in range(lay.site_count):
-        x, y = lay.site_xy[i]
-        f = _flat_square(x, y, fp / 2, fp / 2)
-        floor_faces[i] = f
-        _stamp(labels, view, f, LABEL_FLOOR + i, full_box)
-    marker_faces = {}
-    for mid in lay.marker_centres:
-        c = lay.marker_corners(mid)
-        f = Face(c[[3, 2, 1, 0]], c[3], np.array([1.0, 0, 0]), np.array([0, 1.0, 0]), UP,
-                 np.zeros(3))
-        marker_faces[mid] = f
-        _stamp(labels, view, f, LABEL_MARKER + mid, full_box)
-
-    # lamp on the ground: irradiance and a broad gloss, on a coarse grid
-    step = 8
-    gx = np.arange(0, Wc + step, step, dtype=np.float64)
-    gy = np.arange(0, Hc + step, step, dtype=np.float64)
-    GX, GY = np.meshgrid(gx, gy)
-    Hi = np.linalg.inv(Hg)
-    q = Hi @ np.stack([GX.ravel(), GY.ravel(), np.ones(GX.size)])
-    PX, PY = q[0] / q[2], q[1] / q[2]
-    Lx, Ly, Lz = lpos[0] - PX, lpos[1] - PY, lpos[2] - 0.0
-    d2 = Lx * Lx + Ly * Ly + Lz * Lz
-    dl = np.sqrt(d2)
-    irr = float(lpos @ lpos) / d2 * (Lz / dl)
-    Vx, Vy, Vz = cam_pos[0] - PX, cam_pos[1] - PY, cam_pos[2]
-    dv = np.sqrt(Vx * Vx + Vy * Vy + Vz * Vz)
-    Hz = Lz / dl + Vz / dv
-    Hn = np.sqrt((Lx / dl + Vx / dv) ** 2 + (Ly / dl + Vy / dv) ** 2 + Hz ** 2)
-    gloss = 0.25 * lighting.specular * (Hz / Hn) ** 14 * float(lpos @ lpos) / d2
-    coarse = np.stack([irr, gloss], -1).reshape(len(gy), len(gx), 2).astype(np.float32)
-    fine = cv2.resize(coarse, (step * len(gx), step * len(gy)), interpolation=cv2.INTER_LINEAR)
-    off = step // 2
-    fine = fine[off:off + Hc, off:off + Wc]
     # cast shadows: the lamp's occupancy warped onto the table; contact darkening at bases
     occ = shadow.occupancy()
     lit = 1 - cv2.warpPerspective(occ, Hg @ np.linalg.inv(shadow.ground_homography()),

@@ -214,8 +214,11 @@ class Journal:
                  evidence_budget: int = DEFAULT_EVIDENCE_BUDGET,
                  clock: Callable[[], float] = time.time,
                  new_id: Callable[[float], str] = _default_game_id,
-                 read_only: bool = False) -> None:
+                 read_only: bool = False, lock_wait: float = 15.0) -> None:
         self.path = Path(path)
+        #: seconds to wait for another connection's write lock before "busy" (a web
+        #: request and the table may write at once; 15 s covers an SD card's stall)
+        self.lock_wait = lock_wait
         #: for commands that only look: nothing on disk is created, set aside, swept or
         #: written, and a file that is not a healthy journal raises JournalError
         self.read_only = read_only
@@ -326,9 +329,9 @@ class Journal:
             return conn
         # Not SQLite's mode=ro: on a WAL file that leaves -wal and -shm behind, while
         # a connection that only reads removes them again when it closes.
-        conn = sqlite3.connect(self.path, timeout=15.0, isolation_level=None,
+        conn = sqlite3.connect(self.path, timeout=self.lock_wait, isolation_level=None,
                                check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout = 15000")
+        conn.execute(f"PRAGMA busy_timeout = {round(self.lock_wait * 1000)}")
         conn.execute("PRAGMA query_only = ON")
         return conn
 
@@ -395,9 +398,9 @@ class Journal:
             log.info("%s", notice)
 
     def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=15.0, isolation_level=None,
+        conn = sqlite3.connect(self.path, timeout=self.lock_wait, isolation_level=None,
                                check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout = 15000")
+        conn.execute(f"PRAGMA busy_timeout = {round(self.lock_wait * 1000)}")
         conn.execute("PRAGMA foreign_keys = ON")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":  # e.g. a file system without shared memory
@@ -427,7 +430,7 @@ class Journal:
             if size < 512:
                 raise _Unusable(f"truncated ({size} bytes)")
         try:
-            conn = sqlite3.connect(path, timeout=15.0, isolation_level=None)
+            conn = sqlite3.connect(path, timeout=self.lock_wait, isolation_level=None)
         except sqlite3.Error as exc:
             why = machine_error(exc)
             if why is not None:

@@ -33,18 +33,39 @@ def _track(seed: int, moves: int, still_frames: int = 8, quick: tuple[int, ...] 
     ``quick``: builds after which the next player's hand comes at once; ``fall``,
     ``put``, ``moved``: SimTable's; ``change``: the controller's change config;
     ``new_block``: its new-block fit's, over the shipped one."""
-    table = SimTable(seed=seed, hand_frames=2, still_frames=still_frames, quick=quick,
-                     fall=fall, put=put, moved=moved)
+    table, frames = _film(seed, moves, still_frames, quick, fall, put, moved)
     session = GameSession(table.companion_config())
     reader = VisionReader(colors=list(table.companion_config().colors))
     seen: list[tuple[np.ndarray, Any]] = []
     ctl = Controller(session, reader, on_frame=lambda image, reading: seen.append(
         (image, reading)), change_config=change)
     ctl.new_block.update(new_block or {})
-    while len(table.moves) <= moves:
-        frame = table.read()
+    for frame in frames:
         ctl.process(frame.image, frame.timestamp)
     return table, session, reader, seen
+
+
+_LAST_FILM: dict[str, tuple[SimTable, list[Any]]] = {}
+
+
+def _film(seed: int, moves: int, still_frames: int, quick: tuple[int, ...],
+          fall: tuple[int, int | None] | None, put: tuple[int, Thing] | None,
+          moved: tuple[int, int] | None) -> tuple[SimTable, list[Any]]:
+    """SimTable ``seed``'s frames up to ``moves`` moves. The last film is kept: a test
+    that reads one game under two configs renders it once (rendering is most of the
+    time here, reading the rest)."""
+    key = repr((seed, moves, still_frames, quick, fall, put, moved))
+    if key not in _LAST_FILM:
+        _LAST_FILM.clear()
+        table = SimTable(seed=seed, hand_frames=2, still_frames=still_frames, quick=quick,
+                         fall=fall, put=put, moved=moved)
+        frames = []
+        while len(table.moves) <= moves:
+            frame = table.read()
+            frame.image.flags.writeable = False  # shared by the reads of the film
+            frames.append(frame)
+        _LAST_FILM[key] = (table, frames)
+    return _LAST_FILM[key]
 
 
 def _builds_as_played(table: SimTable, session: GameSession, n: int) -> list[MoveEntry]:

@@ -159,6 +159,34 @@ def test_same_seed_same_bytes_and_jpeg_round_trip(tmp_path: Path) -> None:
     assert json.loads(Path(json_path).read_text())["board"] == a.truth["board"]
 
 
+def test_a_camera_rendered_again_reuses_its_ground_to_the_byte() -> None:
+    # a live table's frames share the table, the print and the lamp on them
+    # (render._ground keeps them for the last two cameras); a frame drawn over the
+    # kept ground is the frame drawn from scratch, and another camera gets its own
+    from companion.sim.render import _GROUND_CACHE
+
+    rng = np.random.default_rng(21)
+    scene = random_scene(rng, "classic", tall=True)
+    # one lens, two places: only the pose tells their grounds apart
+    cams = [look_at_camera(spherical_eye(900, 60, az), (0, 0, 0), width=640, height=480)
+            for az in (0, 90)]
+
+    def shot(cam: object) -> tuple[bytes, dict]:
+        r = render(scene, cam, NEUTRAL, rng=np.random.default_rng(3))  # type: ignore[arg-type]
+        return r.image.tobytes(), r.truth
+
+    scratch = []
+    for cam in cams:
+        _GROUND_CACHE.clear()
+        scratch.append(shot(cam))
+    assert scratch[0][0] != scratch[1][0]
+    _GROUND_CACHE.clear()
+    assert [shot(cam) for cam in cams + cams] == scratch + scratch
+    assert len(_GROUND_CACHE) == 2
+    shot(random_camera(rng, "phone", size=(640, 480)))  # the oldest is let go
+    assert len(_GROUND_CACHE) == 2
+
+
 def test_truth_layout() -> None:
     rng = np.random.default_rng(3)
     scene = random_scene(rng)

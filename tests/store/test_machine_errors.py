@@ -66,32 +66,21 @@ def test_a_full_disk_leaves_the_journal_where_and_as_it_was(two_games: Any,
         assert [g.id for g in j.list_games()] == ["g1", "g2"]
 
 
-def test_a_journal_another_process_holds_is_busy_not_damaged(two_games: Any,
-                                                            monkeypatch: pytest.MonkeyPatch
-                                                            ) -> None:
+def test_a_journal_another_process_holds_is_busy_not_damaged(two_games: Any) -> None:
     folder: Path = two_games()
     journal = folder / "companion.sqlite3"
     holder = sqlite3.connect(journal, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
-    real_connect = sqlite3.connect
-
-    def impatient(*args: Any, **kw: Any) -> sqlite3.Connection:
-        kw["timeout"] = 0.1  # the journal waits 15 s for a lock; the test need not
-        conn = real_connect(*args, **kw)
-        conn.execute("PRAGMA busy_timeout = 100")
-        return conn
-
-    monkeypatch.setattr("companion.store.journal.sqlite3.connect", impatient)
     try:
         with pytest.raises(JournalError) as caught:
-            Journal(journal)
+            # the journal waits 15 s for a lock; the test need not
+            Journal(journal, lock_wait=0.1)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     assert str(caught.value) == (f"journal {journal} is busy (database is locked); is "
                                  "another companion writing it?")
     assert not [p for p in folder.iterdir() if ".corrupt" in p.name]
-    monkeypatch.undo()
     with Journal(journal) as j:
         assert [g.id for g in j.list_games()] == ["g1", "g2"]
     assert os.path.exists(journal)
