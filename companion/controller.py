@@ -39,6 +39,7 @@ from companion.rules import (
 from companion.rules.board import MAX_STOREYS, all_sites
 from companion.session import GameSession, JournalFailure
 from companion.tracking import (
+    MAX_SUGGESTED,
     Decision,
     best_build,
     committed,
@@ -185,6 +186,16 @@ def _out_of_turn(decision: Decision, state: Any) -> Build | None:
             and isinstance(move, Build) and move.seat != state.seat:
         return move
     return None
+
+
+def _stacked_site(decision: Decision) -> Site | None:
+    """The site two of a "several" decision's suggested builds stand at, one on the
+    other, if one does."""
+    if decision.kind != "several" or not decision.suggested:
+        return None
+    sites = [m.site for m in decision.suggested if isinstance(m, Build)]
+    twice = {site for site in sites if sites.count(site) > 1}
+    return twice.pop() if len(twice) == 1 else None
 
 
 def _plays(decision: Decision, seat: Seat, card: Card | None) -> bool:
@@ -499,7 +510,8 @@ class Controller:
             return  # (a game replayed from photos is not the one on the table)
         self.session.set_unseen(list(reading.unseen))
         views, unseen, pixel_site = self._focus(image, reading, self.session.state,
-                                                new_cards.get(self.session.state.seat))
+                                                new_cards.get(self.session.state.seat),
+                                                new_cards)
         # (an earlier doubtful build may have been revised by the focus)
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site, disturbed=frozenset(self._disturbances()))
@@ -810,7 +822,16 @@ class Controller:
         reading was held to (the build seen is the next player's, out of turn; or
         the next player shows a new card for this very site): that site read again
         allowing two, and the pair kept (the mover's build and the next player's
-        on it) if the rules and that reading make one of it."""
+        on it) if the rules and that reading make one of it. The same where several
+        builds were suggested, two of them stacked at one site (three players built
+        at once): the reading held that site to one block."""
+        stacked = _stacked_site(decision)
+        if stacked is not None:
+            view = self._wide_view(look.image, look.reading, stacked)
+            if view is None or view == look.views.get(stacked):
+                return decision
+            again = look.decide(self._cards, {**look.views, stacked: view})
+            return again if again.kind == "several" and again.suggested else decision
         built = decision.move if decision.kind == "move" \
             and isinstance(decision.move, Build) else None
         if built is None or (_out_of_turn(decision, look.state) is None
@@ -1318,7 +1339,7 @@ class Controller:
                 for site in all_sites() for h in (state.board.height(site),)}
 
     def _focus(self, image: np.ndarray, reading: ReadingLike, state: Any,
-               card: Card | None = None,
+               card: Card | None = None, new_cards: Mapping[Seat, Card] | None = None,
                ) -> tuple[Mapping[Site, SiteView], list[Site], Site | None]:
         """Trust the reading only where the pixels changed since the last still scene.
 
@@ -1326,7 +1347,8 @@ class Controller:
         the image changed. Sites that did not change keep the record's towers. With
         no pose, no earlier frame or a camera bump, the whole reading is used.
         Also returns the one site whose pixels clearly changed (None if none or
-        several did).
+        several did). ``new_cards``: every stack's new card in this scene (several:
+        several builds, :meth:`_built_with_cards`).
         """
         prev, self._prev_still = self._prev_still, image
         self._fitted = None
@@ -1346,6 +1368,9 @@ class Controller:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen), None
         site, candidates, pixel_site = found.site, found.candidates, found.pixel_site
+        more = self._built_with_cards(scores, candidates, new_cards or {}, reading, record)
+        if more:
+            site, candidates, pixel_site = None, [*candidates, *more], None
         fit = None
         if site is None and not candidates and card is not None:
             site, fit = self._card_site(prev, image, pose, state, reading, heights, card, scores)
@@ -1382,6 +1407,35 @@ class Controller:
                                        doubt_totals(fit, read_scores, base, self.new_block),
                                        fit if revised is None else None)
         return views, unseen, pixel_site
+
+    def _built_with_cards(self, scores: Sequence[Any], taken: Sequence[Site],
+                          new_cards: Mapping[Seat, Card], reading: ReadingLike,
+                          record: Mapping[Site, SiteView]) -> list[Site]:
+        """Sites that changed clearly, apart from those ``taken``, where a new card of
+        this scene builds and the reading differs from the record, when two or more
+        stacks show a new card: several players built while hands hid the board,
+        and a small block changes its site less than a tall one changes the sites
+        beside it (SimTable seed 1, three builds at once: North's green 2 scored 24,
+        the red 4 stacked on East's black 4 scored 86 at Hong Kong S and 51 beside
+        it), so the focus's rival ratio passed it over and the scene was explained
+        by the tall tower alone."""
+        if len(new_cards) < 2 or not taken or not self.change["focus_with_cards"]:
+            return []
+        from companion.vision.sitechange import near
+
+        floor = float(self.change["focus_clear_score"])
+        cells = {card.site_cell(seat) for seat, card in new_cards.items()}
+        hidden = set(reading.unseen)
+        out: list[Site] = []
+        for c in scores:
+            if c.score < floor or len(taken) + len(out) >= MAX_SUGGESTED:
+                break
+            site = c.site
+            if (site.row, site.col) in cells and site not in hidden \
+                    and not any(near(site, t) for t in [*taken, *out]) \
+                    and reading.sites.get(site) != record.get(site):
+                out.append(site)
+        return out
 
     def _restored(self, image: np.ndarray, pose: Any, scores: list[Any]) -> list[Any]:
         """The change scores, each disturbed site that is back as it was scored by

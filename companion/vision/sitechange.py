@@ -103,13 +103,14 @@ def changed_site(scores: list[SiteChange], *, threshold: float = 6.0, ratio: flo
         return None, []
     top = scores[0]
     rivals = [c.site for c in scores[1:]
-              if c.score >= max(threshold, ratio * top.score) and not _near(c.site, top.site)]
+              if c.score >= max(threshold, ratio * top.score) and not near(c.site, top.site)]
     if rivals:
         return None, [top.site, *rivals]
     return top.site, [top.site]
 
 
-def _near(a: Site, b: Site) -> bool:
+def near(a: Site, b: Site) -> bool:
+    """Next to each other in one city (diagonals too), or the same site."""
     return a.city == b.city and abs(a.row - b.row) <= 1 and abs(a.col - b.col) <= 1
 
 
@@ -118,7 +119,7 @@ def clusters(sites: list[Site]) -> list[set[Site]]:
     too): one thing over several sites changes a group of them at once."""
     out: list[set[Site]] = []
     for site in sites:
-        joined = [group for group in out if any(_near(site, other) for other in group)]
+        joined = [group for group in out if any(near(site, other) for other in group)]
         merged = {site}.union(*joined)
         out = [group for group in out if group not in joined] + [merged]
     return out

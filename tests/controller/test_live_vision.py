@@ -446,16 +446,23 @@ def test_a_block_that_barely_changed_the_picture_is_found_at_its_card_sites() ->
     # SimTable seed 6: East's black 1 on Manhattan C's 3-storey tower (build 3)
     # changes few pixels, and South's red 4 at Sao Paulo SW comes before the board
     # is still: South's build out of turn. East's new card (c11) builds at the six
-    # centre sites; Manhattan C changed there and a black 1 fits it: both recorded
-    table, session, _, _ = _track(6, 6, still_frames=6, quick=(3,))
-    assert [str(m) for m in table.moves[3:5]] == ["E c11 black1@0C", "S c20 red4@4SW"]
-    entries = _builds_as_played(table, session, 6)
-    assert [e.doubtful for e in entries] == [False] * 3 + [True, True, False]
-    [warning] = game_warnings(session, table)
-    assert (warning["reason"], warning["site"]) == ("several", "Manhattan C")
-    assert warning["message"] == (
-        "a block at Manhattan C barely changed the picture, and Sao Paulo SW changed: "
-        "recorded as E c11 black1@0C, then S c20 red4@4SW; check each move")
+    # centre sites; Manhattan C changed there and a black 1 fits it: both recorded.
+    # With two new cards in the scene the focus itself keeps Manhattan C beside Sao
+    # Paulo SW (Controller._built_with_cards); without that rule the second look
+    # finds it (Controller._pair_with_next) and says the block barely changed
+    # the picture
+    for rule, message in ((True, "2 sites changed at once (Manhattan C, Sao Paulo SW)"),
+                          (False, "a block at Manhattan C barely changed the picture, and "
+                                  "Sao Paulo SW changed")):
+        table, session, _, _ = _track(6, 6, still_frames=6, quick=(3,),
+                                      change={"focus_with_cards": rule})
+        assert [str(m) for m in table.moves[3:5]] == ["E c11 black1@0C", "S c20 red4@4SW"]
+        entries = _builds_as_played(table, session, 6)
+        assert [e.doubtful for e in entries] == [False] * 3 + [True, True, False]
+        [warning] = game_warnings(session, table)
+        assert (warning["reason"], warning["site"]) == ("several", "Manhattan C")
+        assert warning["message"] == (
+            f"{message}: recorded as E c11 black1@0C, then S c20 red4@4SW; check each move")
 
 
 def test_the_next_players_block_on_a_tower_is_found_where_their_card_builds() -> None:
@@ -541,9 +548,11 @@ _PAIRS = [
     # C's green 1 under one hand. Hong Kong C, where East's new card (c11) builds
     # too, changed most with North's tall new tower beside it, and fits no block:
     # passed over, Sydney C, which changed clearly, gives East's black 1 (it was
-    # recorded later, put out of sight at Hong Kong C)
-    pytest.param(45, 12, 10, 10, ("N c21 green4@3N", "E c11 black1@1C"), "Hong Kong N",
-                 "2 sites changed at once (Hong Kong N, Sydney C): recorded as "
+    # recorded later, put out of sight at Hong Kong C). Both stacks show a new card,
+    # so the focus keeps Sydney C beside Hong Kong N (Controller._built_with_cards;
+    # the sites named in board order)
+    pytest.param(45, 12, 10, 10, ("N c21 green4@3N", "E c11 black1@1C"), "Sydney C",
+                 "2 sites changed at once (Sydney C, Hong Kong N): recorded as "
                  "N c21 green4@3N, then E c11 black1@1C; check each move",
                  id="the next player's block past a change the first build made"),
 ]
@@ -579,6 +588,34 @@ def test_two_blocks_stacked_under_one_hand_are_read_again_allowing_both() -> Non
     assert (warning["reason"], warning["site"]) == ("several", "Cairo W")
     assert warning["message"] == ("two blocks were built at Cairo W at once: recorded as "
                                   "S c10 red4@5W, then W c21 blue4@5W; check each move")
+
+
+def test_three_builds_under_the_hands_two_on_one_tower_are_recorded_in_turn() -> None:
+    # SimTable seed 1 with no still scene after builds 3 and 4: North's green 2 on
+    # Sydney NE's red 1, then East's black 4 and South's red 4 on it at Hong Kong S.
+    # Three stacks show a new card. Sydney NE changed by 24, under the 55% of Hong
+    # Kong S's 86 the focus wants of a second change (Hong Kong C, beside the tall
+    # new tower, changed by 51): Hong Kong S alone was explained, by North's and
+    # East's blocks, and the record lost the turn order (3 of 10 right). Where
+    # North's new card builds it changed clearly, so it is a change too
+    # (Controller._built_with_cards); the pair at Hong Kong S is read again
+    # allowing two blocks (Controller._taller_pair), 8 storeys, not 4
+    table, session, _, _ = _track(1, 10, still_frames=6, quick=(2, 3))
+    assert [str(m) for m in table.moves[2:5]] == ["N c20 green2@1NE", "E c10 black4@3S",
+                                                  "S c21 red4@3S"]
+    entries = _builds_as_played(table, session, 10)
+    assert [n for n, e in enumerate(entries) if e.doubtful] == [2, 3, 4]
+    [warning] = game_warnings(session, table)
+    assert (warning["reason"], warning["site"]) == ("several", "Sydney NE")
+    assert warning["message"] == (
+        "2 sites changed at once (Sydney NE, Hong Kong S): recorded as N c20 green2@1NE, "
+        "then E c10 black4@3S, then S c21 red4@3S; check each move")
+    # (held to one block, the pair read black 2 and red 2). Without the cards'
+    # sites, North's build is missed and his next one taken for it
+    table, session, _, _ = _track(1, 10, still_frames=6, quick=(2, 3),
+                                  change={"focus_with_cards": False})
+    builds = [str(e.move) for e in session.record.effective() if not isinstance(e.move, Commit)]
+    assert builds[2:4] == ["N c01 green4@3S", "E c10 black4@3S"]
 
 
 def _track_as_the_demo(seed: int, moves: int) -> tuple[SimTable, GameSession]:
