@@ -1413,13 +1413,14 @@ class Controller:
                           record: Mapping[Site, SiteView]) -> list[Site]:
         """Sites that changed clearly, apart from those ``taken``, where a new card of
         this scene builds and the reading differs from the record, when two or more
-        stacks show a new card: several players built while hands hid the board,
-        and a small block changes its site less than a tall one changes the sites
-        beside it (SimTable seed 1, three builds at once: North's green 2 scored 24,
-        the red 4 stacked on East's black 4 scored 86 at Hong Kong S and 51 beside
-        it), so the focus's rival ratio passed it over and the scene was explained
-        by the tall tower alone."""
-        if len(new_cards) < 2 or not taken or not self.change["focus_with_cards"]:
+        stacks show a new card or two sites changed already: several players built
+        while hands hid the board, and a small block changes its site less than a
+        tall one changes the sites beside it (SimTable seed 1, three builds at once:
+        North's green 2 scored 24, the red 4 stacked on East's black 4 scored 86 at
+        Hong Kong S and 51 beside it), so the focus's rival ratio passed it over and
+        the scene was explained by the tall tower alone."""
+        if not new_cards or not taken or not self.change["focus_with_cards"] \
+                or (len(new_cards) < 2 and len(taken) < 2):
             return []
         from companion.vision.sitechange import near
 

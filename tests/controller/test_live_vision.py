@@ -618,6 +618,22 @@ def test_three_builds_under_the_hands_two_on_one_tower_are_recorded_in_turn() ->
     assert builds[2:4] == ["N c01 green4@3S", "E c10 black4@3S"]
 
 
+def test_three_builds_under_the_hands_with_one_new_card_are_recorded_in_turn() -> None:
+    # SimTable seed 19 with no still scene after builds 7 and 8: North's green 1 at
+    # Sydney S, East's black 1 at Frankfurt SE and South's red 1 on Sao Paulo W's
+    # tall tower. East and South played their cards again: only North's stack shows
+    # a new one. Frankfurt SE and Sao Paulo W changed clearly; Sydney S (28) came
+    # under 55% of Sao Paulo NW's 61 (beside the tall tower): with two changes
+    # seen already, where the new card builds is a change too
+    # (Controller._built_with_cards). Before, the scene had two changes no two
+    # builds explain, and all three builds were lost
+    table, session, _, _ = _track(19, 9, still_frames=6, quick=(6, 7))
+    assert [str(m) for m in table.moves[6:9]] == ["N c01 green1@1S", "E c20 black1@2SE",
+                                                  "S c10 red1@4W"]
+    entries = _builds_as_played(table, session, 9)
+    assert [n for n, e in enumerate(entries) if e.doubtful] == [6, 7, 8]
+
+
 def _track_as_the_demo(seed: int, moves: int) -> tuple[SimTable, GameSession]:
     """SimTable game ``seed`` as the demo films it (its hands and still frames as
     shipped) up to ``moves`` moves, every still scene read by the vision reader."""
