@@ -42,6 +42,7 @@ from companion.tracking import (
     MAX_SUGGESTED,
     Decision,
     best_build,
+    changed_sites,
     committed,
     decide,
     stack_card,
@@ -101,6 +102,7 @@ class ControllerStats:
     bumps: int = 0  # camera (or board) moved: pose re-estimated
     arm_frames: int = 0  # still frames not read: an arm rests over the board
     arm_timeouts: int = 0  # read anyway after arm_watch.timeout_seconds
+    arm_rests: int = 0  # of those, read over an arm at rest: nothing decided from them
     arm_fixtures: int = 0  # read: the same change from outside the board, scene after scene
     takebacks: int = 0  # the last build taken back at the table, out of the record
     read_seconds: list[float] = field(default_factory=list)
@@ -315,6 +317,8 @@ class Controller:
         self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
         self._held = False  # the next reading is one the arm watch timed out on
+        self._timed_out = False  # ... timed out on, not read as a thing at the edge
+        self._at_rest = False  # the reading just taken is one over an arm at rest
         self._held_reads = (False, False)  # the last two readings: each held or not
         #: the first frames (the arm watch's thumbnails) of the last still scenes held
         #: back as an arm (since one was read), each with how many held scenes showed
@@ -486,6 +490,7 @@ class Controller:
         self.stats.arm_timeouts += 1
         self._arm_since = None
         self._held = True  # read over whatever stays there (see ArmWatch.settle)
+        self._timed_out = True
         return False
 
     def _auto_commit(self) -> None:
@@ -509,9 +514,22 @@ class Controller:
         if not self.session.has_game or self.session.from_photos:
             return  # (a game replayed from photos is not the one on the table)
         self.session.set_unseen(list(reading.unseen))
+        before = self._prev_still
         views, unseen, pixel_site = self._focus(image, reading, self.session.state,
                                                 new_cards.get(self.session.state.seat),
                                                 new_cards)
+        if self._at_rest and self.change["arm_rest_waits"]:
+            # read over an arm at rest (the arm watch timed out): the sites under it
+            # read changed (a black tower where the sleeve lies), the block it put down
+            # may be hidden, its stack's card too. Nothing is decided from it, and the
+            # scene before the arm stays the one the next is compared with: compared
+            # with the arm, the sites it leaves would read as changed
+            log.info("read over an arm at rest (%d sites changed): waiting for it to go",
+                     len(changed_sites(self.session.state, views, unseen)))
+            self.stats.arm_rests += 1
+            self._prev_still, self._scene, self._fitted = before, None, None
+            self._cards = seen
+            return
         # (an earlier doubtful build may have been revised by the focus)
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site, disturbed=frozenset(self._disturbances()))
@@ -598,7 +616,7 @@ class Controller:
         # this scene and the one before read over an arm (or a thing at the edge): a
         # change no move explains there is the arm's, come or gone
         self._held_reads = (self._held_reads[1], self._held)
-        self._held = False
+        self._at_rest, self._held, self._timed_out = self._timed_out, False, False
         if self.on_frame is not None:
             self.on_frame(image, reading)
         return reading

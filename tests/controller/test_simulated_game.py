@@ -111,6 +111,35 @@ def test_a_hand_resting_still_over_the_board_is_never_read():
     assert "hand" in read_phases
 
 
+def test_an_arm_at_rest_past_the_timeout_is_waited_out_not_read_into_the_game() -> None:
+    # after each build the hand rests 6 s where it put the block, past the arm
+    # watch's 5 s: the scene is read then, over the arm. Its sleeve read as black
+    # towers on the sites under it, the scene after it was compared with the arm's
+    # pixels, and the moves came out wrong from the second on (SimTable seed 1, the
+    # real reader: 1 of 4 right, each wrong one unmarked). Nothing is decided from
+    # a scene read over an arm at rest (change.arm_rest_waits); the next still
+    # scene, the arm gone, is compared with the one before the arm
+    from companion.pipeline import VisionReader
+
+    def film(**change: Any) -> tuple[list[str], list[str], Controller]:
+        table = SimTable(seed=1, hand_frames=2, still_frames=6, rest_frames=90)
+        session = GameSession(table.companion_config())
+        ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)),
+                         change_config=change)
+        while len(table.moves) <= 4:
+            frame = table.read()
+            ctl.process(frame.image, frame.timestamp)
+        builds = [str(e.move) for e in session.record.effective()
+                  if not isinstance(e.move, Commit)]
+        return builds, [str(m) for m in table.moves[:4]], ctl
+
+    builds, truth, ctl = film()
+    assert builds == truth
+    assert ctl.stats.arm_timeouts == ctl.stats.arm_rests == 4
+    builds, truth, ctl = film(arm_rest_waits=False)
+    assert builds[:1] == truth[:1] and builds[1] != truth[1] and ctl.stats.arm_rests == 0
+
+
 def _truth_reader(truths: dict[int, dict]):
     def reader(image, previous_pose=None):
         truth = truths[id(image)]
