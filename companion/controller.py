@@ -42,7 +42,6 @@ from companion.tracking import (
     MAX_SUGGESTED,
     Decision,
     best_build,
-    changed_sites,
     committed,
     decide,
     stack_card,
@@ -317,7 +316,7 @@ class Controller:
         self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
         self._held = False  # the next reading is one the arm watch timed out on
-        self._timed_out = False  # ... timed out on, not read as a thing at the edge
+        self._timed_out = False  # the arm watch timed out (not a thing at the edge again)
         self._at_rest = False  # the reading just taken is one over an arm at rest
         self._held_reads = (False, False)  # the last two readings: each held or not
         #: the first frames (the arm watch's thumbnails) of the last still scenes held
@@ -513,23 +512,20 @@ class Controller:
         self._cards.update(cards)
         if not self.session.has_game or self.session.from_photos:
             return  # (a game replayed from photos is not the one on the table)
-        self.session.set_unseen(list(reading.unseen))
-        before = self._prev_still
-        views, unseen, pixel_site = self._focus(image, reading, self.session.state,
-                                                new_cards.get(self.session.state.seat),
-                                                new_cards)
         if self._at_rest and self.change["arm_rest_waits"]:
             # read over an arm at rest (the arm watch timed out): the sites under it
             # read changed (a black tower where the sleeve lies), the block it put down
             # may be hidden, its stack's card too. Nothing is decided from it, and the
             # scene before the arm stays the one the next is compared with: compared
             # with the arm, the sites it leaves would read as changed
-            log.info("read over an arm at rest (%d sites changed): waiting for it to go",
-                     len(changed_sites(self.session.state, views, unseen)))
+            log.info("read over an arm at rest: waiting for it to go")
             self.stats.arm_rests += 1
-            self._prev_still, self._scene, self._fitted = before, None, None
-            self._cards = seen
+            self._cards = seen  # (its new cards stay new)
             return
+        self.session.set_unseen(list(reading.unseen))
+        views, unseen, pixel_site = self._focus(image, reading, self.session.state,
+                                                new_cards.get(self.session.state.seat),
+                                                new_cards)
         # (an earlier doubtful build may have been revised by the focus)
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site, disturbed=frozenset(self._disturbances()))
