@@ -315,10 +315,12 @@ class Controller:
         #: the reader, called with ``height_range=`` when it takes one
         self._ranged: Callable[..., ReadingLike] = reader
         self._arm_since: float | None = None
-        self._held = False  # the next reading is one the arm watch timed out on
-        self._timed_out = False  # the arm watch timed out (not a thing at the edge again)
-        self._at_rest = False  # the reading just taken is one over an arm at rest
-        self._held_reads = (False, False)  # the last two readings: each held or not
+        #: the next reading is one the arm watch held back, then let through: after
+        #: its timeout ("timeout": an arm at rest, or a thing just laid at the edge) or
+        #: as the same thing at the edge again ("fixture"); None: not held
+        self._held: str | None = None
+        #: the last two readings: each held or not (as ``_held``)
+        self._held_reads: tuple[str | None, str | None] = (None, None)
         #: the first frames (the arm watch's thumbnails) of the last still scenes held
         #: back as an arm (since one was read), each with how many held scenes showed
         #: its change from outside the board
@@ -456,7 +458,7 @@ class Controller:
 
     def _arm_over_board(self, image: np.ndarray, timestamp: float) -> bool:
         """A hand resting still passes the motion gate: hold it back, for a while."""
-        self._held = False
+        self._held = None
         if not self.arm_watch.check(image):
             self._arm_since = None
             self._arm_scenes = []
@@ -480,7 +482,7 @@ class Controller:
                 self.stats.arm_fixtures += 1
                 self._arm_since = None
                 self._arm_scenes = []
-                self._held = True  # (see ArmWatch.settle)
+                self._held = "fixture"  # (see ArmWatch.settle)
                 return False
         if timestamp - self._arm_since + 1e-6 < self.arm_watch.timeout_seconds:
             return True
@@ -488,8 +490,7 @@ class Controller:
                     self.arm_watch.timeout_seconds)
         self.stats.arm_timeouts += 1
         self._arm_since = None
-        self._held = True  # read over whatever stays there (see ArmWatch.settle)
-        self._timed_out = True
+        self._held = "timeout"  # read over whatever stays there (see ArmWatch.settle)
         return False
 
     def _auto_commit(self) -> None:
@@ -512,7 +513,7 @@ class Controller:
         self._cards.update(cards)
         if not self.session.has_game or self.session.from_photos:
             return  # (a game replayed from photos is not the one on the table)
-        if self._at_rest and self.change["arm_rest_waits"]:
+        if self._held_reads[1] == "timeout" and self.change["arm_rest_waits"]:
             # read over an arm at rest (the arm watch timed out): the sites under it
             # read changed (a black tower where the sleeve lies), the block it put down
             # may be hidden, its stack's card too. Nothing is decided from it, and the
@@ -523,9 +524,7 @@ class Controller:
             self._cards = seen  # (its new cards stay new)
             return
         self.session.set_unseen(list(reading.unseen))
-        views, unseen, pixel_site = self._focus(image, reading, self.session.state,
-                                                new_cards.get(self.session.state.seat),
-                                                new_cards)
+        views, unseen, pixel_site = self._focus(image, reading, self.session.state, new_cards)
         # (an earlier doubtful build may have been revised by the focus)
         look = _Look(image, reading, self.session.state, dict(views), unseen, new_cards,
                      pixel_site, disturbed=frozenset(self._disturbances()))
@@ -608,11 +607,12 @@ class Controller:
             self._stills = []
             self._disturbed, self._disturbance = {}, None  # (they no longer line up)
         self._pose = reading.pose
-        self.arm_watch.settle(image, reading.pose, self._towers(reading), held=self._held)
+        self.arm_watch.settle(image, reading.pose, self._towers(reading),
+                              held=self._held is not None)
         # this scene and the one before read over an arm (or a thing at the edge): a
         # change no move explains there is the arm's, come or gone
         self._held_reads = (self._held_reads[1], self._held)
-        self._at_rest, self._held, self._timed_out = self._timed_out, False, False
+        self._held = None
         if self.on_frame is not None:
             self.on_frame(image, reading)
         return reading
@@ -839,24 +839,21 @@ class Controller:
         on it) if the rules and that reading make one of it. The same where several
         builds were suggested, two of them stacked at one site (three players built
         at once): the reading held that site to one block."""
-        stacked = _stacked_site(decision)
-        if stacked is not None:
-            view = self._wide_view(look.image, look.reading, stacked)
-            if view is None or view == look.views.get(stacked):
+        site = _stacked_site(decision)
+        if site is None:
+            built = decision.move if decision.kind == "move" \
+                and isinstance(decision.move, Build) else None
+            if built is None or (_out_of_turn(decision, look.state) is None
+                                 and not _next_card_builds_there(look.state, built,
+                                                                 look.new_cards)):
                 return decision
-            again = look.decide(self._cards, {**look.views, stacked: view})
-            return again if again.kind == "several" and again.suggested else decision
-        built = decision.move if decision.kind == "move" \
-            and isinstance(decision.move, Build) else None
-        if built is None or (_out_of_turn(decision, look.state) is None
-                             and not _next_card_builds_there(look.state, built,
-                                                             look.new_cards)):
+            site = built.site
+        view = self._wide_view(look.image, look.reading, site)
+        if view is None or view == look.views.get(site):
             return decision
-        view = self._wide_view(look.image, look.reading, built.site)
-        if view is None or view == look.views.get(built.site):
-            return decision
-        again = look.decide(self._cards, {**look.views, built.site: view})
-        return again if again.kind == "several" else decision
+        again = look.decide(self._cards, {**look.views, site: view})
+        # (a "several" decision at one site is always a pair suggested)
+        return again if again.kind == "several" and again.suggested else decision
 
     def _pair_out_of_turn(self, look: _Look, decision: Decision) -> Decision:
         """A build out of turn: the player to move built too, but their block changed
@@ -1353,7 +1350,7 @@ class Controller:
                 for site in all_sites() for h in (state.board.height(site),)}
 
     def _focus(self, image: np.ndarray, reading: ReadingLike, state: Any,
-               card: Card | None = None, new_cards: Mapping[Seat, Card] | None = None,
+               new_cards: Mapping[Seat, Card] | None = None,
                ) -> tuple[Mapping[Site, SiteView], list[Site], Site | None]:
         """Trust the reading only where the pixels changed since the last still scene.
 
@@ -1361,9 +1358,12 @@ class Controller:
         the image changed. Sites that did not change keep the record's towers. With
         no pose, no earlier frame or a camera bump, the whole reading is used.
         Also returns the one site whose pixels clearly changed (None if none or
-        several did). ``new_cards``: every stack's new card in this scene (several:
-        several builds, :meth:`_built_with_cards`).
+        several did). ``new_cards``: every stack's new card in this scene (the mover's
+        gives the site where the change is too small to see; several, several
+        builds: :meth:`_built_with_cards`).
         """
+        new_cards = new_cards or {}
+        card = new_cards.get(state.seat)
         prev, self._prev_still = self._prev_still, image
         self._fitted = None
         self._scene = None
@@ -1382,7 +1382,7 @@ class Controller:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen), None
         site, candidates, pixel_site = found.site, found.candidates, found.pixel_site
-        more = self._built_with_cards(scores, candidates, new_cards or {}, reading, record)
+        more = self._built_with_cards(scores, candidates, new_cards, reading, record)
         if more:
             site, candidates, pixel_site = None, [*candidates, *more], None
         fit = None

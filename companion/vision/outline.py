@@ -338,12 +338,8 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
                              jac[:, :, 10:11]], axis=2)[:, :, free]
         pm, pe, pt = proj[:nm], proj[nm:nm + ne], proj[nm + ne:]
         dm, de, dt = dp[:nm], dp[nm:nm + ne], dp[nm + ne:]
-        w = pt - pe
-        length = np.maximum(np.linalg.norm(w, axis=1, keepdims=True), 1e-9)
-        u = w / length
-        nrm = np.column_stack([-u[:, 1], u[:, 0]])
+        across, u, length, nrm = _across(pe, pt, img_e)
         gap = img_e - pe
-        across = np.sum(gap * nrm, axis=1)
         # d(across) = -nrm . d(pe) + gap . d(nrm); nrm is u turned a quarter, and
         # d(u) = (I - u u^T) d(w) / |w|
         dw = dt - de
@@ -355,11 +351,11 @@ def _point_to_line(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: flo
         jall = np.vstack([sw * dm.reshape(-1, len(free)), jacross])
         if focal_prior is not None and fit_focal:
             # the markers' corners count ``weight`` times here: so does the prior
-            u = float(v[6] - np.log(focal_prior[0]))
-            wp = sw * focal_prior_term(u, focal_prior[1], focal_prior[2])[1]
+            off = float(v[6] - np.log(focal_prior[0]))  # ln f from the prior's
+            wp = sw * focal_prior_term(off, focal_prior[1], focal_prior[2])[1]
             row = np.zeros((1, len(free)))
             row[0, free.index(6)] = wp
-            res = np.concatenate([res, [wp * u]])
+            res = np.concatenate([res, [wp * off]])
             jall = np.vstack([jall, row])
         return res, jall
 
@@ -503,6 +499,17 @@ def _fit_cost(pose: Pose, obj_m: FloatArray, img_m: FloatArray, weight: float,
     return weight * float(np.sum((pose.project(obj_m) - img_m) ** 2)) + _across2(pose, fits)
 
 
+def _across(p: FloatArray, q: FloatArray, img: FloatArray
+            ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """How far (px) each point of ``img`` lies across the line from ``p`` to ``q``
+    (the projections of an edge point and of a point a millimetre along the edge);
+    with the line's direction, its length and its normal, for the derivatives."""
+    length = np.maximum(np.linalg.norm(q - p, axis=1, keepdims=True), 1e-9)
+    u = (q - p) / length
+    nrm = np.column_stack([-u[:, 1], u[:, 0]])
+    return np.sum((img - p) * nrm, axis=1), u, length, nrm
+
+
 def _across2(pose: Pose, fits: Sequence[EdgeFit]) -> float:
     """The sum of the squared distances (px) of the edges' points across where
     ``pose`` puts their edges."""
@@ -510,10 +517,7 @@ def _across2(pose: Pose, fits: Sequence[EdgeFit]) -> float:
     for f in fits:
         along = (f.obj[-1] - f.obj[0]) / np.linalg.norm(f.obj[-1] - f.obj[0])
         pq = pose.project(np.vstack([f.obj, f.obj + along]))
-        p, q = pq[:len(f.obj)], pq[len(f.obj):]
-        u = (q - p) / np.maximum(np.linalg.norm(q - p, axis=1, keepdims=True), 1e-9)
-        total += float(np.sum(np.sum((f.img - p) * np.column_stack([-u[:, 1], u[:, 0]]),
-                                     axis=1) ** 2))
+        total += float(np.sum(_across(pq[:len(f.obj)], pq[len(f.obj):], f.img)[0] ** 2))
     return total
 
 

@@ -600,11 +600,8 @@ def test_three_builds_under_the_hands_two_on_one_tower_are_recorded_in_turn() ->
     # North's new card builds it changed clearly, so it is a change too
     # (Controller._built_with_cards); the pair at Hong Kong S is read again
     # allowing two blocks (Controller._taller_pair), 8 storeys, not 4
-    table, session, _, _ = _track(1, 10, still_frames=6, quick=(2, 3))
-    assert [str(m) for m in table.moves[2:5]] == ["N c20 green2@1NE", "E c10 black4@3S",
-                                                  "S c21 red4@3S"]
-    entries = _builds_as_played(table, session, 10)
-    assert [n for n, e in enumerate(entries) if e.doubtful] == [2, 3, 4]
+    table, session = _three_at_once(1, 2, 10, ("N c20 green2@1NE", "E c10 black4@3S",
+                                                "S c21 red4@3S"))
     [warning] = game_warnings(session, table)
     assert (warning["reason"], warning["site"]) == ("several", "Sydney NE")
     assert warning["message"] == (
@@ -627,11 +624,19 @@ def test_three_builds_under_the_hands_with_one_new_card_are_recorded_in_turn() -
     # seen already, where the new card builds is a change too
     # (Controller._built_with_cards). Before, the scene had two changes no two
     # builds explain, and all three builds were lost
-    table, session, _, _ = _track(19, 9, still_frames=6, quick=(6, 7))
-    assert [str(m) for m in table.moves[6:9]] == ["N c01 green1@1S", "E c20 black1@2SE",
-                                                  "S c10 red1@4W"]
-    entries = _builds_as_played(table, session, 9)
-    assert [n for n, e in enumerate(entries) if e.doubtful] == [6, 7, 8]
+    _three_at_once(19, 6, 9, ("N c01 green1@1S", "E c20 black1@2SE", "S c10 red1@4W"))
+
+
+def _three_at_once(seed: int, first: int, moves: int, played: tuple[str, str, str]
+                   ) -> tuple[SimTable, GameSession]:
+    """SimTable ``seed`` with builds ``first`` to ``first`` + 2 (0-based) in one scene,
+    ``played``, tracked to ``moves`` moves: every build recorded as played, only
+    those three marked for the players to check."""
+    table, session, _, _ = _track(seed, moves, still_frames=6, quick=(first, first + 1))
+    assert tuple(str(m) for m in table.moves[first:first + 3]) == played
+    entries = _builds_as_played(table, session, moves)
+    assert [n for n, e in enumerate(entries) if e.doubtful] == [first, first + 1, first + 2]
+    return table, session
 
 
 def _track_as_the_demo(seed: int, moves: int) -> tuple[SimTable, GameSession]:
