@@ -329,9 +329,7 @@ class Journal:
             return conn
         # Not SQLite's mode=ro: on a WAL file that leaves -wal and -shm behind, while
         # a connection that only reads removes them again when it closes.
-        conn = sqlite3.connect(self.path, timeout=self.lock_wait, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute(f"PRAGMA busy_timeout = {round(self.lock_wait * 1000)}")
+        conn = self._sqlite(self.path)
         conn.execute("PRAGMA query_only = ON")
         return conn
 
@@ -397,10 +395,16 @@ class Journal:
             self.notices.append(notice)
             log.info("%s", notice)
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self.path, timeout=self.lock_wait, isolation_level=None,
-                               check_same_thread=False)
+    def _sqlite(self, path: Path, shared: bool = True) -> sqlite3.Connection:
+        """A connection that waits ``lock_wait`` for another's lock: the connect
+        timeout and the busy pragma both, as the pragma overrides the timeout."""
+        conn = sqlite3.connect(path, timeout=self.lock_wait, isolation_level=None,
+                               check_same_thread=not shared)
         conn.execute(f"PRAGMA busy_timeout = {round(self.lock_wait * 1000)}")
+        return conn
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = self._sqlite(self.path)
         conn.execute("PRAGMA foreign_keys = ON")
         mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
         if str(mode).lower() != "wal":  # e.g. a file system without shared memory
@@ -430,7 +434,7 @@ class Journal:
             if size < 512:
                 raise _Unusable(f"truncated ({size} bytes)")
         try:
-            conn = sqlite3.connect(path, timeout=self.lock_wait, isolation_level=None)
+            conn = self._sqlite(path, shared=False)
         except sqlite3.Error as exc:
             why = machine_error(exc)
             if why is not None:
