@@ -153,6 +153,16 @@ def focus(scores: list[SiteChange], differs: Callable[[Site], bool],
         near_top = [c.site for c in scores[:int(config["focus_near_top"])]
                     if c.score >= config["focus_near_ratio"] * scores[0].score]
         differing = [c for c in near_top if differs(c)]
+        if not differing:
+            # the sites that changed most read as before: a new top beside them covers
+            # them in the photo, and the site it stands on changes less (only the new
+            # top is new there: a 4-storey block on a 4-storey tower scored 8.6 against
+            # the 18.2 of the site behind it). A site next to them that changed
+            # clearly and reads otherwise than the record is the one that grew
+            differing = [c.site for c in scores[:int(config["focus_near_top"])]
+                         if c.score >= config["focus_clear_score"]
+                         and c.site not in near_top and differs(c.site)
+                         and any(near(c.site, t) for t in near_top)]
         if len(differing) == 1:
             site, candidates = differing[0], differing
         elif site is None and differing:

@@ -679,3 +679,26 @@ def test_a_block_fallen_off_and_put_back_later_is_no_move() -> None:
     table, session, _, _ = _track(2, 10, fall=(3, 6), change={"disturbed_score": 1000.0})
     builds = [str(e.move) for e in session.record.effective() if not isinstance(e.move, Commit)]
     assert str(table.moves[6]) == "N c11 green1@1C" and "N c11 green1@1C" not in builds
+
+
+def test_a_block_on_a_tower_is_found_where_the_reading_grew_not_behind_it() -> None:
+    # SimTable seed 2, three players with the 2017 colours, build 13: North plays c20
+    # again (no new card shows) and stacks a purple 4 on Sao Paulo NE's 4-storey
+    # tower, which he owns. Its new top covers Sao Paulo N and NW in the photo: they
+    # changed most, read as before, and Sao Paulo NE (8 purple, as built) changed
+    # under half as much. The best-changed site was taken, no build was found there,
+    # and North's turn was lost: every build after it was recorded one turn off (12 of
+    # 20 right). Now the site beside them whose reading grew is the one that changed
+    table = SimTable(seed=2, players=3, edition="2017", hand_frames=2, still_frames=6)
+    session = GameSession(table.companion_config())
+    ctl = Controller(session, VisionReader(colors=list(table.companion_config().colors)))
+    while len(table.moves) <= 20:
+        frame = table.read()
+        ctl.process(frame.image, frame.timestamp)
+    assert str(table.moves[13]) == "N c20 purple4@4NE"
+    entries = [e for e in session.record.effective() if not isinstance(e.move, Commit)]
+    wrong = [(n, str(e.move)) for n, (e, m) in enumerate(zip(entries, table.moves[:20],
+                                                            strict=True)) if str(e.move) != str(m)]
+    # two storeys misjudged, each marked for the players
+    assert wrong == [(5, "N c02 purple2@1SW"), (18, "W c21 yellow3@1W")]
+    assert entries[5].doubtful and entries[18].doubtful

@@ -61,3 +61,31 @@ def test_a_block_of_the_same_grey_as_what_it_covers_still_shows():
     assert np.abs(grey).max() <= 20  # the grey images barely differ
     found, _ = changed_site(site_change_scores(a, b, pose, {}))
     assert found == site
+
+
+def _focus(scores: list[tuple[str, float]], differ: set[str]) -> tuple[str | None, list[str]]:
+    from companion.controller import _change_config
+    from companion.rules import Site
+    from companion.vision.sitechange import SiteChange, focus
+
+    found = focus([SiteChange(Site.parse(s), v) for s, v in scores],
+                  lambda site: site.name in {Site.parse(d).name for d in differ},
+                  _change_config())
+    return (found.site.name if found.site else None), [c.name for c in found.candidates]
+
+
+def test_a_new_top_that_covers_the_sites_behind_it_is_found_where_the_reading_grew():
+    # SimTable seed 2 (three players, 2017 colours), North's purple 4 on Sao Paulo NE's
+    # 4-storey tower: the sites it covers in the photo changed most (N 18.2, NW 12.7),
+    # its own site less (8.6, under half of the best) and it alone reads otherwise
+    # than the record. Before, the best site (N), reading as before, was taken and
+    # the build was lost
+    scores = [("4N", 18.2), ("4NW", 12.7), ("4NE", 8.6), ("4E", 0.8), ("0NW", 0.3)]
+    assert _focus(scores, {"4NE"}) == ("Sao Paulo NE", ["Sao Paulo NE"])
+    # not a site apart from them (another city), nor one that barely changed
+    assert _focus([("4N", 18.2), ("4NW", 12.7), ("1NE", 8.6)], {"1NE"}) == ("Sao Paulo N",
+                                                                          ["Sao Paulo N"])
+    assert _focus([("4N", 18.2), ("4NW", 12.7), ("4NE", 5.0)], {"4NE"}) == ("Sao Paulo N",
+                                                                          ["Sao Paulo N"])
+    # a site among the most changed that reads otherwise is taken as before
+    assert _focus(scores, {"4NW", "4NE"}) == ("Sao Paulo NW", ["Sao Paulo NW"])
