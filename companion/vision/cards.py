@@ -286,15 +286,19 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     # points of a hypothesis are checked against ``inside`` and ``hidden`` only
     # where they leave some out
     seen = None if sm.whole else inside
+    # pairs are fitted without the red cells a tower cuts (a cut cell's centre moves
+    # the pair's fit a cell off); a lone cell is judged on the printed pattern, cut or not
+    cut = _cut_by_towers(hidden, float(cfg["tower_cut_mm"]) * s)
     red, centres = _red_centres(strong, s, g)
-    found = _find_card(centres, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
+    whole = centres if cut is None else _red_centres(strong, s, g, cut)[1]
+    found = _find_card(whole, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
     if found is None and grow < 1.0:
         # a small far card's red cells, blurred into the grey grid around them, pass
         # only at their cores, smaller than a cell; grown to the pixels nearly as red
         # around them (hysteresis), each is a cell's size again. Only when the cores
         # alone read no card: grown, a cell can merge with red art beside it
         assert weak is not None
-        red, grown = _red_centres(_grown(weak.view(np.uint8), strong), s, g)
+        red, grown = _red_centres(_grown(weak.view(np.uint8), strong), s, g, cut)
         found = _find_card(grown, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
         least = cfg["weak_pair_margin"]
         if found is None and least is not None:
@@ -302,7 +306,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
             # lamp's wash over the paper): the two weak cells, one grid spacing apart,
             # judged on the printed pattern like any pair, but with the card's own
             # red art among the candidates it must win clearly
-            red, faint = _red_centres(weak, s, g)
+            red, faint = _red_centres(weak, s, g, cut)
             found = _find_card(faint, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
             if found is not None and found[1] < float(least):
                 found = None
@@ -507,9 +511,10 @@ def _near_pairs(centres: list[FloatArray], s: float, spacing: float) -> list[tup
     return [(int(i), int(j)) for i, j in zip(*np.nonzero(near), strict=True)]
 
 
-def _red_centres(red: np.ndarray, s: float, g: BoardGeometry
-                 ) -> tuple[np.ndarray, list[FloatArray]]:
-    """The opened red mask and the centres of its cell-sized red regions."""
+def _red_centres(red: np.ndarray, s: float, g: BoardGeometry,
+                 cut: np.ndarray | None = None) -> tuple[np.ndarray, list[FloatArray]]:
+    """The opened red mask and the centres of its cell-sized red regions; none of those
+    that touch ``cut`` (the pixels a tower hides, grown: :func:`_cut_by_towers`)."""
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     n, labels, stats, cent, box = _components(red)
     cell = g.card.cell
@@ -518,6 +523,12 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry
              if 0.3 * area < stats[k, cv2.CC_STAT_AREA] < 1.6 * area
              and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
              < 1.9 * cell * s]
+    if cut is not None and small:
+        # a red cell a tower's silhouette cuts shows only its uncovered part, whose
+        # centre is not the cell's: a card fitted to it lies a cell off
+        x, y, w, h = box
+        touching = np.unique(labels[cut[y:y + h, x:x + w]])
+        small = [k for k in small if k not in touching]
     large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
     centres = [cent[k] for k in small]
     if not large:
@@ -530,6 +541,16 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry
     big = np.zeros((y1 - y0, x1 - x0), bool)
     big[y - y0:y - y0 + h, x - x0:x - x0 + w] = np.isin(labels, large)
     return red, centres + _cells_in(big, cell * s, (x0, y0))
+
+
+def _cut_by_towers(hidden: np.ndarray | None, reach_px: float) -> np.ndarray | None:
+    """The seat pixels within ``reach_px`` of a tower's silhouette (``hidden``), or None
+    (no tower there, or ``reach_px`` 0: red cells a tower cuts are kept)."""
+    if hidden is None or reach_px <= 0:
+        return None
+    k = 2 * int(np.ceil(reach_px)) + 1
+    grown: np.ndarray = cv2.dilate(hidden.view(np.uint8), np.ones((k, k), np.uint8)) > 0
+    return grown
 
 
 def _components(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray, np.ndarray,

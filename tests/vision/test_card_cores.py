@@ -110,3 +110,28 @@ def test_a_red_pair_within_the_towers_silhouettes_is_the_towers():
         "cards": {"red_in_towers": True}, "sites": {"empty_plastic_weight": 0.0}})
     assert was.cards[Seat.S] == (2, 2)
     assert compare(was.to_json(), truth)["cards_extra"] == 1
+
+
+def test_a_red_cell_a_tower_cuts_pairs_with_no_other():
+    # SimTable seed 11 (three players, 2017 colours), the still scene after build 9:
+    # South's stack lies beyond the far edge, its right grid (as the camera sees it)
+    # behind Sao Paulo S's 9-storey tower but for a sliver of its red cell beside the
+    # silhouette. That sliver's centre lies half a cell off the cell's, and the pair
+    # fitted to it and the other grid's red cell read the card a cell off: c22 for the
+    # c21 South played (and c12 for c11 two builds later, the live table recording the
+    # build with the rules' wrong-site warning). The pair is fitted without it; the
+    # lone cell left reads no card clearly, so South's is not read (the stack's grids
+    # are 79% in view)
+    from companion.simtable import SimTable
+
+    table = SimTable(seed=11, players=3, edition="2017", hand_frames=2, still_frames=6)
+    while True:
+        frame = table.read()
+        if frame.phase == "still" and frame.ply == 9:
+            break
+    assert frame.truth["card_stacks"]["S"]["cell"] == [2, 1]
+    cols = list(table.companion_config().colors)
+    now = read_image(frame.image, None, cols)
+    assert {s.name: c for s, c in now.cards.items()} == {"W": (1, 2), "N": (0, 1)}
+    was = read_image(frame.image, None, cols, {"cards": {"tower_cut_mm": 0.0}})
+    assert was.cards[Seat.S] == (2, 2)
