@@ -1377,7 +1377,13 @@ class Controller:
         heights = {s: v.height for s, v in record.items()}
         scores = self._restored(image, pose, site_change_scores(prev, image, pose, heights))
         self._scene = _Scene(prev, image, pose, heights, scores)
-        found = focus(scores, lambda c: reading.sites.get(c) != record.get(c), self.change)
+
+        def grew(c: Site) -> bool:
+            now = reading.sites.get(c)
+            return now is not None and now.height > heights.get(c, 0)
+
+        found = focus(scores, lambda c: reading.sites.get(c) != record.get(c), self.change,
+                      grew)
         if found.bumped:
             log.info("many sites changed at once: camera bumped? reading the whole board")
             return reading.sites, list(reading.unseen), None

@@ -136,12 +136,14 @@ class Focus:
 
 
 def focus(scores: list[SiteChange], differs: Callable[[Site], bool],
-          config: Mapping[str, Any]) -> Focus:
+          config: Mapping[str, Any], grew: Callable[[Site], bool] | None = None) -> Focus:
     """The site that changed, from the change scores and where the reading differs.
 
     A tall tower's new top also covers the sites behind it in the image: among
     the sites whose pixels changed most, the one whose reading differs from
-    before is the one that grew. ``config``: the ``change`` section.
+    before is the one that grew. When none of them differs, a site next to them
+    that changed less but clearly and reads taller than before (``grew``; None:
+    none is looked for) is. ``config``: the ``change`` section.
     """
     if sum(1 for c in scores if c.score >= config["focus_bump_score"]) \
             > config["focus_bump_sites"]:
@@ -153,15 +155,16 @@ def focus(scores: list[SiteChange], differs: Callable[[Site], bool],
         near_top = [c.site for c in scores[:int(config["focus_near_top"])]
                     if c.score >= config["focus_near_ratio"] * scores[0].score]
         differing = [c for c in near_top if differs(c)]
-        if not differing:
+        if not differing and grew is not None:
             # the sites that changed most read as before: a new top beside them covers
             # them in the photo, and the site it stands on changes less (only the new
             # top is new there: a 4-storey block on a 4-storey tower scored 8.6 against
             # the 18.2 of the site behind it). A site next to them that changed
-            # clearly and reads otherwise than the record is the one that grew
+            # clearly and reads taller than before is the one that grew (not one that
+            # reads lower: a block knocked off it)
             differing = [c.site for c in scores[:int(config["focus_near_top"])]
                          if c.score >= config["focus_clear_score"]
-                         and c.site not in near_top and differs(c.site)
+                         and c.site not in near_top and grew(c.site)
                          and any(near(c.site, t) for t in near_top)]
         if len(differing) == 1:
             site, candidates = differing[0], differing

@@ -63,14 +63,18 @@ def test_a_block_of_the_same_grey_as_what_it_covers_still_shows():
     assert found == site
 
 
-def _focus(scores: list[tuple[str, float]], differ: set[str]) -> tuple[str | None, list[str]]:
+def _focus(scores: list[tuple[str, float]], differ: set[str], grew: set[str] | None = None
+           ) -> tuple[str | None, list[str]]:
+    """The focus on ``scores``: the reading differs from the record at ``differ``, and
+    reads taller at ``grew`` (all of ``differ`` when None)."""
     from companion.controller import _change_config
     from companion.rules import Site
     from companion.vision.sitechange import SiteChange, focus
 
+    taller = {Site.parse(d).name for d in (differ if grew is None else grew)}
     found = focus([SiteChange(Site.parse(s), v) for s, v in scores],
                   lambda site: site.name in {Site.parse(d).name for d in differ},
-                  _change_config())
+                  _change_config(), lambda site: site.name in taller)
     return (found.site.name if found.site else None), [c.name for c in found.candidates]
 
 
@@ -87,5 +91,8 @@ def test_a_new_top_that_covers_the_sites_behind_it_is_found_where_the_reading_gr
                                                                           ["Sao Paulo N"])
     assert _focus([("4N", 18.2), ("4NW", 12.7), ("4NE", 5.0)], {"4NE"}) == ("Sao Paulo N",
                                                                           ["Sao Paulo N"])
+    # nor one that reads lower than before (a block knocked off it: SimTable seed 4's
+    # fallen block, test_live_vision's)
+    assert _focus(scores, {"4NE"}, grew=set()) == ("Sao Paulo N", ["Sao Paulo N"])
     # a site among the most changed that reads otherwise is taken as before
     assert _focus(scores, {"4NW", "4NE"}) == ("Sao Paulo NW", ["Sao Paulo NW"])
