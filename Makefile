@@ -10,7 +10,7 @@ PORT ?= 8000
 # OpenCV and renders, so not one per core on a big machine)
 TEST_WORKERS ?= 2
 
-.PHONY: demo test lint typecheck unit bench eval-sets eval eval-stands install-pi clean
+.PHONY: demo test lint typecheck unit bench eval-sets eval eval-stands eval-mitsuba install-pi clean
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -73,9 +73,36 @@ eval-stands: $(STAMP)
 	done
 	$(BIN)/python -m tests.controller.raystand $(STAND_FOLDERS)
 
+# Photos from a fourth renderer, Mitsuba 3's path tracer (tests/vision/mitsuba_table.py,
+# written from the spec alone; it imports nothing from companion): a large download
+# (about 0.5 GB in its own venv) and 30-100 s a photo on two cores, so not part of
+# `make test`. MTS_N photos per seed and kind, rendered once into $(SETS) (a set
+# already there is kept), then read as `make eval` reads its sets.
+MTS_VENV ?= .venv-mitsuba
+MTS_SEEDS ?= 100
+MTS_N ?= 6
+MTS_SPP ?= 32
+MTS_FOLDERS := $(foreach s,$(MTS_SEEDS),$(foreach k,mounted phone,$(SETS)/mts_$(k)_$(s)))
+
+$(MTS_VENV)/.installed:
+	$(PYTHON) -m venv $(MTS_VENV)
+	$(MTS_VENV)/bin/python -m pip install --quiet 'mitsuba==3.9.1' opencv-python-headless
+	touch $@
+
+eval-mitsuba: $(STAMP) $(MTS_VENV)/.installed
+	@for d in $(MTS_FOLDERS); do \
+	  [ -f $$d/.rendered ] && continue; \
+	  k=$${d##*/mts_}; seed=$${k##*_}; kind=$${k%_*}; \
+	  echo "rendering $$d"; \
+	  $(MTS_VENV)/bin/python tests/vision/mitsuba_table.py $$d --kind $$kind --n $(MTS_N) \
+	    --seed $$seed --spp $(MTS_SPP) > /dev/null && touch $$d/.rendered || exit 1; \
+	done
+	$(BIN)/companion evaluate $(foreach d,$(MTS_FOLDERS),--folder $(d)) \
+	  --csv $(SETS)/mitsuba.csv --sites $(SETS)/mitsuba-sites.csv --workers $(TEST_WORKERS)
+
 # On the Raspberry Pi: a venv that sees apt's picamera2, the [pi] extra, the service.
 install-pi:
 	sudo scripts/install-pi.sh
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(MTS_VENV) .pytest_cache .mypy_cache .ruff_cache
