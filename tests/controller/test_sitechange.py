@@ -82,8 +82,8 @@ def test_a_new_top_that_covers_the_sites_behind_it_is_found_where_the_reading_gr
     # SimTable seed 2 (three players, 2017 colours), North's purple 4 on Sao Paulo NE's
     # 4-storey tower: the sites it covers in the photo changed most (N 18.2, NW 12.7),
     # its own site less (8.6, under half of the best) and it alone reads otherwise
-    # than the record. Before, the best site (N), reading as before, was taken and
-    # the build was lost
+    # than the record, taller (8 purple on the 4 recorded). Before, the best site (N),
+    # reading as before, was taken and the build was lost
     scores = [("4N", 18.2), ("4NW", 12.7), ("4NE", 8.6), ("4E", 0.8), ("0NW", 0.3)]
     assert _focus(scores, {"4NE"}) == ("Sao Paulo NE", ["Sao Paulo NE"])
     # not a site apart from them (another city), nor one that barely changed
