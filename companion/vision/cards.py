@@ -289,8 +289,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     # pairs are fitted without the red cells a tower cuts (a cut cell's centre moves
     # the pair's fit a cell off); a lone cell is judged on the printed pattern, cut or not
     cut = _cut_by_towers(hidden, float(cfg["tower_cut_mm"]) * s)
-    red, centres = _red_centres(strong, s, g)
-    whole = centres if cut is None else _red_centres(strong, s, g, cut)[1]
+    red, whole, centres = _red_centres(strong, s, g, cut)
     found = _find_card(whole, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
     if found is None and grow < 1.0:
         # a small far card's red cells, blurred into the grey grid around them, pass
@@ -298,7 +297,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
         # around them (hysteresis), each is a cell's size again. Only when the cores
         # alone read no card: grown, a cell can merge with red art beside it
         assert weak is not None
-        red, grown = _red_centres(_grown(weak.view(np.uint8), strong), s, g, cut)
+        red, grown, _ = _red_centres(_grown(weak.view(np.uint8), strong), s, g, cut)
         found = _find_card(grown, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
         least = cfg["weak_pair_margin"]
         if found is None and least is not None:
@@ -306,7 +305,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
             # lamp's wash over the paper): the two weak cells, one grid spacing apart,
             # judged on the printed pattern like any pair, but with the card's own
             # red art among the candidates it must win clearly
-            red, faint = _red_centres(weak, s, g, cut)
+            red, faint, _ = _red_centres(weak, s, g, cut)
             found = _find_card(faint, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
             if found is not None and found[1] < float(least):
                 found = None
@@ -511,10 +510,11 @@ def _near_pairs(centres: list[FloatArray], s: float, spacing: float) -> list[tup
     return [(int(i), int(j)) for i, j in zip(*np.nonzero(near), strict=True)]
 
 
-def _red_centres(red: np.ndarray, s: float, g: BoardGeometry,
-                 cut: np.ndarray | None = None) -> tuple[np.ndarray, list[FloatArray]]:
-    """The opened red mask and the centres of its cell-sized red regions; none of those
-    that touch ``cut`` (the pixels a tower hides, grown: :func:`_cut_by_towers`)."""
+def _red_centres(red: np.ndarray, s: float, g: BoardGeometry, cut: np.ndarray | None
+                 ) -> tuple[np.ndarray, list[FloatArray], list[FloatArray]]:
+    """The opened red mask and the centres of its cell-sized red regions: those that do
+    not touch ``cut`` (the pixels a tower hides, grown: :func:`_cut_by_towers`), and
+    all of them."""
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     n, labels, stats, cent, box = _components(red)
     cell = g.card.cell
@@ -523,16 +523,18 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry,
              if 0.3 * area < stats[k, cv2.CC_STAT_AREA] < 1.6 * area
              and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
              < 1.9 * cell * s]
+    large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
+    kept = small
     if cut is not None and small:
         # a red cell a tower's silhouette cuts shows only its uncovered part, whose
         # centre is not the cell's: a card fitted to it lies a cell off
         x, y, w, h = box
         touching = np.unique(labels[cut[y:y + h, x:x + w]])
-        small = [k for k in small if k not in touching]
-    large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
+        kept = [k for k in small if k not in touching]
     centres = [cent[k] for k in small]
+    whole = centres if kept is small else [cent[k] for k in kept]
     if not large:
-        return red, centres  # no region to look for cells in
+        return red, whole, centres  # no region to look for cells in
     # the cells are looked for around the large regions only (see _cells_in)
     x, y, w, h = box
     pad = _cell_kernels(cell * s)[1] + 2  # over the widest filter _cells_in applies
@@ -540,7 +542,8 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry,
     y1, x1 = min(red.shape[0], y + h + pad), min(red.shape[1], x + w + pad)
     big = np.zeros((y1 - y0, x1 - x0), bool)
     big[y - y0:y - y0 + h, x - x0:x - x0 + w] = np.isin(labels, large)
-    return red, centres + _cells_in(big, cell * s, (x0, y0))
+    inner = _cells_in(big, cell * s, (x0, y0))
+    return red, whole + inner, centres + inner
 
 
 def _cut_by_towers(hidden: np.ndarray | None, reach_px: float) -> np.ndarray | None:

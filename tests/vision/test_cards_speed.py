@@ -146,7 +146,10 @@ def test_red_centres_equal_the_plain_computation(seed: int) -> None:
             y, x = int(rng.integers(-10, 250)), int(rng.integers(-10, 400))
             h, w = int(rng.integers(14, 45)), int(rng.integers(14, 80))
             m[max(0, y):y + h, max(0, x):x + w] = True
-        _, got = _red_centres(m, 2.0, g)
+        _, kept, got = _red_centres(m, 2.0, g, None)
+        # (no tower cuts a cell: every one kept)
+        assert len(kept) == len(got) and all(
+            np.array_equal(p, q) for p, q in zip(kept, got, strict=True))
         ref = _plain_red_centres(m, 2.0, g.card.cell)
         assert len(got) == len(ref)
         assert all(np.array_equal(p, q) for p, q in zip(got, ref, strict=True))
