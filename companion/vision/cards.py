@@ -524,15 +524,14 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry, cut: np.ndarray | 
              and max(stats[k, cv2.CC_STAT_WIDTH], stats[k, cv2.CC_STAT_HEIGHT])
              < 1.9 * cell * s]
     large = [k for k in range(1, n) if k not in small and stats[k, cv2.CC_STAT_AREA] > 0.3 * area]
-    kept = small
+    centres = [cent[k] for k in small]
+    whole = centres
     if cut is not None and small:
         # a red cell a tower's silhouette cuts shows only its uncovered part, whose
         # centre is not the cell's: a card fitted to it lies a cell off
         x, y, w, h = box
-        touching = np.unique(labels[cut[y:y + h, x:x + w]])
-        kept = [k for k in small if k not in touching]
-    centres = [cent[k] for k in small]
-    whole = centres if kept is small else [cent[k] for k in kept]
+        touching = set(np.unique(labels[cut[y:y + h, x:x + w]]).tolist())
+        whole = [cent[k] for k in small if k not in touching]
     if not large:
         return red, whole, centres  # no region to look for cells in
     # the cells are looked for around the large regions only (see _cells_in)
