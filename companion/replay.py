@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import heapq
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -39,6 +39,7 @@ from companion.rules import (
     apply_move,
     check_move,
     get_edition,
+    legal_builds_at,
     new_game,
     score_views,
 )
@@ -476,18 +477,9 @@ TOP_PRICE = 1.5
 
 
 
-def _legal_at(state: GameState, seat: Seat, colors: Sequence[str], site: Site
-              ) -> Iterator[Build]:
-    """The legal builds of ``seat`` at one site, with the card that site takes."""
-    use = Card.for_site(seat, site.row, site.col)
-    for color in colors:
-        for size in (1, 2, 3, 4):
-            build = Build(seat, use, site, Block(color, size))
-            try:
-                check_move(state, build)
-            except IllegalMoveError:
-                continue
-            yield build
+def _legal_at(state: GameState, site: Site) -> list[Build]:
+    """The legal builds of the player to move at one site, with the card that site takes."""
+    return legal_builds_at(state, site, Card.for_site(state.seat, site.row, site.col))
 
 @dataclass(frozen=True)
 class _Step:
@@ -627,7 +619,7 @@ def _candidates(state: GameState, obs: Observation, base: Mapping[Site, SiteView
     out: list[tuple[Build | Pass, bool]] = []
     have: set[tuple[Site, Block]] = set()
     for site in sorted(wanted):
-        for build in _legal_at(state, seat, player.colors, site):
+        for build in _legal_at(state, site):
             out.append((build, True))
             have.add((site, build.block))
     for site in grown:
@@ -858,7 +850,7 @@ def _covered(state: GameState, views: Mapping[Site, SiteView], per_site: Mapping
         grew = seen.height - (old.height if old else 0)
         if grew < 2 or seen.owner not in others:
             continue
-        for build in _legal_at(state, seat, colors, site):
+        for build in _legal_at(state, site):
             if build.block.storeys >= grew:
                 continue
             new = SiteView((old.height if old else 0) + build.block.storeys, build.block.color)
@@ -908,7 +900,7 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
     assert h.pending is not None
     pend = h.pending
     st = h.state
-    seat, player = st.seat, st.player
+    seat = st.seat
     tops = _tops(st)
     cards = _card_cost(tops, obs)
     before = pend.obs
@@ -921,7 +913,7 @@ def _resolve(pool: _Pool, h: _Hyp, k: int, obs: Observation, views: Mapping[Site
         # what the photo before read there, now a misread
         then = 0.0 if site in before.unseen else -_site_cost(views.get(site),
                                                              before.sites.get(site))
-        for build in _legal_at(st, seat, player.colors, site):
+        for build in _legal_at(st, site):
             st1 = _after(st, build, True)
             if st1 is None:
                 continue

@@ -24,6 +24,7 @@ from companion.rules.legality import (
     has_legal_build,
     is_legal,
     legal_builds,
+    legal_builds_at,
     legal_moves,
 )
 from companion.rules.moves import Build, Commit, Move, Pass
@@ -51,7 +52,7 @@ __all__ = [
     "SiteView", "Standing", "TieBreak", "Topology", "Variant", "all_sites", "apply_move",
     "block_exists", "check_move", "config_from_json", "default_topology", "format_moves",
     "check_new_game", "get_edition", "has_legal_build", "is_legal", "legal_builds",
-    "legal_moves", "make_config",
+    "legal_builds_at", "legal_moves", "make_config",
     "new_game", "parse_board_json", "parse_move", "parse_moves", "score_board", "score_views",
     "standings",
 ]

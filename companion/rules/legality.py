@@ -7,10 +7,9 @@ codes in :data:`REASONS`, with a message a player understands.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from itertools import combinations_with_replacement, product
 
-from companion.rules.board import Block, Site, storeys_of, tower_owner
+from companion.rules.board import MAX_STOREYS, Block, Site, storeys_of, tower_owner
 from companion.rules.cards import ALL_CARDS, Card
 from companion.rules.errors import IllegalMoveError
 from companion.rules.moves import Build, Commit, Move, Pass
@@ -116,50 +115,78 @@ def _check_commit(state: GameState, idx: int, move: Commit) -> None:
 
 def check_build(state: GameState, idx: int, card: Card, site: Site, block: Block) -> None:
     """The site, block and tower rules for one build (turn and hand checked by the caller)."""
+    reason = _build_fault(state, idx, card, site, block)
+    if reason is not None:
+        raise _illegal(reason, _build_message(reason, state, idx, card, site, block))
+
+
+def _build_fault(state: GameState, idx: int, card: Card, site: Site, block: Block
+                 ) -> str | None:
+    """The reason :func:`check_build` refuses the build for, or None: the rules alone,
+    without the message (the legal builds are found by trying every block at every
+    site, and the illegal ones are most)."""
     player = state.config.players[idx]
-    seat = player.seat
-    row, col = card.site_cell(seat)
+    row, col = card.site_cell(player.seat)
     if (site.row, site.col) != (row, col):
-        topo = default_topology()
-        raise _illegal("wrong-site",
-                       f"card {card} from seat {seat} gives the {topo.site_names[row][col]} site,"
-                       f" not {site.local_name}")
+        return "wrong-site"
     if block.color not in player.colors:
-        raise _illegal("not-your-color", f"{block.color} is not {player.name}'s colour")
+        return "not-your-color"
     if state.blocks_left_this_round(idx) <= 0 or \
             state.placed_this_round.get(block.color, 0) >= state.config.blocks_per_color:
-        raise _illegal("no-blocks-left",
-                       f"{player.name} has no {block.color} block left to place this round")
+        return "no-blocks-left"
     pend = state.pending.get(block.color)
     if pend is None:
         if state.supply[block.color].get(block.storeys, 0) <= 0:
-            raise _illegal("not-in-supply",
-                           f"{block.color} has no {block.storeys}-storey block left")
+            return "not-in-supply"
     elif block not in pend:
-        left = ", ".join(str(b.storeys) for b in sorted(pend, key=lambda b: -b.storeys)) or "none"
-        raise _illegal("block-not-committed",
-                       f"{block.color} did not commit a {block.storeys}-storey block for this "
-                       f"round (left: {left})")
+        return "block-not-committed"
     if site.city not in state.open_cities():
-        raise _illegal("city-closed",
-                       f"Slow Growth: {default_topology().city_names[site.city]} opens later")
+        return "city-closed"
     if state.monster is not None and site == state.monster:
-        raise _illegal("monster-site", f"the monster stands on {site.name}")
+        return "monster-site"
     tower = state.board.tower(site)
     owner = tower_owner(tower)
     if owner is None:
-        return
+        return None
     if owner in player.colors:
-        if Variant.ANTI_TRUST in state.config.variants:
-            raise _illegal("anti-trust",
-                           f"Anti-trust: {player.name} may not build on their own {site.name}")
-        return
+        return "anti-trust" if Variant.ANTI_TRUST in state.config.variants else None
+    if storeys_of(tower, block.color) + block.storeys < storeys_of(tower, owner):
+        return "too-few-storeys"
+    return None
+
+
+def _build_message(reason: str, state: GameState, idx: int, card: Card, site: Site,
+                   block: Block) -> str:
+    """What :func:`check_build` says of a build refused for ``reason``."""
+    player = state.config.players[idx]
+    topo = default_topology()
+    if reason == "wrong-site":
+        row, col = card.site_cell(player.seat)
+        return (f"card {card} from seat {player.seat} gives the {topo.site_names[row][col]}"
+                f" site, not {site.local_name}")
+    if reason == "not-your-color":
+        return f"{block.color} is not {player.name}'s colour"
+    if reason == "no-blocks-left":
+        return f"{player.name} has no {block.color} block left to place this round"
+    if reason == "not-in-supply":
+        return f"{block.color} has no {block.storeys}-storey block left"
+    if reason == "block-not-committed":
+        pend = state.pending.get(block.color) or ()
+        left = ", ".join(str(b.storeys) for b in sorted(pend, key=lambda b: -b.storeys)) or "none"
+        return (f"{block.color} did not commit a {block.storeys}-storey block for this "
+                f"round (left: {left})")
+    if reason == "city-closed":
+        return f"Slow Growth: {topo.city_names[site.city]} opens later"
+    if reason == "monster-site":
+        return f"the monster stands on {site.name}"
+    if reason == "anti-trust":
+        return f"Anti-trust: {player.name} may not build on their own {site.name}"
+    tower = state.board.tower(site)
+    owner = tower_owner(tower)
+    assert reason == "too-few-storeys" and owner is not None
     theirs = storeys_of(tower, owner)
     mine = storeys_of(tower, block.color) + block.storeys
-    if mine < theirs:
-        raise _illegal(
-            "too-few-storeys",
-            f"{block.color.capitalize()} needs {theirs} storeys of its own to take this tower "
+    return (f"{block.color.capitalize()} needs {theirs} storeys of its own to take this tower "
             f"from {owner.capitalize()}, and would have {mine}")
 
 
@@ -223,11 +250,8 @@ def _builds_for_card(state: GameState, idx: int, card: Card) -> Iterator[Build]:
     for city in range(default_topology().cities):
         site = Site(city, row, col)
         for block in blocks:
-            try:
-                check_build(state, idx, card, site, block)
-            except IllegalMoveError:
-                continue
-            yield Build(seat, card, site, block)
+            if _build_fault(state, idx, card, site, block) is None:
+                yield Build(seat, card, site, block)
 
 
 def legal_builds(state: GameState, cards: tuple[Card, ...] | None = None) -> list[Build]:
@@ -238,6 +262,23 @@ def legal_builds(state: GameState, cards: tuple[Card, ...] | None = None) -> lis
     if cards is None:
         cards = tuple(sorted(set(state.hand(idx) or ALL_CARDS)))
     return [b for card in cards for b in _builds_for_card(state, idx, card)]
+
+
+def legal_builds_at(state: GameState, site: Site, card: Card) -> list[Build]:
+    """The legal builds of the player to move at ``site`` with ``card``: each of their
+    colours in turn, 1 to 4 storeys (what :func:`check_move` allows of those moves,
+    without raising for each one it refuses)."""
+    if state.phase is not Phase.BUILD:
+        return []
+    idx = state.to_move
+    hand = state.hand(idx)
+    if hand is not None and card not in hand:
+        return []
+    player = state.config.players[idx]
+    blocks = [Block(color, storeys) for color in player.colors
+              for storeys in range(1, MAX_STOREYS + 1)]
+    return [Build(player.seat, card, site, block) for block in blocks
+            if _build_fault(state, idx, card, site, block) is None]
 
 
 def legal_moves(state: GameState) -> list[Move]:
@@ -296,19 +337,19 @@ def apply_move(state: GameState, move: Move, *, check: bool = True) -> GameState
     s = _play_card(state, idx, move.card)
     if isinstance(move, Build):
         s = _take_block(s, move.block)
-        s = replace(s, board=s.board.with_block(move.site, move.block))
+        s = s.evolve(board=s.board.with_block(move.site, move.block))
     elif move.forfeit is not None:
         s = _take_block(s, move.forfeit)
         removed = {c: dict(v) for c, v in s.removed.items()}
         sizes = removed.setdefault(move.forfeit.color, {})
         sizes[move.forfeit.storeys] = sizes.get(move.forfeit.storeys, 0) + 1
-        s = replace(s, removed=removed)
+        s = s.evolve(removed=removed)
     if isinstance(move, Build) or s.config.monster is not Variant.GODZILLA:
         # Godzilla moves "after you play a card and build a piece"; the Mayfair
         # monsters move whenever a card is played.
         s = _move_monster(s, move.seat, move.card)
     s = _draw(s, idx)
-    s = replace(s, ply=s.ply + 1)
+    s = s.evolve(ply=s.ply + 1)
     return _end_turn(s, idx)
 
 
@@ -356,7 +397,7 @@ def _take_block(state: GameState, block: Block) -> GameState:
         rest.remove(block if source == "committed" else next(b for b in pend
                                                                if b.color == color))
         pending[color] = tuple(rest)
-    return replace(state, pending=pending, supply=supply, placed_this_round=placed)
+    return state.evolve(pending=pending, supply=supply, placed_this_round=placed)
 
 
 def _apply_commit(state: GameState, idx: int, move: Commit) -> GameState:
@@ -373,9 +414,9 @@ def _apply_commit(state: GameState, idx: int, move: Commit) -> GameState:
                 raise _illegal("not-in-supply", f"{color} has no {b.storeys}-storey block left")
             supply[color][b.storeys] -= 1
         pending[color] = chosen
-    s = replace(state, pending=pending, supply=supply)
+    s = state.evolve(pending=pending, supply=supply)
     order = s.round_order()
     pos = order.index(idx)
     if pos + 1 < len(order):
-        return replace(s, to_move=order[pos + 1])
-    return replace(s, phase=Phase.BUILD, to_move=order[0])
+        return s.evolve(to_move=order[pos + 1])
+    return s.evolve(phase=Phase.BUILD, to_move=order[0])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from companion.rules.board import Block, Board, Site
@@ -236,6 +236,17 @@ class GameState:
     reshuffles: int = 0
     last_monster_step: MonsterStep | None = None
 
+    def evolve(self, **changes: Any) -> GameState:
+        """``dataclasses.replace`` without ``__init__``: a move makes four or five new
+        states on the way, and the replay's search makes tens of thousands of moves
+        (GameState checks nothing on construction, so nothing is skipped)."""
+        unknown = changes.keys() - _STATE_FIELDS
+        if unknown:
+            raise TypeError(f"GameState has no field {sorted(unknown)[0]!r}")
+        new = object.__new__(GameState)
+        new.__dict__.update({name: self.__dict__[name] for name in _STATE_FIELDS}, **changes)
+        return new
+
     @property
     def players(self) -> tuple[Player, ...]:
         return self.config.players
@@ -301,6 +312,9 @@ class GameState:
         return {p.name: sum(col[c] for c in p.colors) for p in self.config.players}
 
 
+_STATE_FIELDS = frozenset(f.name for f in fields(GameState))
+
+
 def new_game(config: GameConfig) -> GameState:
     """The position before the first round's block selection."""
     supply = {c: dict(config.edition.supply) for c in config.colors}
@@ -353,7 +367,7 @@ def _draw(state: GameState, player: int) -> GameState:
     if deck:
         hands[player] = hands[player] + (deck[0],)
         deck = deck[1:]
-    return replace(state, hands=tuple(hands), deck=deck, played=played, reshuffles=reshuffles)
+    return state.evolve(hands=tuple(hands), deck=deck, played=played, reshuffles=reshuffles)
 
 
 def _play_card(state: GameState, player: int, card: Card) -> GameState:
@@ -365,7 +379,7 @@ def _play_card(state: GameState, player: int, card: Card) -> GameState:
         hand = list(hands[player])
         hand.remove(card)
         hands = hands[:player] + (tuple(hand),) + hands[player + 1:]
-    return replace(state, played=played, hands=hands)
+    return state.evolve(played=played, hands=hands)
 
 
 def _move_monster(state: GameState, seat: Seat, card: Card) -> GameState:
@@ -380,21 +394,21 @@ def _move_monster(state: GameState, seat: Seat, card: Card) -> GameState:
         for b in state.board.tower(site)[-count:]:
             sizes = removed.setdefault(b.color, {})
             sizes[b.storeys] = sizes.get(b.storeys, 0) + 1
-    return replace(state, board=board, monster=step.end, removed=removed,
+    return state.evolve(board=board, monster=step.end, removed=removed,
                    last_monster_step=step)
 
 
 def _end_turn(state: GameState, mover: int) -> GameState:
     nxt = _next_builder(state, mover)
     if nxt is not None:
-        return replace(state, to_move=nxt)
+        return state.evolve(to_move=nxt)
     return _end_round(state)
 
 
 def _end_round(state: GameState) -> GameState:
     scores = state.scores + (score_board(state.board, state.config.colors),)
     if state.round >= state.config.rounds:
-        return replace(state, scores=scores, phase=Phase.OVER)
+        return state.evolve(scores=scores, phase=Phase.OVER)
     n = len(state.config.players)
     start = (state.start + 1) % n
     deck, played, reshuffles = state.deck, state.played, state.reshuffles
@@ -403,8 +417,7 @@ def _end_round(state: GameState) -> GameState:
         reshuffles += 1
         deck = shuffled(pool, state.config.seed, f"reshuffle-{reshuffles}")
         played = {seat: () for seat in played}
-    return replace(
-        state, scores=scores, round=state.round + 1, phase=Phase.COMMIT, start=start,
+    return state.evolve(scores=scores, round=state.round + 1, phase=Phase.COMMIT, start=start,
         to_move=start, pending={c: () for c in state.config.colors},
         placed_this_round={c: 0 for c in state.config.colors},
         deck=deck, played=played, reshuffles=reshuffles,

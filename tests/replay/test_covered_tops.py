@@ -44,9 +44,8 @@ def test_a_covered_sites_top_colour_is_its_best_towers_when_they_agree() -> None
 def _state_with_tower_at_x():
     cfg = make_config(2, seed=3)
     state = committed(new_game(cfg))
-    seat = state.seat
     colour = state.player.colors[0]
-    build = next(b for b in _legal_at(state, seat, state.player.colors, X)
+    build = next(b for b in _legal_at(state, X)
                  if b.block.color == colour)
     return apply_move(state, build), colour, state.player.colors[1]
 
@@ -79,7 +78,7 @@ def test_a_build_that_tops_the_tower_with_another_colour_is_tried_there() -> Non
                        tops={X: theirs})
     at_x = {m.block for m, _legal in _candidates(state, seen, views)
             if isinstance(m, Build) and m.site == X}
-    assert at_x == {b.block for b in _legal_at(state, state.seat, state.player.colors, X)}
+    assert at_x == {b.block for b in _legal_at(state, X)}
     assert at_x
     # the same top as before: nothing says a build went there
     same = Observation("p", seen.sites, seen.unseen, tops={X: mine})

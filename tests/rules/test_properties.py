@@ -14,8 +14,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from companion.rules import (
+    Block,
     Board,
     Build,
+    Card,
     Commit,
     GameConfig,
     GameRecord,
@@ -24,8 +26,11 @@ from companion.rules import (
     Pass,
     Phase,
     Variant,
+    all_sites,
     apply_move,
     check_move,
+    is_legal,
+    legal_builds_at,
     legal_moves,
     make_config,
     new_game,
@@ -33,7 +38,7 @@ from companion.rules import (
     parse_move,
     score_board,
 )
-from companion.rules.cards import full_deck
+from companion.rules.cards import ALL_CARDS, full_deck
 from companion.rules.record import record_from_moves
 
 GAME_SETTINGS = settings(max_examples=30, derandomize=True, deadline=None,
@@ -126,6 +131,13 @@ def check_invariants(s: GameState, rng: random.Random, *, full: bool) -> list[Mo
     sample = moves if len(moves) <= 12 else rng.sample(moves, 12)
     for m in sample:
         check_move(s, m)
+    # the builds found without raising are those check_move allows, in colour and size
+    # order, at sites the card names and others (none there), with cards held or not
+    for site in rng.sample(all_sites(), 4):
+        for card in (Card.for_site(s.seat, site.row, site.col), rng.choice(ALL_CARDS)):
+            tried = [Build(s.seat, card, site, Block(c, n)) for c in s.player.colors
+                     for n in (1, 2, 3, 4)]
+            assert legal_builds_at(s, site, card) == [b for b in tried if is_legal(s, b)]
     return moves
 
 
