@@ -222,3 +222,15 @@ def test_a_stored_game_of_two_players_of_one_name_still_loads() -> None:
     assert [p.name for p in stored.config.players] == ["Ann", "Bo", "Ann"]
     with pytest.raises(SetupError, match="^two players are named 'Ann'$"):
         GameSession().new_game(cfg)
+
+
+def test_a_state_evolved_is_the_state_replace_makes_and_unknown_fields_are_refused() -> None:
+    from dataclasses import replace
+
+    state = new_game(make_config(3, seed=4))
+    board = state.board.with_block(Site(2, 0, 1), Block("red", 2))
+    evolved = state.evolve(board=board, ply=7)
+    assert evolved == replace(state, board=board, ply=7)
+    assert (evolved.ply, state.ply, evolved.board is board) == (7, 0, True)
+    with pytest.raises(TypeError, match="GameState has no field 'plies'"):
+        state.evolve(plies=7)
