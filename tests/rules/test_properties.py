@@ -133,8 +133,10 @@ def check_invariants(s: GameState, rng: random.Random, *, full: bool) -> list[Mo
         check_move(s, m)
     # the builds found without raising are those check_move allows, in colour and size
     # order, at sites the card names and others (none there), with cards held or not
-    for site in rng.sample(all_sites(), 4):
-        for card in (Card.for_site(s.seat, site.row, site.col), rng.choice(ALL_CARDS)):
+    # (drawn apart from the game's own generator, which picks its moves)
+    pick = random.Random(s.ply)
+    for site in pick.sample(all_sites(), 2):
+        for card in (Card.for_site(s.seat, site.row, site.col), pick.choice(ALL_CARDS)):
             tried = [Build(s.seat, card, site, Block(c, n)) for c in s.player.colors
                      for n in (1, 2, 3, 4)]
             assert legal_builds_at(s, site, card) == [b for b in tried if is_legal(s, b)]
