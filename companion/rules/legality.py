@@ -7,6 +7,7 @@ codes in :data:`REASONS`, with a message a player understands.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 from itertools import combinations_with_replacement, product
 
 from companion.rules.board import MAX_STOREYS, Block, Site, storeys_of, tower_owner
@@ -275,10 +276,16 @@ def legal_builds_at(state: GameState, site: Site, card: Card) -> list[Build]:
     if hand is not None and card not in hand:
         return []
     player = state.config.players[idx]
-    blocks = [Block(color, storeys) for color in player.colors
-              for storeys in range(1, MAX_STOREYS + 1)]
-    return [Build(player.seat, card, site, block) for block in blocks
+    return [Build(player.seat, card, site, block) for block in _every_block(player.colors)
             if _build_fault(state, idx, card, site, block) is None]
+
+
+@lru_cache(maxsize=16)
+def _every_block(colors: tuple[str, ...]) -> tuple[Block, ...]:
+    """Each colour's blocks of 1 to 4 storeys, in that order: made once per player's
+    colours, not at each site the replay's search tries."""
+    return tuple(Block(color, storeys) for color in colors
+                 for storeys in range(1, MAX_STOREYS + 1))
 
 
 def legal_moves(state: GameState) -> list[Move]:
