@@ -289,7 +289,9 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     # pairs are fitted without the red cells a tower cuts (a cut cell's centre moves
     # the pair's fit a cell off); a lone cell is judged on the printed pattern, cut or not
     cut = _cut_by_towers(hidden, float(cfg["tower_cut_mm"]) * s)
-    red, whole, centres = _red_centres(strong, s, g, cut)
+    share = cfg.get("cut_whole_share")
+    keep = None if share is None else float(share)
+    red, whole, centres = _red_centres(strong, s, g, cut, keep)
     found = _find_card(whole, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
     if found is None and grow < 1.0:
         # a small far card's red cells, blurred into the grey grid around them, pass
@@ -297,7 +299,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
         # around them (hysteresis), each is a cell's size again. Only when the cores
         # alone read no card: grown, a cell can merge with red art beside it
         assert weak is not None
-        red, grown, _ = _red_centres(_grown(weak.view(np.uint8), strong), s, g, cut)
+        red, grown, _ = _red_centres(_grown(weak.view(np.uint8), strong), s, g, cut, keep)
         found = _find_card(grown, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
         least = cfg["weak_pair_margin"]
         if found is None and least is not None:
@@ -305,7 +307,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
             # lamp's wash over the paper): the two weak cells, one grid spacing apart,
             # judged on the printed pattern like any pair, but with the card's own
             # red art among the candidates it must win clearly
-            red, faint, _ = _red_centres(weak, s, g, cut)
+            red, faint, _ = _red_centres(weak, s, g, cut, keep)
             found = _find_card(faint, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
             if found is not None and found[1] < float(least):
                 found = None
@@ -510,11 +512,14 @@ def _near_pairs(centres: list[FloatArray], s: float, spacing: float) -> list[tup
     return [(int(i), int(j)) for i, j in zip(*np.nonzero(near), strict=True)]
 
 
-def _red_centres(red: np.ndarray, s: float, g: BoardGeometry, cut: np.ndarray | None
+def _red_centres(red: np.ndarray, s: float, g: BoardGeometry, cut: np.ndarray | None,
+                 whole_share: float | None = None
                  ) -> tuple[np.ndarray, list[FloatArray], list[FloatArray]]:
     """The opened red mask and the centres of its cell-sized red regions: those that do
     not touch ``cut`` (the pixels a tower hides, grown: :func:`_cut_by_towers`), and
-    all of them."""
+    all of them. With ``whole_share``, a region touching ``cut`` still counts as whole
+    when it is as large as the largest region that does not touch it, to that share
+    in area and in width and height: a tower beside a red cell need not cut it."""
     red = cv2.morphologyEx(red.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     n, labels, stats, cent, box = _components(red)
     cell = g.card.cell
@@ -531,7 +536,16 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry, cut: np.ndarray | 
         # centre is not the cell's: a card fitted to it lies a cell off
         x, y, w, h = box
         touching = set(np.unique(labels[cut[y:y + h, x:x + w]]).tolist())
-        whole = [cent[k] for k in small if k not in touching]
+        free = [k for k in small if k not in touching]
+        if whole_share is not None and free:
+            # the largest cell no tower comes near: what a whole cell looks like here
+            ref = stats[free, :][:, [cv2.CC_STAT_AREA, cv2.CC_STAT_WIDTH,
+                                     cv2.CC_STAT_HEIGHT]].max(axis=0).astype(np.float64)
+            share = float(whole_share)
+            free += [k for k in small if k in touching and bool(np.all(
+                stats[k, [cv2.CC_STAT_AREA, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT]]
+                >= share * ref))]
+        whole = [cent[k] for k in small if k in free]
     if not large:
         return red, whole, centres  # no region to look for cells in
     # the cells are looked for around the large regions only (see _cells_in)

@@ -145,3 +145,48 @@ def test_a_red_cell_a_tower_cuts_pairs_with_no_other():
     assert {s.name: c for s, c in now.cards.items()} == {"W": (1, 2), "N": (0, 1)}
     was = read_image(frame.image, None, cols, {"cards": {"tower_cut_mm": 1.0}})
     assert was.cards[Seat.S] == (1, 2)
+
+
+def test_a_whole_red_cell_beside_a_tower_still_pairs():
+    # Raycast mounted 17012 (61 degrees, from North): South's stack lies beyond the far
+    # edge with Sao Paulo S's 9-storey green tower just in front of its grids. The
+    # tower's silhouette, padded, comes within cards.tower_cut_mm of the red cell of
+    # the nearer grid, a whole cell as large as the other grid's; taken as cut, it
+    # left the other cell unpaired and South's card was missed
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(17012, "mounted")
+    cols = truth["expected"]["colors"]
+    assert truth["expected"]["cards"]["S"] == {"cell": [0, 1]}
+    now = read_image(image, None, cols)
+    was = read_image(image, None, cols, {"cards": {"cut_whole_share": None}})
+    assert now.cards[Seat.S] == (0, 1) and Seat.S not in was.cards
+    assert {s: c for s, c in now.cards.items() if s != Seat.S} == was.cards
+    a = compare(now.to_json(), truth)
+    assert (a["cards_expected"], a["cards_missed"], a["cards_wrong"], a["cards_extra"]) == (
+        3, 0, 0, 0)
+
+
+def test_only_a_red_region_smaller_than_a_whole_cell_counts_as_cut():
+    import numpy as np
+
+    from companion.vision.cards import _red_centres
+    from companion.vision.geometry import board_geometry
+
+    g = board_geometry()
+    s = 2.0
+    px = int(round(g.card.cell * s))  # 18 px a cell at 2 px/mm
+    red = np.zeros((80, 160), bool)
+    red[20:20 + px, 20:20 + px] = True  # the far grid's cell, no tower near it
+    red[20:20 + px, 80:80 + px] = True  # the near grid's, whole
+    cut = np.zeros_like(red)
+    cut[20 + px:, 70:110] = True  # a tower's reach touching the near cell's edge
+    _, whole, every = _red_centres(red, s, g, cut, 0.85)
+    assert len(every) == 2 and len(whole) == 2
+    _, whole, _ = _red_centres(red, s, g, cut, None)
+    assert [float(c[0]) < 60 for c in whole] == [True]  # the far cell alone
+    # the near cell with a third of it behind the tower: cut, whatever the share
+    red[20:20 + px, 80 + 2 * px // 3:80 + px] = False
+    cut[20:20 + px, 80 + 2 * px // 3:110] = True
+    _, whole, every = _red_centres(red, s, g, cut, 0.85)
+    assert len(every) == 2 and [float(c[0]) < 60 for c in whole] == [True]
