@@ -355,12 +355,16 @@ def _read_located(image_bgr: np.ndarray, gray: np.ndarray, markers: Markers,
                                  sites.reader)
         timings["colour_check"] = time.perf_counter() - t
     t = time.perf_counter()
-    covered = (sites.reader.tower_mask(view.wpose, sites.strips, sites.results,
-                                       sites.image.shape[:2])
-               if cfg.get("cards", {}).get("towers_hide", True) else None)
+    hide = cfg.get("cards", {}).get("towers_hide", True)
+    shape = sites.image.shape[:2]
+    covered = (sites.reader.tower_mask(view.wpose, sites.strips, sites.results, shape)
+               if hide else None)
+    guessed = (sites.reader.guessed_mask(view.wpose, sites.strips, sites.results, shape,
+                                         covered)
+               if hide and cfg.get("cards", {}).get("guess_share") is not None else None)
     saturation = _saturation(sites.results, sites.model, cfg.get("tone", {}))
     cards = read_cards(sites.image, view.wpose, g, sites.wb, cfg.get("cards"), covered,
-                       sites.tone, saturation)
+                       sites.tone, saturation, guessed)
     timings["cards"] = time.perf_counter() - t
     reading = _reading(sites, view, cards)
     timings["total"] = time.perf_counter() - t0

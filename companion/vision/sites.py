@@ -1861,6 +1861,16 @@ class SiteReader:
                                                 skip=guesses) < n
         return covered
 
+    def guessed_mask(self, pose: Pose, strips: Strips, results: list[SiteResult],
+                     shape: tuple[int, int], covered: np.ndarray | None) -> np.ndarray:
+        """Pixels the guesses of the sites left unseen would cover that no tower read
+        covers (``covered``, :meth:`tower_mask`): where such a tower may stand before
+        a card stack, a card read there narrowly is not read (the cards' ``guess_share``)."""
+        n = len(results)
+        every: np.ndarray = self._silhouettes(pose, strips, results, _nearness_rank(strips),
+                                              shape) < n
+        return every if covered is None else every & ~covered
+
     def _silhouettes(self, pose: Pose, st: Strips, results: list[SiteResult],
                      rank: np.ndarray, shape: tuple[int, int],
                      skip: set[int] | None = None) -> np.ndarray:

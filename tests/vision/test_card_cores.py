@@ -190,3 +190,26 @@ def test_only_a_red_region_smaller_than_a_whole_cell_counts_as_cut():
     cut[20:20 + px, 80 + 2 * px // 3:110] = True
     _, whole, every = _red_centres(red, s, g, cut, 0.85)
     assert len(every) == 2 and [float(c[0]) < 60 for c in whole] == [True]
+
+
+def test_a_narrow_card_under_an_unseen_sites_guess_is_not_read():
+    # Raycast mounted 9505 (East's stack, 80% of its grids in view): a tower the reader
+    # left unseen stands before the stack, so its faces are not left out of the card's
+    # window (only the towers read are), and the card came out a column off, (0, 0) for
+    # (0, 1), won by 0.048. A card won by under cards.guess_margin with cards.guess_share
+    # of its window under the unseen sites' guesses is not read
+    from tests.vision.raycast import shoot
+
+    image, truth = shoot(9505, "mounted")
+    cols = truth["expected"]["colors"]
+    assert truth["card_stacks"]["E"]["cell"] == [0, 1] and "E" not in truth["expected"]["cards"]
+    now = read_image(image, None, cols)
+    was = read_image(image, None, cols, {"cards": {"guess_share": None}})
+    assert was.cards[Seat.E] == (0, 0) and Seat.E not in now.cards
+    assert {s: c for s, c in was.cards.items() if s != Seat.E} == now.cards
+    # won by more, the same card stands under the guess
+    wide = read_image(image, None, cols, {"cards": {"guess_margin": 0.04}})
+    assert wide.cards[Seat.E] == (0, 0)
+    a, b = compare(now.to_json(), truth), compare(was.to_json(), truth)
+    assert (a["cards_extra"], b["cards_extra"]) == (0, 1)
+    assert (a["cards_missed"], a["cards_wrong"]) == (b["cards_missed"], b["cards_wrong"])
