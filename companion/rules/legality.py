@@ -156,32 +156,36 @@ def _build_fault(state: GameState, idx: int, card: Card, site: Site, block: Bloc
     return None
 
 
+#: What :func:`check_build` says of the faults that need only the names involved
+#: (:func:`_build_message` works out the other three).
+_PLAIN_MESSAGES = {
+    "not-your-color": "{color} is not {name}'s colour",
+    "no-blocks-left": "{name} has no {color} block left to place this round",
+    "not-in-supply": "{color} has no {storeys}-storey block left",
+    "city-closed": "Slow Growth: {city} opens later",
+    "monster-site": "the monster stands on {site}",
+    "anti-trust": "Anti-trust: {name} may not build on their own {site}",
+}
+
+
 def _build_message(reason: str, state: GameState, idx: int, card: Card, site: Site,
                    block: Block) -> str:
     """What :func:`check_build` says of a build refused for ``reason``."""
     player = state.config.players[idx]
     topo = default_topology()
+    plain = _PLAIN_MESSAGES.get(reason)
+    if plain is not None:
+        return plain.format(color=block.color, name=player.name, storeys=block.storeys,
+                            city=topo.city_names[site.city], site=site.name)
     if reason == "wrong-site":
         row, col = card.site_cell(player.seat)
         return (f"card {card} from seat {player.seat} gives the {topo.site_names[row][col]}"
                 f" site, not {site.local_name}")
-    if reason == "not-your-color":
-        return f"{block.color} is not {player.name}'s colour"
-    if reason == "no-blocks-left":
-        return f"{player.name} has no {block.color} block left to place this round"
-    if reason == "not-in-supply":
-        return f"{block.color} has no {block.storeys}-storey block left"
     if reason == "block-not-committed":
         pend = state.pending.get(block.color) or ()
         left = ", ".join(str(b.storeys) for b in sorted(pend, key=lambda b: -b.storeys)) or "none"
         return (f"{block.color} did not commit a {block.storeys}-storey block for this "
                 f"round (left: {left})")
-    if reason == "city-closed":
-        return f"Slow Growth: {topo.city_names[site.city]} opens later"
-    if reason == "monster-site":
-        return f"the monster stands on {site.name}"
-    if reason == "anti-trust":
-        return f"Anti-trust: {player.name} may not build on their own {site.name}"
     tower = state.board.tower(site)
     owner = tower_owner(tower)
     assert reason == "too-few-storeys" and owner is not None
