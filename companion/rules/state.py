@@ -395,7 +395,7 @@ def _move_monster(state: GameState, seat: Seat, card: Card) -> GameState:
             sizes = removed.setdefault(b.color, {})
             sizes[b.storeys] = sizes.get(b.storeys, 0) + 1
     return state.evolve(board=board, monster=step.end, removed=removed,
-                   last_monster_step=step)
+                        last_monster_step=step)
 
 
 def _end_turn(state: GameState, mover: int) -> GameState:
@@ -417,7 +417,8 @@ def _end_round(state: GameState) -> GameState:
         reshuffles += 1
         deck = shuffled(pool, state.config.seed, f"reshuffle-{reshuffles}")
         played = {seat: () for seat in played}
-    return state.evolve(scores=scores, round=state.round + 1, phase=Phase.COMMIT, start=start,
+    return state.evolve(
+        scores=scores, round=state.round + 1, phase=Phase.COMMIT, start=start,
         to_move=start, pending={c: () for c in state.config.colors},
         placed_this_round={c: 0 for c in state.config.colors},
         deck=deck, played=played, reshuffles=reshuffles,

@@ -292,8 +292,7 @@ def _read_seat(image: np.ndarray, pose: Pose, g: BoardGeometry, seat: Seat,
     # pairs are fitted without the red cells a tower cuts (a cut cell's centre moves
     # the pair's fit a cell off); a lone cell is judged on the printed pattern, cut or not
     cut = _cut_by_towers(hidden, float(cfg["tower_cut_mm"]) * s)
-    share = cfg.get("cut_whole_share")
-    keep = None if share is None else float(share)
+    keep = cfg.get("cut_whole_share")
     red, whole, centres = _red_centres(strong, s, g, cut, keep)
     found = _find_card(whole, lum, seen, hidden, (a0, b0), s, g, cfg, debug)
     if found is None and grow < 1.0:
@@ -576,12 +575,9 @@ def _red_centres(red: np.ndarray, s: float, g: BoardGeometry, cut: np.ndarray | 
         free = [k for k in small if k not in touching]
         if whole_share is not None and free:
             # the largest cell no tower comes near: what a whole cell looks like here
-            ref = stats[free, :][:, [cv2.CC_STAT_AREA, cv2.CC_STAT_WIDTH,
-                                     cv2.CC_STAT_HEIGHT]].max(axis=0).astype(np.float64)
-            share = float(whole_share)
-            free += [k for k in small if k in touching and bool(np.all(
-                stats[k, [cv2.CC_STAT_AREA, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT]]
-                >= share * ref))]
+            size = [cv2.CC_STAT_AREA, cv2.CC_STAT_WIDTH, cv2.CC_STAT_HEIGHT]
+            least = float(whole_share) * stats[free][:, size].max(axis=0)
+            free += [k for k in small if k in touching and bool(np.all(stats[k, size] >= least))]
         whole = [cent[k] for k in small if k in free]
     if not large:
         return red, whole, centres  # no region to look for cells in
