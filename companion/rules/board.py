@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -24,6 +24,9 @@ class Site:
     city: int
     row: int
     col: int
+    # worked out once: a replay's search looks sites up in dicts millions of times
+    _hash: int = field(init=False, repr=False, compare=False)
+    _index: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         topo = default_topology()
@@ -32,12 +35,21 @@ class Site:
             raise InvalidBoardError(
                 f"site out of range: city {self.city}, row {self.row}, col {self.col}"
             )
+        # the hash a frozen dataclass would give (so sets and dicts order as before)
+        object.__setattr__(self, "_hash", hash((self.city, self.row, self.col)))
+        object.__setattr__(self, "_index", self.city * topo.sites_per_city
+                           + self.row * topo.cols + self.col)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Site], tuple[int, int, int]]:
+        return Site, (self.city, self.row, self.col)
 
     @property
     def index(self) -> int:
         """0..53: city * 9 + row * 3 + col."""
-        topo = default_topology()
-        return self.city * topo.sites_per_city + self.row * topo.cols + self.col
+        return self._index
 
     @classmethod
     def from_index(cls, index: int) -> Site:
@@ -125,12 +137,22 @@ class Block:
 
     color: str
     storeys: int
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.storeys, int) or not 1 <= self.storeys <= MAX_STOREYS:
             raise InvalidBoardError(f"a block has 1 to 4 storeys, not {self.storeys!r}")
         if not isinstance(self.color, str) or not self.color:
             raise InvalidBoardError(f"a block needs a colour name, not {self.color!r}")
+        # a board's hash hashes every block on it (see Site)
+        object.__setattr__(self, "_hash", hash((self.color, self.storeys)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self) -> tuple[type[Block], tuple[str, int]]:
+        # not the cached hash: a string's hash differs from one process to the next
+        return Block, (self.color, self.storeys)
 
     def __repr__(self) -> str:
         return f"Block({self.color!r}, {self.storeys})"
@@ -172,6 +194,17 @@ class Board:
         if len(self.towers) != default_topology().site_count:
             raise InvalidBoardError(f"a board has {default_topology().site_count} sites")
 
+    def __hash__(self) -> int:
+        # kept once worked out: a replay's search keys its hypotheses by board
+        cached: int | None = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash((self.towers,))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
+    def __reduce__(self) -> tuple[type[Board], tuple[tuple[Tower, ...]]]:
+        return Board, (self.towers,)
+
     @classmethod
     def empty(cls) -> Board:
         return cls(tuple(() for _ in range(default_topology().site_count)))
@@ -200,8 +233,25 @@ class Board:
 
     def with_tower(self, site: Site, tower: Iterable[Block]) -> Board:
         cells = list(self.towers)
-        cells[site.index] = tuple(tower)
-        return Board(tuple(cells))
+        new = cells[site.index] = tuple(tower)
+        board = Board(tuple(cells))
+        known: dict[Site, SiteView] | None = self.__dict__.get("_views")
+        if known is not None:
+            # this board's views but one: the next board's without a pass over the
+            # towers (in site order, as worked out from the towers)
+            if site in known or not new:
+                views = dict(known)
+                if new:
+                    views[site] = SiteView(tower_height(new), new[-1].color)
+                else:
+                    views.pop(site, None)
+            else:
+                at = site.index
+                views = {s: v for s, v in known.items() if s.index < at}
+                views[site] = SiteView(tower_height(new), new[-1].color)
+                views.update((s, v) for s, v in known.items() if s.index > at)
+            object.__setattr__(board, "_views", views)
+        return board
 
     def with_block(self, site: Site, block: Block) -> Board:
         return self.with_tower(site, self.towers[site.index] + (block,))
@@ -222,10 +272,16 @@ class Board:
         return out
 
     def views(self) -> dict[Site, SiteView]:
-        """Height and owner of every occupied site: what scoring needs."""
-        sites = _default_sites()
-        return {sites[i]: SiteView(tower_height(t), t[-1].color)
-                for i, t in enumerate(self.towers) if t}
+        """Height and owner of every occupied site: what scoring needs (a copy of the
+        board's own, kept once worked out: a replay's search asks tens of thousands of
+        boards, each one build from a board it asked before)."""
+        cached: dict[Site, SiteView] | None = self.__dict__.get("_views")
+        if cached is None:
+            sites = _default_sites()
+            cached = {sites[i]: SiteView(tower_height(t), t[-1].color)
+                      for i, t in enumerate(self.towers) if t}
+            object.__setattr__(self, "_views", cached)
+        return dict(cached)
 
     def to_json(self, colors: Sequence[str] | None = None, *,
                 blocks: bool = True) -> dict[str, Any]:

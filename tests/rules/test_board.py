@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import pickle
+import random
+import subprocess
+import sys
+
 import pytest
 from rules_helpers import spec_card_for_site, spec_site_for_card
 
@@ -199,6 +205,48 @@ def test_board_is_immutable_and_towers_stack_bottom_first() -> None:
     assert b2.blocks_by_color() == {"red": {1: 1}, "blue": {3: 1}}
     views = b2.views()
     assert views[site].height == 4 and views[site].owner == "blue"
+
+
+def test_views_handed_on_from_board_to_board_are_the_towers_views() -> None:
+    """A board passes its views on to the next one; they must be what the towers
+    give, in site order, whatever was built, taken off or cleared, and a caller's
+    change to the dict it got must not reach the board."""
+    rng = random.Random(5)
+    board = Board.empty()
+    board.views()
+    for _ in range(3000):
+        site = rng.choice(all_sites())
+        roll = rng.random()
+        if roll < 0.6:
+            board = board.with_block(site, Block(rng.choice(["red", "blue"]), rng.randint(1, 4)))
+        elif roll < 0.8:
+            board = board.with_tower(site, ())
+        else:
+            board = board.with_tower(site, board.tower(site)[:-1])
+        fresh = Board(board.towers).views()
+        got = board.views()
+        assert list(got.items()) == list(fresh.items())
+        got.clear()
+        assert list(board.views().items()) == list(fresh.items())
+    assert board == Board(board.towers) and hash(board) == hash(Board(board.towers))
+
+
+def test_sites_blocks_and_boards_hash_as_their_values_in_another_process() -> None:
+    """Their hashes are kept once worked out; a pickled one (a worker process of
+    another hash seed) must hash as that process makes it, not as this one did."""
+    board = Board.empty().with_block(Site(2, 0, 1), Block("yellow", 3))
+    assert hash(Site(2, 0, 1)) == hash((2, 0, 1))
+    assert hash(Block("yellow", 3)) == hash(("yellow", 3))
+    assert hash(board) == hash((board.towers,))
+    code = ("import pickle, sys\n"
+            "b = pickle.loads(sys.stdin.buffer.read())\n"
+            "site, view = next(iter(b.views().items()))\n"
+            "print(hash(b) == hash((b.towers,)), hash(b.tower(site)[0]) == hash(('yellow', 3)),"
+            " hash(site) == hash((2, 0, 1)), view.height)")
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(board),
+                         capture_output=True, env=env, check=True).stdout.decode()
+    assert out.split() == ["True", "True", "True", "3"]
 
 
 def test_board_needs_54_sites() -> None:
