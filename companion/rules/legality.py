@@ -6,7 +6,7 @@ codes in :data:`REASONS`, with a message a player understands.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from itertools import combinations_with_replacement, product
 
@@ -126,34 +126,57 @@ def _build_fault(state: GameState, idx: int, card: Card, site: Site, block: Bloc
     """The reason :func:`check_build` refuses the build for, or None: the rules alone,
     without the message (the legal builds are found by trying every block at every
     site, and the illegal ones are most)."""
+    return _faults_at(state, idx, card, site)(block)
+
+
+def _faults_at(state: GameState, idx: int, card: Card, site: Site
+               ) -> Callable[[Block], str | None]:
+    """:func:`_build_fault` for any block at one site: what does not depend on the
+    block is worked out once (the legal builds at a site try every block of the
+    player's colours, and the replay's search asks that of hundreds of thousands of
+    states). The checks keep their order, so a build at fault twice gets the first."""
     player = state.config.players[idx]
     row, col = card.site_cell(player.seat)
     if (site.row, site.col) != (row, col):
-        return "wrong-site"
-    if block.color not in player.colors:
-        return "not-your-color"
-    if state.blocks_left_this_round(idx) <= 0 or \
-            state.placed_this_round.get(block.color, 0) >= state.config.blocks_per_color:
-        return "no-blocks-left"
-    pend = state.pending.get(block.color)
-    if pend is None:
-        if state.supply[block.color].get(block.storeys, 0) <= 0:
-            return "not-in-supply"
-    elif block not in pend:
-        return "block-not-committed"
-    if site.city not in state.open_cities():
-        return "city-closed"
-    if state.monster is not None and site == state.monster:
-        return "monster-site"
+        return _wrong_site
+    colors = player.colors
+    none_left = state.blocks_left_this_round(idx) <= 0
+    per_color = state.config.blocks_per_color
+    placed, pending, supply = state.placed_this_round, state.pending, state.supply
+    closed = site.city not in state.open_cities()
+    on_monster = state.monster is not None and site == state.monster
     tower = state.board.tower(site)
     owner = tower_owner(tower)
-    if owner is None:
+    anti_trust = Variant.ANTI_TRUST in state.config.variants
+
+    def fault(block: Block) -> str | None:
+        if block.color not in colors:
+            return "not-your-color"
+        if none_left or placed.get(block.color, 0) >= per_color:
+            return "no-blocks-left"
+        pend = pending.get(block.color)
+        if pend is None:
+            if supply[block.color].get(block.storeys, 0) <= 0:
+                return "not-in-supply"
+        elif block not in pend:
+            return "block-not-committed"
+        if closed:
+            return "city-closed"
+        if on_monster:
+            return "monster-site"
+        if owner is None:
+            return None
+        if owner in colors:
+            return "anti-trust" if anti_trust else None
+        if storeys_of(tower, block.color) + block.storeys < storeys_of(tower, owner):
+            return "too-few-storeys"
         return None
-    if owner in player.colors:
-        return "anti-trust" if Variant.ANTI_TRUST in state.config.variants else None
-    if storeys_of(tower, block.color) + block.storeys < storeys_of(tower, owner):
-        return "too-few-storeys"
-    return None
+
+    return fault
+
+
+def _wrong_site(block: Block) -> str:
+    return "wrong-site"
 
 
 #: What :func:`check_build` says of the faults that need only the names involved
@@ -254,8 +277,9 @@ def _builds_for_card(state: GameState, idx: int, card: Card) -> Iterator[Build]:
     blocks = _distinct_blocks(state, idx)
     for city in range(default_topology().cities):
         site = Site(city, row, col)
+        fault = _faults_at(state, idx, card, site)
         for block in blocks:
-            if _build_fault(state, idx, card, site, block) is None:
+            if fault(block) is None:
                 yield Build(seat, card, site, block)
 
 
@@ -280,8 +304,9 @@ def legal_builds_at(state: GameState, site: Site, card: Card) -> list[Build]:
     if hand is not None and card not in hand:
         return []
     player = state.config.players[idx]
+    fault = _faults_at(state, idx, card, site)
     return [Build(player.seat, card, site, block) for block in _every_block(player.colors)
-            if _build_fault(state, idx, card, site, block) is None]
+            if fault(block) is None]
 
 
 @lru_cache(maxsize=16)
