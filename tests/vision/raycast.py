@@ -84,8 +84,13 @@ def site_centre(city, row, col):
 
 # ---------------------------------------------------------------- colour helpers
 def srgb2lin(c):
+    if isinstance(c, np.ndarray) and c.dtype == np.uint8:
+        return _SRGB_LUT[c]  # the same numbers, by table look-up
     c = np.asarray(c, np.float32) / 255.0
     return np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4).astype(np.float32)
+
+
+_SRGB_LUT = srgb2lin(np.arange(256))  # srgb2lin of each uint8 value
 
 
 def lin2srgb(x):
@@ -126,7 +131,10 @@ class Tex:
     """
 
     def __init__(self, rgb_u8, ppm, x_left, y_top, wrap=False, scale=0.88):
-        lin = srgb2lin(rgb_u8) * np.float32(scale)
+        if rgb_u8.dtype == np.uint8:  # srgb2lin(rgb_u8) * scale, by table look-up
+            lin = (_SRGB_LUT * np.float32(scale))[rgb_u8]
+        else:
+            lin = srgb2lin(rgb_u8) * np.float32(scale)
         self.levels = [np.ascontiguousarray(lin)]
         while min(self.levels[-1].shape[:2]) > 24 and len(self.levels) < 7:
             self.levels.append(cv2.pyrDown(self.levels[-1]))
@@ -140,8 +148,8 @@ class Tex:
         width = 4096
         rows = max(1, -(-n // width))
         pad = rows * width - n
-        mx = np.pad(mx, (0, pad)).reshape(rows, width)
-        my = np.pad(my, (0, pad)).reshape(rows, width)
+        mx = np.concatenate([mx, np.zeros(pad, np.float32)]).reshape(rows, width)
+        my = np.concatenate([my, np.zeros(pad, np.float32)]).reshape(rows, width)
         border = cv2.BORDER_WRAP if self.wrap else cv2.BORDER_REPLICATE
         out = cv2.remap(self.levels[lev], mx, my, cv2.INTER_LINEAR, borderMode=border)
         return out.reshape(-1, self.levels[lev].shape[2])[:n]
@@ -154,12 +162,24 @@ class Tex:
         l0 = np.floor(lod).astype(np.int32)
         fr = (lod - l0).astype(np.float32)[:, None]
         out = np.empty((x.size, 3), np.float32)
-        for lev in np.unique(l0):
-            sel = l0 == lev
-            a = self._at(int(lev), col[sel], row[sel])
+        if not x.size:
+            return out
+        # the points of each level, in order (as the mask l0 == lev lists them), from a
+        # stable sort by level (int8: numpy's radix sort)
+        order = np.argsort(l0.astype(np.int8), kind="stable")
+        ls = l0[order]
+        cuts = np.concatenate([[0], np.flatnonzero(ls[1:] != ls[:-1]) + 1, [ls.size]])
+        for i0, i1 in zip(cuts[:-1], cuts[1:], strict=True):
+            lev = int(ls[i0])
+            sel = order[i0:i1]
+            c, r = col.take(sel), row.take(sel)
+            a = self._at(lev, c, r)
             if lev + 1 < nlev:
-                b = self._at(int(lev) + 1, col[sel], row[sel])
-                out[sel] = a + (b - a) * fr[sel]
+                b = self._at(lev + 1, c, r)
+                b -= a
+                b *= fr.take(sel, 0)
+                b += a  # a + (b - a) * fr
+                out[sel] = b
             else:
                 out[sel] = a
         return out
@@ -604,7 +624,9 @@ TABLE_N = 2048
 def make_table_texture(rng):
     n = TABLE_N
     kind = str(rng.choice(["wood", "wood", "wood", "felt", "linen", "gingham"]))
-    yy, xx = np.mgrid[0:n, 0:n].astype(np.float32)
+    # row and column coordinates, broadcast against each other where both are used
+    yy = np.arange(n, dtype=np.float32)[:, None]
+    xx = np.arange(n, dtype=np.float32)[None, :]
     if kind == "wood":
         woods = [(172, 122, 74), (104, 70, 46), (204, 170, 128), (150, 142, 130), (186, 140, 96)]
         base = np.array(woods[int(rng.integers(len(woods)))], np.float32)
@@ -652,7 +674,7 @@ def make_table_texture(rng):
         col = np.array(c, np.float32)
         mid = 0.55 * white + 0.45 * col
         k = (a + b)[..., None]
-        img = np.where(k == 0, white, np.where(k == 1, mid, col))
+        img = np.stack([white, mid, col])[k[..., 0].astype(np.intp)]  # k = 0, 1, 2
         img = img * (1 + 0.05 * _pnoise(rng, n, 0.6) + 0.03 * _pnoise(rng, n, 60))[..., None]
         spec = (0.0, 4.0)
     img = np.clip(img, 0, 255).astype(np.uint8)
@@ -669,6 +691,23 @@ def _slab(o, d, h):
             inv = 1.0 / d[..., a]
             t1 = (-h[a] - oa) * inv
             t2 = (h[a] - oa) * inv
+            lo = np.minimum(t1, t2)
+            hi = np.maximum(t1, t2)
+            if tn is None:
+                tn, tf = lo, hi
+            else:
+                np.maximum(tn, lo, out=tn)
+                np.minimum(tf, hi, out=tf)
+    return tn, tf
+
+
+def _slab_inv(o, inv, h):
+    """_slab(o, d, h) for one origin o (a 3-vector), given inv[a] = 1.0 / d[..., a]."""
+    tn = tf = None
+    with np.errstate(invalid="ignore", over="ignore"):
+        for a in range(3):
+            t1 = (-h[a] - o[a]) * inv[a]
+            t2 = (h[a] - o[a]) * inv[a]
             lo = np.minimum(t1, t2)
             hi = np.maximum(t1, t2)
             if tn is None:
@@ -1241,20 +1280,76 @@ def _occluders(scene):
     return out
 
 
+def _shadow_candidates(Ps, zlow, rim, occ):
+    """(occluder, points whose shadow rays may meet it) for each occluder: the points
+    in the grid cells under the occluder's shadow on the plane z = zlow (grown by a
+    cell), below its top.  Points are listed by cell, then in their own order."""
+    if not occ:
+        return []
+    cx = np.clip(((Ps[:, 0] - GRID_X0) / CELL).astype(np.int32), 0, GRID_N - 1)
+    cy = np.clip(((Ps[:, 1] - GRID_X0) / CELL).astype(np.int32), 0, GRID_N - 1)
+    cell = cy * GRID_N + cx
+    # the cells fit 16 bits, for which numpy's stable sort is a (faster) radix sort
+    order = np.argsort(cell.astype(np.uint16), kind="stable")
+    counts = np.bincount(cell, minlength=GRID_N * GRID_N)
+    starts = np.cumsum(counts) - counts
+    mask = np.zeros((GRID_N, GRID_N), np.uint8)  # zero outside the window in use
+    kernel = np.ones((3, 3), np.uint8)
+    Psz = np.ascontiguousarray(Ps[:, 2])
+    # every occluder's 8 corners projected from the light's rim onto z = zlow, and the
+    # corners themselves, in 1/16 grid cells: the same numbers occluder by occluder
+    corners = np.array([c for _, c in occ])  # (occluders, 8, 3)
+    zmaxs = corners[:, :, 2].max(1)
+    lam = (rim[None, :, None, 2] - zlow) / np.maximum(
+        rim[None, :, None, 2] - corners[:, None, :, 2], 1e-6
+    )
+    proj = rim[None, :, None, :2] * (1 - lam[..., None]) + corners[:, None, :, :2] * lam[..., None]
+    pts = np.concatenate([proj.reshape(len(occ), -1, 2), corners[:, :, :2]], 1)
+    gs = ((pts - GRID_X0) / CELL * 16).astype(np.int64)
+    gs = np.clip(gs, -1_000_000, 1_000_000).astype(np.int32)
+    out = []
+    for (o, _), zmax, g in zip(occ, zmaxs, gs, strict=True):
+        if zmax <= zlow:
+            continue
+        hull = cv2.convexHull(g.reshape(-1, 1, 2))
+        # fill and dilate only a window around the hull (in 1/16 cells), with a margin
+        # for the rounding of the fill and the dilation
+        x, y, w, h = cv2.boundingRect(hull)
+        x0, x1 = (min(max(v, 0), GRID_N) for v in (x // 16 - 3, (x + w - 1) // 16 + 4))
+        y0, y1 = (min(max(v, 0), GRID_N) for v in (y // 16 - 3, (y + h - 1) // 16 + 4))
+        if x1 <= x0 or y1 <= y0:
+            continue
+        cv2.fillConvexPoly(mask, hull, 1, cv2.LINE_8, 4)
+        win = mask[y0:y1, x0:x1]
+        r, c = np.nonzero(cv2.dilate(win, kernel))
+        win[:] = 0
+        cells = (r + y0) * GRID_N + (c + x0)
+        cnt = counts[cells]
+        keep = cnt > 0
+        if not keep.any():
+            continue
+        cells, cnt = cells[keep], cnt[keep]
+        st = starts[cells]
+        tot = int(cnt.sum())
+        rep = np.repeat(st - np.concatenate([[0], np.cumsum(cnt)[:-1]]), cnt)
+        idx = order[rep + np.arange(tot)]
+        idx = idx[Psz.take(idx) < zmax]
+        if idx.size:
+            out.append((o, idx))
+    return out
+
+
 def _shadow_vis(Ps, light, occ, rng):
-    """Fraction of the light's samples each point sees (Ps already offset along its normal)."""
+    """Fraction of the light's samples each point sees (Ps already offset along its normal).
+
+    A shadow ray hits an occluder where its slab / cylinder interval (tn, tf) has
+    tn <= tf, tf > 1e-6 and tn < 1 (before the light)."""
     n = Ps.shape[0]
     K = light["K"]
     if n == 0:
         return np.ones(0, np.float32)
     S0 = light["S"]
     rad = light["rad"]
-    cx = np.clip(((Ps[:, 0] - GRID_X0) / CELL).astype(np.int32), 0, GRID_N - 1)
-    cy = np.clip(((Ps[:, 1] - GRID_X0) / CELL).astype(np.int32), 0, GRID_N - 1)
-    cell = cy * GRID_N + cx
-    order = np.argsort(cell, kind="stable")
-    counts = np.bincount(cell, minlength=GRID_N * GRID_N)
-    starts = np.cumsum(counts) - counts
     zlow = float(Ps[:, 2].min()) - 0.01
     if rad > 0:
         ring = np.array(
@@ -1271,52 +1366,85 @@ def _shadow_vis(Ps, light, occ, rng):
     radial = np.sqrt((np.arange(K) + 0.5) / K)
     golden = np.arange(K) * 2.39996323
     occl = np.zeros((K, n), bool)
-    mask = np.zeros((GRID_N, GRID_N), np.uint8)
-    kernel = np.ones((3, 3), np.uint8)
-    for o, corners in occ:
-        zmax = corners[:, 2].max()
-        if zmax <= zlow:
+    work = _shadow_candidates(Ps, zlow, rim, occ)
+    if rad > 0 and work:
+        # sample k of point i lies at (Sx[k, pos[i]], Sy[k, pos[i]], S0[2]) whatever the
+        # occluder: computed once for every point that is a candidate of any occluder
+        need = np.zeros(n, bool)
+        for _, idx in work:
+            need[idx] = True
+        u = np.flatnonzero(need)
+        pos = np.zeros(n, np.intp)
+        pos[u] = np.arange(u.size)
+        phu = phi[u]
+        Sx = np.empty((K, u.size))
+        Sy = np.empty((K, u.size))
+        for k in range(K):
+            a = golden[k] + phu
+            Sx[k] = S0[0] + rad * radial[k] * np.cos(a)
+            Sy[k] = S0[1] + rad * radial[k] * np.sin(a)
+    Psx, Psy, Psz = (np.ascontiguousarray(Ps[:, a]) for a in range(3))
+    # with tn raised to at least L and tf lowered to at most U, the tests tn <= tf,
+    # tf > 1e-6 and tn < 1 are the one test tn <= tf (NaN still fails it)
+    U = np.nextafter(1.0, 0.0)
+    L = np.nextafter(1e-6, 1.0)
+    for o, idx in work:
+        m = idx.size
+        px, py, pz = Psx.take(idx), Psy.take(idx), Psz.take(idx)
+        # D = S - P, sample by sample; only its x, y change with the sample
+        D = np.empty((m, 3))
+        D[:, 2] = S0[2] - pz
+        if rad > 0:
+            pk = pos[idx]
+        else:
+            D[:, 0] = S0[0] - px
+            D[:, 1] = S0[1] - py
+        if o["type"] != "box":
+            P = Ps[idx]
+            for k in range(K):
+                if rad > 0:
+                    np.subtract(Sx[k].take(pk), px, out=D[:, 0])
+                    np.subtract(Sy[k].take(pk), py, out=D[:, 1])
+                tn, tf = obj_interval(o, P, D)
+                hit = (tn <= tf) & (tf > 1e-6) & (tn < 1.0)
+                occl[k, idx[hit]] = True
             continue
-        lam = (rim[:, None, 2] - zlow) / np.maximum(rim[:, None, 2] - corners[None, :, 2], 1e-6)
-        proj = rim[:, None, :2] * (1 - lam[..., None]) + corners[None, :, :2] * lam[..., None]
-        pts = np.concatenate([proj.reshape(-1, 2), corners[:, :2]])
-        g = ((pts - GRID_X0) / CELL * 16).astype(np.int64)
-        g = np.clip(g, -1_000_000, 1_000_000).astype(np.int32)
-        hull = cv2.convexHull(g.reshape(-1, 1, 2))
-        mask[:] = 0
-        cv2.fillConvexPoly(mask, hull, 1, cv2.LINE_8, 4)
-        mask = cv2.dilate(mask, kernel)
-        cells = np.flatnonzero(mask)
-        cnt = counts[cells]
-        keep = cnt > 0
-        if not keep.any():
-            continue
-        cells, cnt = cells[keep], cnt[keep]
-        st = starts[cells]
-        tot = int(cnt.sum())
-        rep = np.repeat(st - np.concatenate([[0], np.cumsum(cnt)[:-1]]), cnt)
-        idx = order[rep + np.arange(tot)]
-        idx = idx[Ps[idx, 2] < zmax]
-        if idx.size == 0:
-            continue
-        P = Ps[idx]
+        # box_interval(P, D, c, R, h) for each sample, with the origin transform and the
+        # slab offsets (h - o, -h - o) hoisted out of the sample loop; both matrix
+        # products keep box_interval's operands and shapes
+        c, R, h = o["c"], o["R"], o["h"]
+        Pc = np.empty((m, 3))  # P - c
+        for a, pa in enumerate((px, py, pz)):
+            np.subtract(pa, c[a], out=Pc[:, a])
+        oloc = Pc @ R
+        tn0, tf0 = L, U
+        axes = (0, 1, 2)
+        if R[0, 2] == 0 and R[1, 2] == 0 and R[2, 2] == 1 and np.all(D[:, 2] != 0):
+            # an upright box: (D @ R)[:, 2] is exactly D[:, 2], the same for every
+            # sample, and so is the slab along the box's z axis
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                inv = 1.0 / D[:, 2]
+                t1 = (-h[2] - oloc[:, 2]) * inv
+                t2 = (h[2] - oloc[:, 2]) * inv
+            tn0 = np.maximum(np.minimum(t1, t2), L)
+            tf0 = np.minimum(np.maximum(t1, t2), U)
+            axes = (0, 1)
+        lo_b = [-h[a] - oloc[:, a] for a in axes]
+        hi_b = [h[a] - oloc[:, a] for a in axes]
         for k in range(K):
             if rad > 0:
-                a = golden[k] + phi[idx]
-                S = np.stack(
-                    [
-                        S0[0] + rad * radial[k] * np.cos(a),
-                        S0[1] + rad * radial[k] * np.sin(a),
-                        np.full(idx.size, S0[2]),
-                    ],
-                    -1,
-                )
-            else:
-                S = S0[None, :]
-            D = S - P
-            tn, tf = obj_interval(o, P, D)
-            hit = (tn <= tf) & (tf > 1e-6) & (tn < 1.0)
-            occl[k, idx[hit]] = True
+                np.subtract(Sx[k].take(pk), px, out=D[:, 0])
+                np.subtract(Sy[k].take(pk), py, out=D[:, 1])
+            dd = D @ R
+            tn, tf = tn0, tf0
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                for j, a in enumerate(axes):
+                    inv = 1.0 / dd[:, a]
+                    t1 = lo_b[j] * inv
+                    t2 = hi_b[j] * inv
+                    tn = np.maximum(tn, np.minimum(t1, t2))
+                    tf = np.minimum(tf, np.maximum(t1, t2))
+            occl[k, idx[tn <= tf]] = True
     return 1.0 - occl.mean(0).astype(np.float32)
 
 
@@ -1419,11 +1547,26 @@ def _map_sample(img, X0, Y1, x, y, nearest=False):
     return out.reshape(-1)[:n]
 
 
+def _argmax3(a):
+    """np.argmax(a, 1) for an (n, 3) array without NaN (the first of equal maxima)."""
+    a0, a1, a2 = a[:, 0], a[:, 1], a[:, 2]
+    face = (a1 > a0).astype(np.intp)
+    face[(a2 > a0) & (a2 > a1)] = 2
+    return face
+
+
+def _dot3(a, b):
+    """(a * b).sum(-1) for 3-vectors, bit for bit: numpy adds a length-3 last axis in
+    order, ((x + y) + z); this skips the (n, 3) product and the slow small-axis reduction.
+    np.sqrt(_dot3(v, v)) is likewise np.linalg.norm(v, axis=-1)."""
+    return a[..., 0] * b[..., 0] + a[..., 1] * b[..., 1] + a[..., 2] * b[..., 2]
+
+
 def render_linear(scene, cam, lights, amb, rng, textures):
     w2, h2 = cam.w * SS, cam.h * SS
     xs = (np.arange(w2, dtype=np.float64) + 0.5) / SS - 0.5
     ys = (np.arange(h2, dtype=np.float64) + 0.5) / SS - 0.5
-    out = np.zeros((h2, w2, 3), np.float32)
+    img = np.empty((cam.h, cam.w, 3), np.float32)
     objs = scene["objs"]
     rects = _rects(cam, objs, w2, h2)
     occ = _occluders(scene)
@@ -1448,22 +1591,29 @@ def render_linear(scene, cam, lights, amb, rng, textures):
     pix_ang = 1.0 / (cam.K[0, 0] * SS)
     table_box = textures["table_box"]
     rows_per = max(8, int(600_000 // w2))
+    # sub-sample rows: a chunk's, after the (< SS) rows left over from the last chunk
+    buf = np.empty((rows_per + SS, w2, 3), np.float32)
+    carry = 0
     for s0 in range(0, h2, rows_per):
         s1 = min(h2, s0 + rows_per)
         gx, gy = np.meshgrid(xs, ys[s0:s1])
         und = cv2.undistortPoints(
             np.stack([gx, gy], -1).reshape(-1, 1, 2), cam.K, cam.dist
         ).reshape(s1 - s0, w2, 2)
-        dc = np.concatenate([und, np.ones((s1 - s0, w2, 1))], -1)
+        dc = np.empty((s1 - s0, w2, 3))
+        dc[..., :2] = und
+        dc[..., 2] = 1.0
         D = dc @ cam.R
-        D /= np.linalg.norm(D, axis=-1, keepdims=True)
+        D /= np.sqrt(_dot3(D, D))[..., None]
         t = np.full((s1 - s0, w2), np.inf)
         oid = np.full((s1 - s0, w2), ID_BG, np.int32)
         with np.errstate(divide="ignore", invalid="ignore"):
             tf_ = (FLOOR_Z - C[2]) / D[..., 2]
         m = tf_ > 0
-        t[m] = tf_[m]
-        oid[m] = ID_FLOOR
+        np.copyto(t, tf_, where=m)
+        np.copyto(oid, ID_FLOOR, where=m)
+        with np.errstate(divide="ignore"):
+            invD = [1.0 / D[..., a] for a in range(3)]  # shared by the table's and board's slabs
         for ident, (c, h) in (
             (ID_TABLE, table_box),
             (
@@ -1471,10 +1621,10 @@ def render_linear(scene, cam, lights, amb, rng, textures):
                 (np.array([0, 0, -BOARD_T / 2]), np.array([BOARD_W / 2, BOARD_H / 2, BOARD_T / 2])),
             ),
         ):
-            tn, tfar = _slab(C - c, D, h)
+            tn, tfar = _slab_inv(C - c, invD, h)
             m = (tn <= tfar) & (tn > 1e-3) & (tn < t)
-            t[m] = tn[m]
-            oid[m] = ident
+            np.copyto(t, tn, where=m)
+            np.copyto(oid, ident, where=m)
         for i, o in enumerate(objs):
             rc = rects[i]
             if rc is None:
@@ -1491,15 +1641,16 @@ def render_linear(scene, cam, lights, amb, rng, textures):
                 th = np.where((tn <= tfar) & (tn > 1e-3), tn, np.inf)
             tsub = t[r0:r1, c0:c1]
             m = th < tsub
-            tsub[m] = th[m]
-            oid[r0:r1, c0:c1][m] = OBJ0 + i
+            np.copyto(tsub, th, where=m)
+            np.copyto(oid[r0:r1, c0:c1], OBJ0 + i, where=m)
         # ---------------------------------------------------------- surfaces
         n = t.size
         t = t.reshape(-1)
         oid = oid.reshape(-1)
         D = D.reshape(-1, 3)
-        P = C + np.where(np.isfinite(t), t, 0.0)[:, None] * D
-        Nrm = np.zeros((n, 3))
+        P = np.where(np.isfinite(t), t, 0.0)[:, None] * D
+        P += C  # C + t D
+        Nrm = np.zeros((n, 3), np.float32)  # (float32 for the lighting: stored values round alike)
         Nrm[:, 2] = 1.0
         alb = np.zeros((n, 3), np.float32)
         f0 = np.zeros(n, np.float32)
@@ -1511,22 +1662,21 @@ def render_linear(scene, cam, lights, amb, rng, textures):
         sel = np.flatnonzero(oid == ID_BG)
         alb[sel] = srgb2lin((110, 108, 104)) * 0.6
         sel = np.flatnonzero(oid == ID_FLOOR)
-        alb[sel] = srgb2lin((70, 62, 56)) * 0.7
-        Nrm[sel] = (0, 0, 1)
+        alb[sel] = srgb2lin((70, 62, 56)) * 0.7  # (Nrm is already up)
+        Px, Py, Dz = P[:, 0], P[:, 1], D[:, 2]
         sel = np.flatnonzero(oid == ID_TABLE)
         if sel.size:
             c, h = table_box
-            pl = P[sel] - c
-            face = np.argmax(np.abs(pl) - h, 1)
+            pl = P.take(sel, 0) - c
+            face = _argmax3(np.abs(pl) - h)
             top = face == 2
             tsel = sel[top]
-            cosi = np.abs(D[tsel, 2])
-            alb[tsel] = table_tex.sample(
-                P[tsel, 0], P[tsel, 1], fp[tsel] / np.sqrt(np.maximum(cosi, 0.05))
-            )
+            cosi = np.abs(Dz.take(tsel))
+            tx, ty = Px.take(tsel), Py.take(tsel)
+            alb[tsel] = table_tex.sample(tx, ty, fp.take(tsel) / np.sqrt(np.maximum(cosi, 0.05)))
             f0[tsel] = table_mat["f0"]
             shin[tsel] = table_mat["shin"]
-            ao[tsel] = _map_sample(aom["ao"], aom["X0"], aom["Y1"], P[tsel, 0], P[tsel, 1])
+            ao[tsel] = _map_sample(aom["ao"], aom["X0"], aom["Y1"], tx, ty)
             shadowed[tsel] = True
             ssel = sel[~top]
             nn = np.zeros((ssel.size, 3))
@@ -1541,17 +1691,16 @@ def render_linear(scene, cam, lights, amb, rng, textures):
         sel = np.flatnonzero(oid == ID_BOARD)
         if sel.size:
             h = np.array([BOARD_W / 2, BOARD_H / 2, BOARD_T / 2])
-            pl = P[sel] - np.array([0, 0, -BOARD_T / 2])
-            face = np.argmax(np.abs(pl) - h, 1)
+            pl = P.take(sel, 0) - np.array([0, 0, -BOARD_T / 2])
+            face = _argmax3(np.abs(pl) - h)
             top = face == 2
             tsel = sel[top]
-            cosi = np.abs(D[tsel, 2])
-            alb[tsel] = board_tex.sample(
-                P[tsel, 0], P[tsel, 1], fp[tsel] / np.sqrt(np.maximum(cosi, 0.05))
-            )
+            cosi = np.abs(Dz.take(tsel))
+            tx, ty = Px.take(tsel), Py.take(tsel)
+            alb[tsel] = board_tex.sample(tx, ty, fp.take(tsel) / np.sqrt(np.maximum(cosi, 0.05)))
             f0[tsel] = textures["board_f0"]
             shin[tsel] = 14.0
-            ao[tsel] = _map_sample(aom["ao"], aom["X0"], aom["Y1"], P[tsel, 0], P[tsel, 1])
+            ao[tsel] = _map_sample(aom["ao"], aom["X0"], aom["Y1"], tx, ty)
             ssel = sel[~top]
             nn = np.zeros((ssel.size, 3))
             nn[np.arange(ssel.size), face[~top]] = np.sign(
@@ -1642,13 +1791,16 @@ def render_linear(scene, cam, lights, amb, rng, textures):
                 shadowed[sel] = True
         # ---------------------------------------------------------- lighting
         V = -D
-        Nrm = Nrm.astype(np.float32)
-        NdV = np.clip((Nrm * V).sum(1), 0, 1).astype(np.float32)
-        rad = alb * (amb["col"] * amb["E"])[None, :] * (ao * (0.55 + 0.45 * Nrm[:, 2]))[:, None]
-        Rv = 2 * NdV[:, None] * Nrm - V
-        env = (amb["col"] * amb["E"] * 1.6)[None, :] * (0.25 + 0.75 * np.clip(Rv[:, 2], 0, 1))[
-            :, None
-        ]
+        NdV = np.clip(_dot3(Nrm, V), 0, 1).astype(np.float32)
+        # the radiance accumulates straight in this chunk's rows of buf
+        rad = buf[carry : carry + s1 - s0].reshape(n, 3)
+        np.multiply(
+            alb * (amb["col"] * amb["E"])[None, :],
+            (ao * (0.55 + 0.45 * Nrm[:, 2]))[:, None],
+            out=rad,
+        )
+        Rv_z = 2 * NdV * Nrm[:, 2] - V[:, 2]  # z of the mirrored view ray
+        env = (amb["col"] * amb["E"] * 1.6)[None, :] * (0.25 + 0.75 * np.clip(Rv_z, 0, 1))[:, None]
         fres_v = f0 + (1 - f0) * (1 - NdV) ** 5 * (f0 > 0)
         rad += env * (fres_v * ao)[:, None] * 0.8
         for L in lights:
@@ -1658,7 +1810,7 @@ def render_linear(scene, cam, lights, amb, rng, textures):
                 dl = np.full(n, 5000.0)
             else:
                 Lv = L["S"] - P
-                d2 = (Lv * Lv).sum(1)
+                d2 = _dot3(Lv, Lv)
                 dl = np.sqrt(d2)
                 ldir = Lv / dl[:, None]
                 E = (L["I"] / d2).astype(np.float32)
@@ -1667,27 +1819,40 @@ def render_linear(scene, cam, lights, amb, rng, textures):
                 ca = -(ldir @ axis)
                 x = np.clip((ca - co) / (ci - co), 0, 1)
                 E = E * (x * x * (3 - 2 * x)).astype(np.float32)
-            NdL = (Nrm * ldir).sum(1).astype(np.float32)
+            NdL = _dot3(Nrm, ldir).astype(np.float32)
             lit = (NdL > 0) & (E > 0)
             vis = np.zeros(n, np.float32)
             vis[lit & ~shadowed] = 1.0
             tsel = np.flatnonzero(lit & shadowed)
-            Ps = P[tsel] + Nrm[tsel] * 0.03
+            Ps = P.take(tsel, 0) + Nrm.take(tsel, 0) * 0.03
             vis[tsel] = _shadow_vis(Ps, L, occ, rng)
             Ee = E * np.clip(NdL, 0, None) * vis
             rad += alb * L["col"][None, :] * Ee[:, None]
             Hh = ldir + V
-            Hh /= np.linalg.norm(Hh, axis=1, keepdims=True)
-            NdH = np.clip((Nrm * Hh).sum(1), 0, 1)
+            Hh /= np.sqrt(_dot3(Hh, Hh))[:, None]
+            NdH = np.clip(_dot3(Nrm, Hh), 0, 1)
             alpha = L["rad"] / dl
             sh = 1.0 / (1.0 / shin + alpha**2 / 2.0)
-            LdH = np.clip((ldir * Hh).sum(1), 0, 1)
+            LdH = np.clip(_dot3(ldir, Hh), 0, 1)
             fres = f0 + (1 - f0) * (1 - LdH) ** 5 * (f0 > 0)
             spec = ((sh + 8) / 8) * NdH**sh * fres
             rad += L["col"][None, :] * (Ee * spec).astype(np.float32)[:, None]
-        out[s0:s1] = rad.reshape(s1 - s0, w2, 3)
-    # box filter the sub-samples into pixels
-    return out.reshape(cam.h, SS, cam.w, SS, 3).mean((1, 3))
+        # box filter the complete pixel rows into img, as the whole sub-sample image's
+        # .reshape(h, SS, w, SS, 3).mean((1, 3)) would: numpy adds the (0,0), (0,1), (1,0),
+        # (1,1) sub-samples in turn, then divides
+        rows = carry + s1 - s0
+        done = rows // SS * SS
+        sub = buf[:done].reshape(done // SS, SS, cam.w, SS, 3)
+        acc = img[(s0 - carry) // SS : (s0 - carry + done) // SS]
+        acc[:] = sub[:, 0, :, 0]
+        for i in range(SS):
+            for j in range(SS):
+                if i or j:
+                    acc += sub[:, i, :, j]
+        acc /= SS * SS
+        carry = rows - done
+        buf[:carry] = buf[done:rows]
+    return img
 
 
 # ---------------------------------------------------------------- camera pipeline
@@ -1719,7 +1884,8 @@ def develop(lin, rng, kind, cam, lights, amb):
         lin = cv2.GaussianBlur(lin, (0, 0), rng.uniform(0.4, 0.8))  # demosaic / noise reduction
     # highlight knee + tone curve
     knee = 0.85
-    lin = np.where(lin > knee, knee + (1 - knee) * np.tanh((lin - knee) / (1 - knee)), lin)
+    hi = lin > knee  # (lin is this function's own array)
+    lin[hi] = knee + (1 - knee) * np.tanh((lin[hi] - knee) / (1 - knee))
     y = lin2srgb(lin).astype(np.float32)
     k = rng.uniform(0.0, 0.35) if kind == "mounted" else rng.uniform(0.15, 0.45)
     y = (1 - k) * y + k * (y * y * (3 - 2 * y))
