@@ -10,12 +10,21 @@ Pipeline (all in linear light, BGR channel order as OpenCV images):
    noise, white-balanced, gamma-encoded and optionally JPEG round-tripped.
 The truth (what a perfect reader would report, and what it could not see) is counted
 from the label buffer drawn alongside the colours.
+
+Speed without changing a bit: a live table's frames share their camera, lamp, towers and
+cards, so the objects (:func:`_kept`), their rasters and shading before shadows
+(``raster.FACE_MEMO``), the shadow map's kept part and the ground are reused; full-frame
+temporaries live in per-thread scratch arrays (:func:`_scratch`); blurs of sparse images
+run only where they can be nonzero. Every value is still computed by the same float
+operations in the same order as drawing from scratch.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -34,6 +43,7 @@ from companion.sim.raster import (
     Object3D,
     ShadowMap,
     View,
+    blur_window,
     hull_area_px,
     polygon_area_px,
     rasterize,
@@ -115,13 +125,31 @@ def _tint_lut(rgb: tuple[int, int, int]) -> np.ndarray:
     return np.clip(np.round(enc * 255), 0, 255).astype(np.uint8).reshape(1, 256, 3)
 
 
-@lru_cache(maxsize=8)
 def _vignette(w: int, h: int, cx: float, cy: float, strength: float) -> np.ndarray:
-    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
-    r2 = ((xx - np.float32(cx)) ** 2 + (yy - np.float32(cy)) ** 2) / np.float32(
-        (w / 2) ** 2 + (h / 2) ** 2)
-    vig = 1 - np.float32(strength) * r2 * (np.float32(0.6) + np.float32(0.4) * r2)
-    return cv2.merge([vig, vig, vig])
+    """The lens's corner darkening, three channels, in this thread's scratch arrays (made
+    again only when the camera or the strength changes: the frames of a live table)."""
+    key = (w, h, cx, cy, strength)
+    vig3 = _scratch("vignette", (h, w, 3), np.float32)
+    buf = _SCRATCH.bufs["vignette"]
+    had = getattr(_SCRATCH, "vignette", None)
+    if had is not None and had[0] == key and had[1] is buf:
+        return vig3
+    f32 = np.float32
+    # the squared offsets of a column and of a row, summed by broadcasting: the same
+    # float32 operations, element by element, as on full coordinate grids; then
+    # vig = 1 - strength * r2 * (0.6 + 0.4 * r2), step by step in place
+    dx2 = (np.arange(w, dtype=f32) - f32(cx)) ** 2
+    dy2 = (np.arange(h, dtype=f32) - f32(cy)) ** 2
+    r2 = np.add(dx2[None, :], dy2[:, None], out=_scratch("plane0", (h, w), f32))
+    np.divide(r2, f32((w / 2) ** 2 + (h / 2) ** 2), out=r2)
+    a = np.multiply(f32(strength), r2, out=_scratch("plane1", (h, w), f32))
+    b = np.multiply(f32(0.4), r2, out=r2)
+    np.add(f32(0.6), b, out=b)
+    np.multiply(a, b, out=a)
+    vig = np.subtract(1, a, out=a)
+    _into(cv2.merge([vig, vig, vig], dst=vig3), vig3)
+    _SCRATCH.vignette = (key, buf)
+    return vig3
 
 
 @lru_cache(maxsize=4)
@@ -131,6 +159,7 @@ def _noise_field(w: int, h: int) -> np.ndarray:
     return rng.standard_normal((h + 97, w, 3), dtype=np.float32)
 
 
+@lru_cache(maxsize=64)
 def _noise_sigma_lut(noise: float) -> np.ndarray:
     """Noise std in sRGB code values per code value: shot + read noise in linear light."""
     v = np.arange(256) / 255.0
@@ -138,7 +167,9 @@ def _noise_sigma_lut(noise: float) -> np.ndarray:
     sig_lin = noise * np.sqrt(0.02 + 4.0 * lin)
     slope = np.gradient(v, lin + 1e-9 * np.arange(256))
     slope = np.minimum(slope, 6.0)
-    return (sig_lin * slope * 255).astype(np.float32)
+    out = (sig_lin * slope * 255).astype(np.float32)
+    out.flags.writeable = False
+    return out
 
 
 def _add_noise(img: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
@@ -146,9 +177,98 @@ def _add_noise(img: np.ndarray, noise: float, rng: np.random.Generator) -> np.nd
     field = _noise_field(w, h)
     oy = int(rng.integers(0, 97))
     sign = 1.0 if rng.random() < 0.5 else -1.0
-    sig = cv2.LUT(img, _noise_sigma_lut(noise))
-    grain = cv2.multiply(sig, field[oy:oy + h], scale=sign).astype(np.int16)
-    return cv2.add(img, grain, dtype=cv2.CV_8U)  # saturates at 0 and 255
+    sig = cv2.LUT(img, _noise_sigma_lut(noise), dst=_scratch("gl3", img.shape, np.float32))
+    grain = cv2.multiply(sig, field[oy:oy + h], dst=sig, scale=sign)
+    grain16 = _scratch("irr3", img.shape, np.int16)
+    np.copyto(grain16, grain, casting="unsafe")  # = grain.astype(np.int16): truncation
+    return cv2.add(img, grain16, dtype=cv2.CV_8U)  # saturates at 0 and 255
+
+
+_SCRATCH = threading.local()
+
+
+def _into(result: np.ndarray, dst: np.ndarray) -> None:
+    """Make sure an OpenCV result given ``dst`` landed in it (OpenCV writes there unless
+    it had to allocate anew)."""
+    if result is not dst and not np.may_share_memory(result, dst):
+        np.copyto(dst, result)
+
+SHADOW_SIZE = 1536  # the shadow map's side (ShadowMap's default)
+
+
+def _take_dirty(name: str) -> tuple[int, int, int, int] | None:
+    """The box outside which scratch array ``name`` still holds its clean value (as
+    :func:`_set_dirty` recorded it for this very buffer), or None; forgotten until set
+    again, so a render that fails half way leaves it unknown."""
+    rec: dict[str, tuple[np.ndarray, tuple[int, int, int, int]]] = _SCRATCH.__dict__.setdefault(
+        "dirty", {})
+    had = rec.pop(name, None)
+    if had is None or had[0] is not _SCRATCH.bufs.get(name):
+        return None
+    return had[1]
+
+
+def _set_dirty(name: str, box: tuple[int, int, int, int]) -> None:
+    """Record that scratch array ``name`` holds its clean value outside ``box``."""
+    _SCRATCH.__dict__.setdefault("dirty", {})[name] = (_SCRATCH.bufs[name], box)
+
+
+def _scratch(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """This thread's reusable array ``name`` (its contents left over from the last frame).
+    A frame's full-size temporaries are reused: fresh pages cost more than the arithmetic
+    done on them.
+
+    A name is one buffer, viewed with any shape and type: stages whose arrays are done
+    with lend them on. A render's order: "shadow_depth" and "occ" (own, see
+    :func:`_take_dirty`); a new ground borrows "ao", "direct", "lit", "plane0".."plane2",
+    "zbuf", "gl3"; the "ground_*" planes (own, see :func:`_ground_planes`); "labels",
+    "lit", "ao", "direct", "plane0".."plane2", "gl3", "irr3" (the canvas colour) and "zbuf"
+    for the table's light and the objects; then the truth takes "lit" and "gl3", the lens
+    "gl3", the vignette "plane0", "plane1" and its own "vignette", the encoding "ao",
+    the blur "direct", the noise "gl3" and "irr3"."""
+    bufs: dict[str, np.ndarray] | None = getattr(_SCRATCH, "bufs", None)
+    if bufs is None:
+        bufs = _SCRATCH.bufs = {}
+    dt = np.dtype(dtype)
+    n = math.prod(shape) * dt.itemsize
+    buf = bufs.get(name)
+    if buf is None or buf.nbytes < n:  # grows only: cameras of two sizes do not churn
+        buf = bufs[name] = np.empty(max(n, 64), np.uint8)
+    return buf[:n].view(dt).reshape(shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# kept objects: the frames of a live table rebuild the same towers and cards
+
+
+_KEPT: OrderedDict[tuple[Any, ...], list[Object3D]] = OrderedDict()
+_KEPT_MAX = 256
+_KEPT_LOCK = threading.Lock()
+
+
+def _num_key(*values: float) -> bytes:
+    """Numbers as exact bits (0.0 and -0.0 apart, unlike ==)."""
+    return np.asarray(values, np.float64).tobytes()
+
+
+def _kept(key: tuple[Any, ...], build: Callable[[], list[Object3D]]) -> list[Object3D]:
+    """The objects built for ``key`` (every input of ``build``, by value or by a kept
+    reference), made once and reused while recently used. They are marked persistent:
+    nobody changes them once built, so their faces' rasters and shading can be kept."""
+    with _KEPT_LOCK:
+        hit = _KEPT.get(key)
+        if hit is not None:
+            _KEPT.move_to_end(key)
+            return list(hit)
+    objs = build()
+    for o in objs:
+        o.persistent = True
+    with _KEPT_LOCK:
+        objs = _KEPT.setdefault(key, objs)  # another thread's, if it was quicker
+        _KEPT.move_to_end(key)
+        while len(_KEPT) > _KEPT_MAX:
+            _KEPT.popitem(last=False)
+    return list(objs)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -272,7 +392,17 @@ def tower_object(scene: Scene, site: Site, lighting: Lighting) -> Object3D:
 
 def tower_objects(scene: Scene, site: Site, lighting: Lighting) -> list[Object3D]:
     """The tower at ``site``: one prism, or with the scene's ``block_jitter`` a box per
-    block at the block's own pose (the z-buffer sorts out overhangs and ledges)."""
+    block at the block's own pose (the z-buffer sorts out overhangs and ledges).
+
+    Kept for later renders (see :func:`_kept`): a still table redraws the same towers."""
+    tower = scene.board.tower(site)
+    key = ("tower", scene.layout, scene.layout_seed, site.index, tower,
+           _num_key(*(v for b in tower for v in scene.colors[b.color]), *scene.block_jitter,
+                    lighting.specular, lighting.shininess))
+    return _kept(key, lambda: _tower_objects(scene, site, lighting))
+
+
+def _tower_objects(scene: Scene, site: Site, lighting: Lighting) -> list[Object3D]:
     if scene.block_jitter[0] <= 0 and scene.block_jitter[1] <= 0:
         return [tower_object(scene, site, lighting)]
     lay = scene.layout
@@ -330,6 +460,14 @@ def _card_box(lay: Layout, centre: np.ndarray, right: np.ndarray, fwd: np.ndarra
 def thing_objects(scene: Scene) -> list[Object3D]:
     """The loose things (:class:`companion.sim.scene.Thing`): plain boxes of their colour
     standing on the board's surface, casting shadows."""
+    if not scene.things:
+        return []
+    key = ("things", _num_key(*(v for t in scene.things
+                                for v in (t.x, t.y, *t.size, *t.rgb, t.angle_deg))))
+    return _kept(key, lambda: _thing_objects(scene))
+
+
+def _thing_objects(scene: Scene) -> list[Object3D]:
     out: list[Object3D] = []
     for thing in scene.things:
         a = math.radians(thing.angle_deg)
@@ -346,6 +484,20 @@ def thing_objects(scene: Scene) -> list[Object3D]:
 
 def card_objects(scene: Scene, lighting: Lighting) -> list[Object3D]:
     """Each seat's played stack (top card face up, edges of cards below) and the draw pile."""
+    stacks: list[tuple[int, int, int] | None] = []
+    for seat in SEATS:
+        cell = scene.cards.get(seat)
+        if cell is not None:
+            stacks.append((int(cell[0]), int(cell[1]),
+                           max(1, int(scene.stack_counts.get(seat, 1)))))
+        else:
+            stacks.append(None)
+    key = ("cards", scene.layout, scene.layout_seed, tuple(stacks), bool(scene.deck),
+           _num_key(lighting.specular))
+    return _kept(key, lambda: _card_objects(scene, lighting))
+
+
+def _card_objects(scene: Scene, lighting: Lighting) -> list[Object3D]:
     lay = scene.layout
     z_table = -_board_thickness(lay)
     th = _card_thickness(lay)
@@ -384,6 +536,10 @@ def card_objects(scene: Scene, lighting: Lighting) -> list[Object3D]:
 
 
 def board_edge_object(scene: Scene) -> Object3D:
+    return _kept(("edge", scene.layout), lambda: [_board_edge_object(scene)])[0]
+
+
+def _board_edge_object(scene: Scene) -> Object3D:
     lay = scene.layout
     bw, bh = lay.board_size
     _, sides, _ = _box_faces(np.zeros(2), np.array([1.0, 0.0]), np.array([0.0, 1.0]), bw, bh,
@@ -521,13 +677,25 @@ def _lens_maps(key: bytes, w: int, h: int) -> tuple[np.ndarray, np.ndarray, int,
     pts = np.stack([X.ravel(), Y.ravel()], 1).reshape(-1, 1, 2)
     u = np.asarray(undistort_points(pts, K, dist, crit), np.float64)
     u = u.reshape(gh + 2, gw + 2, 2)
-    full = cv2.resize(u.astype(np.float32), (step * (gw + 2), step * (gh + 2)),
-                      interpolation=cv2.INTER_LINEAR)
+    fw, fh = step * (gw + 2), step * (gh + 2)
+    full = cv2.resize(u.astype(np.float32), (fw, fh), dst=_scratch("gl3", (fh, fw, 2), np.float32),
+                      interpolation=cv2.INTER_LINEAR)  # a scratch array: only slices are kept
     full = full[step:step + h, step:step + w]
     mx = np.ascontiguousarray(full[..., 0] + ml)
     my = np.ascontiguousarray(full[..., 1] + mt)
     frame_poly = (und + np.array([ml, mt])).astype(np.float32)
     return mx, my, ml, mt, mr, mb, frame_poly
+
+
+@lru_cache(maxsize=4)
+def _frame_mask(key: bytes, w: int, h: int) -> np.ndarray:
+    """The canvas pixels that the distorted frame shows (read-only)."""
+    *_, ml, mt, mr, mb, frame_poly = _lens_maps(key, w, h)
+    in_frame = np.zeros((h + mt + mb, w + ml + mr), np.uint8)
+    cv2.fillPoly(in_frame, [np.round(frame_poly * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
+    inside = in_frame.astype(bool)
+    inside.flags.writeable = False
+    return inside
 
 
 # ---------------------------------------------------------------------------------------------
@@ -588,11 +756,45 @@ class Rendered:
 class _Ground:
     """What a render draws before any tower: the same in every frame of a fixed camera."""
 
-    colour: np.ndarray  # table and board print, linear light (read-only)
+    colour8: np.ndarray  # table and board print, sRGB codes (read-only)
     labels: np.ndarray  # the empty sites' squares and the markers (copy before drawing)
     floor_faces: dict[int, Face]
     marker_faces: dict[int, Face]
-    shading: np.ndarray  # the lamp's irradiance and broad gloss on the ground
+    # the lamp's irradiance and broad gloss on the ground, on a coarse grid of ``step``
+    # pixels (:func:`_ground_planes` makes the full planes)
+    coarse: np.ndarray
+    step: int
+    # projected areas (pixels) of the floor squares and the markers, for the truth
+    floor_areas: dict[int, float]
+    marker_areas: dict[int, float]
+
+
+def _ground_planes(layers: _Ground) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ground's colour in linear light, and the lamp's irradiance and gloss on it, in
+    this thread's scratch arrays: made once for a ground and kept while its frames follow
+    (a live table), and a new camera's go into warm pages instead of fresh ones."""
+    Hc, Wc = layers.labels.shape
+    f32 = np.float32
+    colour = _scratch("ground_colour", (Hc, Wc, 3), f32)
+    irradiance = _scratch("ground_irradiance", (Hc, Wc), f32)
+    gloss = _scratch("ground_gloss", (Hc, Wc), f32)
+    bufs = _SCRATCH.bufs
+    # what the arrays hold: these layers, in these very buffers (none is written elsewhere)
+    made = (layers, bufs["ground_colour"], bufs["ground_irradiance"], bufs["ground_gloss"])
+    had = getattr(_SCRATCH, "ground", None)
+    if had is None or any(a is not b for a, b in zip(had, made, strict=True)):
+        _into(cv2.LUT(layers.colour8, _SRGB_LUT, dst=colour), colour)
+        step = layers.step
+        gh, gw = layers.coarse.shape[:2]
+        fsize = (step * gw, step * gh)
+        fine = cv2.resize(layers.coarse, fsize, dst=_scratch("gl3", (fsize[1], fsize[0], 2), f32),
+                          interpolation=cv2.INTER_LINEAR)
+        off = step // 2
+        fine = fine[off:off + Hc, off:off + Wc]
+        np.copyto(irradiance, fine[..., 0])
+        np.copyto(gloss, fine[..., 1])
+        _SCRATCH.ground = made
+    return colour, irradiance, gloss
 
 
 _GROUND_CACHE: dict[tuple[Any, ...], _Ground] = {}
@@ -620,10 +822,16 @@ def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
     A_t = np.array([[1 / TABLE_PPM, 0, -TABLE_HALF_MM + 0.5 / TABLE_PPM],
                     [0, -1 / TABLE_PPM, TABLE_HALF_MM - 0.5 / TABLE_PPM], [0, 0, 1]])
     Hg_table = view.plane_homography(z_table)
+    # the steps before the kept layers work in the render's scratch arrays (borrowed
+    # by name: the render fills them only after this): fresh pages cost more than these
+    u8, f32 = np.uint8, np.float32
     lum = cv2.warpPerspective(table_texture(), Hg_table @ T @ A_t, (Wc, Hc),
-                              flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    ground8 = cv2.LUT(cv2.cvtColor(lum, cv2.COLOR_GRAY2BGR),
-                      _tint_lut(TABLES.get(scene.table, TABLES["oak"])))
+                              dst=_scratch("ao", (Hc, Wc), u8), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_REFLECT)
+    ground8 = cv2.LUT(cv2.cvtColor(lum, cv2.COLOR_GRAY2BGR,
+                                   dst=_scratch("direct", (Hc, Wc, 3), u8)),
+                      _tint_lut(TABLES.get(scene.table, TABLES["oak"])),
+                      dst=_scratch("lit", (Hc, Wc, 3), u8))
 
     Hg = view.plane_homography(0.0)
     levels = board_textures(lay)
@@ -631,11 +839,18 @@ def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
     for lv in levels:
         if lv.ppm >= px_per_mm * 1.2:
             tex = lv
-    warped = cv2.warpPerspective(tex.bgra, Hg @ tex.px_to_mm, (Wc, Hc), flags=cv2.INTER_LINEAR,
+    warped = cv2.warpPerspective(tex.bgra, Hg @ tex.px_to_mm, (Wc, Hc),
+                                 dst=_scratch("plane0", (Hc, Wc, 4), u8), flags=cv2.INTER_LINEAR,
                                  borderMode=cv2.BORDER_CONSTANT, borderValue=(0, 0, 0, 0))
-    wa = cv2.extractChannel(warped, 3).astype(np.float32) * np.float32(1 / 255)
-    ground8 = cv2.blendLinear(cv2.cvtColor(warped, cv2.COLOR_BGRA2BGR), ground8, wa, 1 - wa)
-    ground = cv2.LUT(ground8, _SRGB_LUT)
+    # wa = alpha.astype(np.float32) * np.float32(1 / 255), and 1 - wa
+    alpha = cv2.extractChannel(warped, 3, dst=_scratch("plane1", (Hc, Wc), u8))
+    wa = _scratch("plane2", (Hc, Wc), f32)
+    np.copyto(wa, alpha)
+    np.multiply(wa, f32(1 / 255), out=wa)
+    wb = np.subtract(1, wa, out=_scratch("zbuf", (Hc, Wc), f32))
+    ground8 = cv2.blendLinear(cv2.cvtColor(warped, cv2.COLOR_BGRA2BGR,
+                                           dst=_scratch("plane1", (Hc, Wc, 3), u8)),
+                              ground8, wa, wb)  # kept
 
     labels = np.zeros((Hc, Wc), np.int16)
     full_box = (0, 0, Wc, Hc)
@@ -672,12 +887,12 @@ def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
     Hn = np.sqrt((Lx / dl + Vx / dv) ** 2 + (Ly / dl + Vy / dv) ** 2 + Hz ** 2)
     gloss = 0.25 * lighting.specular * (Hz / Hn) ** 14 * float(lpos @ lpos) / d2
     coarse = np.stack([irr, gloss], -1).reshape(len(gy), len(gx), 2).astype(np.float32)
-    fine = cv2.resize(coarse, (step * len(gx), step * len(gy)), interpolation=cv2.INTER_LINEAR)
-    off = step // 2
-    fine = fine[off:off + Hc, off:off + Wc]
-    for a in (ground, labels, fine):
+    for a in (ground8, labels, coarse):
         a.flags.writeable = False
-    layers = _Ground(ground, labels, floor_faces, marker_faces, fine)
+    floor_areas = {i: polygon_area_px(view, f.verts) for i, f in floor_faces.items()}
+    marker_areas = {mid: polygon_area_px(view, f.verts) for mid, f in marker_faces.items()}
+    layers = _Ground(ground8, labels, floor_faces, marker_faces, coarse, step,
+                     floor_areas, marker_areas)
     while len(_GROUND_CACHE) >= 2:
         _GROUND_CACHE.pop(next(iter(_GROUND_CACHE)))
     _GROUND_CACHE[key] = layers
@@ -709,7 +924,7 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     has_dist = bool(np.any(np.abs(cam.dist) > 1e-12))
     if has_dist:
         key = np.concatenate([K.ravel(), np.asarray(cam.dist, np.float64)]).tobytes()
-        map_x, map_y, ml, mt, mr, mb, frame_poly = _lens_maps(key, w, h)
+        map_x, map_y, ml, mt, mr, mb, _ = _lens_maps(key, w, h)
     else:
         ml = mt = mr = mb = 0
     Wc, Hc = w + ml + mr, h + mt + mb
@@ -737,7 +952,11 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     ext = np.array([bw / 2 + 160, bh / 2 + 160])
     fit = [np.array([[sx * ext[0], sy * ext[1], 0.0] for sx in (-1, 1) for sy in (-1, 1)])]
     fit += [f.verts for o in objects[:1 + len(occupied)] for f in o.faces]
-    shadow = ShadowMap(lpos, objects, lighting.softness_mm, fit_points=np.vstack(fit))
+    depth_buf = _scratch("shadow_depth", (SHADOW_SIZE, SHADOW_SIZE), np.float32)
+    shadow = ShadowMap(lpos, objects, lighting.softness_mm, size=SHADOW_SIZE,
+                       fit_points=np.vstack(fit), depth=depth_buf,
+                       dirty=_take_dirty("shadow_depth"))
+    _set_dirty("shadow_depth", shadow.box or (0, 0, 0, 0))
     gain = _exposure(lighting, lpos) * lighting.white_balance[::-1]
     light = Light(pos=lpos, ref_dist2=float(lpos @ lpos),
                   lamp=(lighting.lamp_rgb[::-1] * lighting.direct * gain).astype(np.float32),
@@ -750,63 +969,98 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     dist_c = float(np.linalg.norm(cam_pos))
     px_per_mm = float(K[0, 0]) / max(dist_c, 1.0)
     layers = _ground(scene, view, px_per_mm, lighting, lpos)
-    ground, fine = layers.colour, layers.shading
-    labels = layers.labels.copy()
+    ground, irradiance, gloss = _ground_planes(layers)
+    f32 = np.float32
+    if has_dist:
+        # the canvas labels are remapped into the returned ones: a scratch copy will do
+        labels = _scratch("labels", layers.labels.shape, np.int16)
+        np.copyto(labels, layers.labels)
+    else:
+        labels = layers.labels.copy()
     floor_faces, marker_faces = layers.floor_faces, layers.marker_faces
     fp = lay.footprint
     # cast shadows: the lamp's occupancy warped onto the table; contact darkening at bases
-    occ = shadow.occupancy()
-    lit = 1 - cv2.warpPerspective(occ, Hg @ np.linalg.inv(shadow.ground_homography()),
-                                  (Wc, Hc), flags=cv2.INTER_LINEAR,
-                                  borderMode=cv2.BORDER_CONSTANT, borderValue=0)
-    ao = np.zeros((Hc, Wc), np.float32)
+    occ = shadow.occupancy(out=_scratch("occ", shadow.depth.shape, f32),
+                           dirty=_take_dirty("occ"))
+    _set_dirty("occ", shadow.occupancy_reach())
+    lit = cv2.warpPerspective(occ, Hg @ np.linalg.inv(shadow.ground_homography()), (Wc, Hc),
+                              dst=_scratch("lit", (Hc, Wc), f32), flags=cv2.INTER_LINEAR,
+                              borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    np.subtract(1, lit, out=lit)
+    ao = _scratch("ao", (Hc, Wc), f32)
+    ao.fill(0)
+    ao_box: tuple[int, int, int, int] | None = None
     for site in occupied:
         x, y, ang = scene.tower_pose(site)
         p = view.project(_square_pts(x, y, ang, fp / 2 + 1.5))
         cv2.fillConvexPoly(ao, np.round(p * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
-    if occupied:
-        ao = np.asarray(cv2.GaussianBlur(ao, (0, 0), max(1.0, 2.5 * px_per_mm)))
-    ao = 1 - np.float32(0.45) * ao
-    direct = cv2.multiply(fine[..., 0], lit)
-    glossy = cv2.multiply(fine[..., 1], lit)
-    direct = cv2.multiply(direct, ao)
+        # anti-aliased edges reach a pixel past the polygon
+        ao_box = _union_box(ao_box, (int(math.floor(p[:, 0].min())) - 3,
+                                     int(math.floor(p[:, 1].min())) - 3,
+                                     int(math.ceil(p[:, 0].max())) + 4,
+                                     int(math.ceil(p[:, 1].max())) + 4))
+    if ao_box is not None:
+        # blurred only around the towers: the rest stays exactly zero
+        sigma_ao = max(1.0, 2.5 * px_per_mm)
+        y0, y1, x0, x1 = blur_window(ao.shape, ao_box, sigma_ao)
+        ao[y0:y1, x0:x1] = cv2.GaussianBlur(np.ascontiguousarray(ao[y0:y1, x0:x1]), (0, 0),
+                                            sigma_ao)
+    # ao = 1 - 0.45 * ao, in place
+    np.multiply(f32(0.45), ao, out=ao)
+    np.subtract(1, ao, out=ao)
+    direct = cv2.multiply(irradiance, lit, dst=_scratch("direct", (Hc, Wc), f32))
+    glossy = cv2.multiply(gloss, lit, dst=lit)  # lit is done with
+    direct = cv2.multiply(direct, ao, dst=direct)
     amb, lamp = light.ambient, light.lamp
-    irr3 = cv2.merge([cv2.addWeighted(ao, float(amb[c]), direct, float(lamp[c]), 0.0)
-                      for c in range(3)])
-    gl3 = cv2.merge([glossy * np.float32(lamp[c]) for c in range(3)])
-    color = cv2.add(cv2.multiply(ground, irr3), gl3)
+    planes = [cv2.addWeighted(ao, float(amb[c]), direct, float(lamp[c]), 0.0,
+                              dst=_scratch(f"plane{c}", (Hc, Wc), f32)) for c in range(3)]
+    irr3 = cv2.merge(planes, dst=_scratch("irr3", (Hc, Wc, 3), f32))
+    planes = [np.multiply(glossy, f32(lamp[c]), out=planes[c]) for c in range(3)]
+    gl3 = cv2.merge(planes, dst=_scratch("gl3", (Hc, Wc, 3), f32))
+    color = cv2.multiply(ground, irr3, dst=irr3)
+    color = cv2.add(color, gl3, dst=color)
 
     # --- objects, far to near, with the z-buffer -------------------------------------------
-    canvas = Canvas(view, np.ascontiguousarray(color, dtype=np.float32), labels)
+    canvas = Canvas(view, np.ascontiguousarray(color, dtype=np.float32), labels,
+                    zbuf=_scratch("zbuf", (Hc, Wc), f32))
     order = sorted(objects, key=lambda o: -float(np.linalg.norm(o.anchor - cam_pos)))
     for obj in order:
         canvas.draw(obj, light)
 
     # --- truth: what a perfect reader sees -------------------------------------------------
+    seen = _scratch("lit", (Hc, Wc), np.int16)  # the labels inside the frame, else 0
     if has_dist:
-        in_frame = np.zeros((Hc, Wc), np.uint8)
-        cv2.fillPoly(in_frame, [np.round(frame_poly * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
-        inside = in_frame.astype(bool)
+        np.multiply(canvas.labels, _frame_mask(key, w, h), out=seen)
     else:
-        inside = np.ones((Hc, Wc), bool)
-    counts = np.bincount(canvas.labels[inside].ravel().astype(np.int64), minlength=1024)
-    truth = _truth(scene, cam, view, counts, floor_faces, marker_faces, lighting, hands,
-                   np.where(inside, canvas.labels, np.int16(0)))
+        np.copyto(seen, canvas.labels)
+    codes = _scratch("gl3", (Hc, Wc), np.intp)
+    np.copyto(codes, seen)
+    # label 0 also counts the pixels out of frame here: the truth never reads it
+    counts = np.bincount(codes.ravel(), minlength=1024)
+    truth = _truth(scene, cam, view, counts, floor_faces, marker_faces, lighting, hands, seen,
+                   layers.floor_areas, layers.marker_areas)
 
     # --- camera: lens, vignetting, blur, noise, white balance, gamma -----------------------
+    # (the float stages work in place on this thread's scratch arrays)
     img = canvas.color
     lab = canvas.labels
     if has_dist:
-        img = cv2.remap(img, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        img = cv2.remap(img, map_x, map_y, cv2.INTER_LINEAR, dst=_scratch("gl3", (h, w, 3), f32),
+                        borderMode=cv2.BORDER_REPLICATE)
         lab = cv2.remap(lab, map_x, map_y, cv2.INTER_NEAREST, borderMode=cv2.BORDER_REPLICATE)
     if vignetting > 0:
         img = cv2.multiply(img, _vignette(w, h, float(K[0, 2]), float(K[1, 2]),
-                                          float(vignetting)))
-    out = encode_srgb(img)
+                                          float(vignetting)), dst=img)
+    r = cv2.sqrt(img, dst=img)  # the canvas is never negative
+    out = cv2.convertScaleAbs(r, dst=_scratch("ao", (h, w, 3), np.uint8),
+                              alpha=255 / SQRT_RANGE)
+    out = cv2.LUT(out, _SQRT_LUT, dst=out)  # = encode_srgb(img)
     if blur > 0:
-        out = cv2.GaussianBlur(out, (0, 0), blur)
+        out = cv2.GaussianBlur(out, (0, 0), blur, dst=_scratch("direct", (h, w, 3), np.uint8))
     if noise > 0:
-        out = _add_noise(out, noise, rng)
+        out = _add_noise(out, noise, rng)  # a new array
+    else:
+        out = out.copy()
     jpeg: bytes | None = None
     if jpeg_quality is not None:
         ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(jpeg_quality)])
@@ -815,13 +1069,20 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
             out = np.asarray(cv2.imdecode(buf, cv2.IMREAD_COLOR))
     hand_info = []
     for k, hand in enumerate(hands):
-        m = (lab == LABEL_HAND + k).astype(np.uint8)
+        m = (lab == LABEL_HAND + k).view(np.uint8)  # 0 or 1
         x, y, bw_, bh_ = cv2.boundingRect(m)
-        hand_info.append({"seat": hand.seat.value, "pixels": int(m.sum()),
+        hand_info.append({"seat": hand.seat.value, "pixels": int(cv2.countNonZero(m)),
                           "box": [int(x), int(y), int(x + bw_), int(y + bh_)] if bw_ else None})
     truth["hands"] = hand_info
     truth["jpeg_quality"] = jpeg_quality
     return Rendered(out, truth, np.ascontiguousarray(lab), cam, scene, lighting, jpeg)
+
+
+def _union_box(a: tuple[int, int, int, int] | None, b: tuple[int, int, int, int]
+               ) -> tuple[int, int, int, int]:
+    if a is None:
+        return b
+    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
 def _exposure(lighting: Lighting, lpos: np.ndarray) -> np.float32:
@@ -846,7 +1107,7 @@ def _flat_square(x: float, y: float, hx: float, hy: float, z: float = 0.0) -> Fa
 def _stamp(labels: np.ndarray, view: View, face: Face, value: int,
            box: tuple[int, int, int, int]) -> None:
     """Write a label where a ground polygon covers at least half a pixel."""
-    for r in rasterize(view, face, box):
+    for r in rasterize(view, face, box, coords=False):  # coverage is all it needs
         hh, ww = r.cov.shape
         roi = labels[r.y0:r.y0 + hh, r.x0:r.x0 + ww]
         np.copyto(roi, np.int16(value), where=r.cov >= 0.5)
@@ -865,14 +1126,25 @@ def _grid_visible(lay: Layout, view: View, labels: np.ndarray, label: int, centr
     if area < 1.0:
         return 0.0
     mask = np.zeros(labels.shape, np.uint8)
-    cv2.fillPoly(mask, [np.round(view.project(quad) * 16).astype(np.int32)], 1, cv2.LINE_8, 4)
-    seen = int(np.count_nonzero((labels == label) & mask.astype(bool)))
+    pts = np.round(view.project(quad) * 16).astype(np.int32)
+    cv2.fillPoly(mask, [pts], 1, cv2.LINE_8, 4)
+    # the polygon's pixels lie within its corners' box (a pixel of slack): count there
+    H, W = labels.shape
+    x0, y0 = max(0, int(pts[:, 0].min()) // 16 - 2), max(0, int(pts[:, 1].min()) // 16 - 2)
+    x1, y1 = min(W, int(pts[:, 0].max()) // 16 + 3), min(H, int(pts[:, 1].max()) // 16 + 3)
+    seen = 0
+    if x1 > x0 and y1 > y0:
+        seen = int(np.count_nonzero((labels[y0:y1, x0:x1] == label)
+                                    & mask[y0:y1, x0:x1].astype(bool)))
     return float(min(1.0, seen / area))
 
 
 def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
            floor_faces: dict[int, Face], marker_faces: dict[int, Face], lighting: Lighting,
-           hands: Sequence[Hand], labels: np.ndarray) -> dict[str, Any]:
+           hands: Sequence[Hand], labels: np.ndarray,
+           floor_areas: dict[int, float] | None = None,
+           marker_areas: dict[int, float] | None = None) -> dict[str, Any]:
+    """``floor_areas``, ``marker_areas``: the faces' projected areas, if known."""
     lay = scene.layout
     board = scene.board
     colors = list(scene.colors)
@@ -892,7 +1164,8 @@ def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
             top_f = counts[LABEL_TOP + i] / max(top_area, 1e-6)
             site_f = (counts[LABEL_TOP + i] + counts[LABEL_SIDE + i]) / max(site_area, 1e-6)
         else:
-            area = polygon_area_px(view, floor_faces[i].verts)
+            area = (floor_areas[i] if floor_areas is not None
+                    else polygon_area_px(view, floor_faces[i].verts))
             top_f = site_f = counts[LABEL_FLOOR + i] / max(area, 1e-6)
         top_f, site_f = float(min(1.0, top_f)), float(min(1.0, site_f))
         entry = {**site.to_json(), "top": round(top_f, 4), "site": round(site_f, 4)}
@@ -901,7 +1174,8 @@ def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
             unseen.append(site.to_json())
     markers = []
     for mid, f in marker_faces.items():
-        area = polygon_area_px(view, f.verts)
+        area = (marker_areas[mid] if marker_areas is not None
+                else polygon_area_px(view, f.verts))
         frac = counts[LABEL_MARKER + mid] / max(area, 1e-6)
         corners = cam.project(lay.marker_corners(mid))
         inside = bool(np.all((corners >= 2) & (corners <= np.array([cam.width - 3,

@@ -12,6 +12,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -71,19 +72,7 @@ class Scene:
 
     def tower_pose(self, site: Site) -> tuple[float, float, float]:
         """(x, y, angle_deg) of the tower at ``site``: placement jitter from the layout seed."""
-        lay = self.layout
-        rng = np.random.default_rng([self.layout_seed, 11, site.index])
-        ang = float(rng.uniform(-lay.jitter_deg, lay.jitter_deg))
-        r = lay.jitter_mm * math.sqrt(float(rng.random()))
-        phi = float(rng.uniform(0, 2 * math.pi))
-        dx, dy = r * math.cos(phi), r * math.sin(phi)
-        # never let a rotated footprint reach into the neighbouring site
-        half = lay.footprint / 2 * (abs(math.cos(math.radians(ang)))
-                                    + abs(math.sin(math.radians(ang))))
-        room = max(0.0, lay.pitch / 2 - 0.75 - half)
-        dx, dy = float(np.clip(dx, -room, room)), float(np.clip(dy, -room, room))
-        x, y = lay.site_xy[site.index]
-        return float(x + dx), float(y + dy), ang
+        return _tower_pose(self.layout, self.layout_seed, site.index)
 
     def block_poses(self, site: Site) -> list[tuple[float, float, float]]:
         """(x, y, angle_deg) of each block at ``site``, bottom first.
@@ -116,10 +105,33 @@ class Scene:
 
     def stack_pose(self, seat: Seat) -> tuple[float, float]:
         """(offset along the edge mm, angle deg) of a seat's played-card stack."""
-        lay = self.layout
-        rng = np.random.default_rng([self.layout_seed, 23, "SWNE".index(seat.value)])
-        return (float(rng.uniform(-lay.card_along, lay.card_along)),
-                float(rng.uniform(-lay.card_angle, lay.card_angle)))
+        return _stack_pose(self.layout, self.layout_seed, "SWNE".index(seat.value))
+
+
+@lru_cache(maxsize=4096)
+def _tower_pose(lay: Layout, layout_seed: int, index: int) -> tuple[float, float, float]:
+    """:meth:`Scene.tower_pose`, kept: a video's frames and the truth ask it again and
+    again, and each answer seeds a generator. (The cache holds the layout itself.)"""
+    rng = np.random.default_rng([layout_seed, 11, index])
+    ang = float(rng.uniform(-lay.jitter_deg, lay.jitter_deg))
+    r = lay.jitter_mm * math.sqrt(float(rng.random()))
+    phi = float(rng.uniform(0, 2 * math.pi))
+    dx, dy = r * math.cos(phi), r * math.sin(phi)
+    # never let a rotated footprint reach into the neighbouring site
+    half = lay.footprint / 2 * (abs(math.cos(math.radians(ang)))
+                                + abs(math.sin(math.radians(ang))))
+    room = max(0.0, lay.pitch / 2 - 0.75 - half)
+    dx, dy = float(np.clip(dx, -room, room)), float(np.clip(dy, -room, room))
+    x, y = lay.site_xy[index]
+    return float(x + dx), float(y + dy), ang
+
+
+@lru_cache(maxsize=1024)
+def _stack_pose(lay: Layout, layout_seed: int, k: int) -> tuple[float, float]:
+    """:meth:`Scene.stack_pose` of seat ``k`` (S W N E), kept like :func:`_tower_pose`."""
+    rng = np.random.default_rng([layout_seed, 23, k])
+    return (float(rng.uniform(-lay.card_along, lay.card_along)),
+            float(rng.uniform(-lay.card_angle, lay.card_angle)))
 
 
 def kelvin_to_rgb(kelvin: float) -> np.ndarray:
