@@ -684,30 +684,20 @@ def make_table_texture(rng):
 # ---------------------------------------------------------------- ray / shape tests
 def _slab(o, d, h):
     """Entry / exit parameters of rays o + t d against the box |p| <= h."""
-    tn = tf = None
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        for a in range(3):
-            oa = o[..., a]
-            inv = 1.0 / d[..., a]
-            t1 = (-h[a] - oa) * inv
-            t2 = (h[a] - oa) * inv
-            lo = np.minimum(t1, t2)
-            hi = np.maximum(t1, t2)
-            if tn is None:
-                tn, tf = lo, hi
-            else:
-                np.maximum(tn, lo, out=tn)
-                np.minimum(tf, hi, out=tf)
-    return tn, tf
+    with np.errstate(divide="ignore"):
+        inv = [1.0 / d[..., a] for a in range(3)]
+    return _slab_inv(o, inv, h)
 
 
 def _slab_inv(o, inv, h):
-    """_slab(o, d, h) for one origin o (a 3-vector), given inv[a] = 1.0 / d[..., a]."""
+    """_slab(o, d, h) given inv[a] = 1.0 / d[..., a] (worked out once for rays that
+    share their directions)."""
     tn = tf = None
     with np.errstate(invalid="ignore", over="ignore"):
         for a in range(3):
-            t1 = (-h[a] - o[a]) * inv[a]
-            t2 = (h[a] - o[a]) * inv[a]
+            oa = o[..., a]
+            t1 = (-h[a] - oa) * inv[a]
+            t2 = (h[a] - oa) * inv[a]
             lo = np.minimum(t1, t2)
             hi = np.maximum(t1, t2)
             if tn is None:
