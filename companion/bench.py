@@ -62,6 +62,43 @@ def bench_rules(seed: int = 1) -> dict[str, Any]:
             "legal_moves_count": len(legal_moves(state))}
 
 
+def bench_replay(players: int = 4, seed: int = 5, builds: int | None = None,
+                 ) -> dict[str, Any]:
+    """The replay's search alone (no photo read): a greedy bot game's boards and card
+    stacks as exact observations, one a build and one every other build (the turns
+    between two photos worked out). Its speed is the rules engine's. ``builds``: stop
+    the game after that many (None: play it out)."""
+    from companion.bots import GreedyBot
+    from companion.replay import Observation, replay
+    from companion.rules import Commit, apply_move, make_config, new_game
+
+    config = make_config(players, seed=seed, track_cards=True)
+    state = new_game(config)
+    bots = [GreedyBot(seed * 10 + i) for i in range(players)]
+    photos = [Observation.from_board("p000", state.board, {})]
+    moves: list[str] = []
+    while not state.is_over and (builds is None or len(moves) < builds):
+        move = bots[state.to_move].choose(state)
+        state = apply_move(state, move)
+        if isinstance(move, Commit):
+            continue
+        moves.append(str(move))
+        cards = {p.seat: state.played[p.seat][-1] for p in config.players
+                 if state.played[p.seat]}
+        photos.append(Observation.from_board(f"p{len(moves):03d}", state.board, cards))
+    told = make_config(list(config.players), edition=config.edition)
+    out: dict[str, Any] = {"builds": len(moves)}
+    for name, shown in (("every_photo", photos), ("every_other_photo", photos[::2])):
+        t0 = time.perf_counter()
+        result = replay(shown, told)
+        out[f"{name}_s"] = round(time.perf_counter() - t0, 3)
+        # a tower built twice between two photos may be told two ways (red 2 then
+        # green 3, or red 1 then green 4): the replay says so, and counts it here
+        told_moves = [m["notation"] for m in result.moves]
+        out[f"{name}_moves_right"] = sum(a == b for a, b in zip(told_moves, moves, strict=False))
+    return out
+
+
 def bench_motion_gate(repeat: int = 200) -> dict[str, Any]:
     """The idle cost of the motion gate per 1280x720 frame (goal: under 2 ms)."""
     from companion.controller import DiffMotionGate
@@ -308,7 +345,7 @@ def bench_vision(n: int = 6, seed: int = 10) -> dict[str, Any]:
 def run(parts: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     table: dict[str, Callable[[], dict[str, Any]]] = {
-        "rules": bench_rules, "motion_gate": bench_motion_gate,
+        "rules": bench_rules, "replay": bench_replay, "motion_gate": bench_motion_gate,
         "vision": bench_vision, "controller": bench_controller,
         "page": _page_latency,
     }
@@ -326,4 +363,4 @@ def _page_latency() -> dict[str, Any]:
     return measure_update_latency(samples=20)
 
 
-PARTS = ["rules", "motion_gate", "vision", "controller", "page"]
+PARTS = ["rules", "replay", "motion_gate", "vision", "controller", "page"]

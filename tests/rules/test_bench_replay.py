@@ -1,0 +1,17 @@
+"""`companion bench`'s replay part: the search on a bot game's exact observations
+(no timing asserted: the numbers are the bench's to report)."""
+
+from __future__ import annotations
+
+from companion.bench import PARTS, bench_replay
+
+
+def test_the_replay_bench_times_an_exact_replay_of_a_game() -> None:
+    out = bench_replay(players=2, seed=11, builds=14)
+    assert out["builds"] == 14
+    assert out["every_photo_moves_right"] == 14
+    # 5N built on twice between two photos (red 2, green 3) is told as red 1, green 4:
+    # the same tower, a warned ambiguity
+    assert out["every_other_photo_moves_right"] == 12
+    assert 0 < out["every_photo_s"] and 0 < out["every_other_photo_s"]
+    assert "replay" in PARTS
