@@ -69,23 +69,13 @@ def bench_replay(players: int = 4, seed: int = 5, builds: int | None = None,
     between two photos worked out). Its speed is the rules engine's. ``builds``: stop
     the game after that many (None: play it out)."""
     from companion.bots import GreedyBot
-    from companion.replay import Observation, replay
-    from companion.rules import Commit, apply_move, make_config, new_game
+    from companion.replay import exact_photos, replay
+    from companion.rules import make_config
 
     config = make_config(players, seed=seed, track_cards=True)
-    state = new_game(config)
-    bots = [GreedyBot(seed * 10 + i) for i in range(players)]
-    photos = [Observation.from_board("p000", state.board, {})]
-    moves: list[str] = []
-    while not state.is_over and (builds is None or len(moves) < builds):
-        move = bots[state.to_move].choose(state)
-        state = apply_move(state, move)
-        if isinstance(move, Commit):
-            continue
-        moves.append(str(move))
-        cards = {p.seat: state.played[p.seat][-1] for p in config.players
-                 if state.played[p.seat]}
-        photos.append(Observation.from_board(f"p{len(moves):03d}", state.board, cards))
+    photos, played, _ = exact_photos(
+        config, [GreedyBot(seed * 10 + i) for i in range(players)], builds)
+    moves = [str(m) for m in played]
     told = make_config(list(config.players), edition=config.edition)
     out: dict[str, Any] = {"builds": len(moves)}
     for name, shown in (("every_photo", photos), ("every_other_photo", photos[::2])):

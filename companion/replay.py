@@ -29,6 +29,7 @@ from companion.rules import (
     GameRecord,
     GameState,
     IllegalMoveError,
+    Move,
     Pass,
     Phase,
     Player,
@@ -90,6 +91,27 @@ class Observation:
         hidden = frozenset(unseen)
         views = {s: v for s, v in board.views().items() if s not in hidden}
         return cls(name, views, hidden, dict(cards or {}))
+
+
+def exact_photos(config: GameConfig, bots: Sequence[Any], builds: int | None = None,
+                 ) -> tuple[list[Observation], list[Move], GameState]:
+    """A game ``bots`` play (one per player, each a ``choose(state)``), photographed as a
+    perfect reader would: the board and the card stacks before the first build and
+    after each one (``builds``: that many, None: the whole game). The replay's search on
+    its own (the bench, the tests); with the builds played and the last state."""
+    state = new_game(config)
+    photos = [Observation.from_board("p000", state.board)]
+    moves: list[Move] = []
+    while not state.is_over and (builds is None or len(moves) < builds):
+        move = bots[state.to_move].choose(state)
+        state = apply_move(state, move)
+        if isinstance(move, Commit):
+            continue
+        moves.append(move)
+        cards = {p.seat: state.played[p.seat][-1] for p in config.players
+                 if state.played[p.seat]}
+        photos.append(Observation.from_board(f"p{len(moves):03d}", state.board, cards))
+    return photos, moves, state
 
 
 @dataclass

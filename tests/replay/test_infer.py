@@ -5,25 +5,14 @@ from __future__ import annotations
 import pytest
 
 from companion.bots import GreedyBot
-from companion.replay import Observation, infer_players, replay
-from companion.rules import Commit, Site, apply_move, make_config, new_game
+from companion.replay import Observation, exact_photos, infer_players, replay
+from companion.rules import Site, make_config, new_game
 
 
 def _bot_game(n_players: int, seed: int):
     cfg = make_config(n_players, seed=seed, track_cards=True)
-    state = new_game(cfg)
-    bots = [GreedyBot(seed * 10 + i) for i in range(n_players)]
-    photos = [Observation.from_board("p000", state.board, {})]
-    moves, states = [], [state]
-    while not state.is_over:
-        move = bots[state.to_move].choose(state)
-        state = apply_move(state, move)
-        if isinstance(move, Commit):
-            continue
-        moves.append(move)
-        states.append(state)
-        cards = {p.seat: state.played[p.seat][-1] for p in cfg.players if state.played[p.seat]}
-        photos.append(Observation.from_board(f"p{len(moves):03d}", state.board, cards))
+    photos, moves, state = exact_photos(
+        cfg, [GreedyBot(seed * 10 + i) for i in range(n_players)])
     return cfg, moves, photos, state
 
 

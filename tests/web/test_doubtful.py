@@ -12,9 +12,9 @@ import pytest
 from companion import commands
 from companion import replay as replay_module
 from companion.bots import GreedyBot
-from companion.replay import Observation
+from companion.replay import Observation, exact_photos
 from companion.replay_service import make_replay_service
-from companion.rules import Commit, Site, apply_move, make_config, new_game
+from companion.rules import Site, make_config
 from companion.session import GameSession
 from companion.store.journal import Journal
 
@@ -23,17 +23,8 @@ DOUBTFUL_MOVE = "N c10 green2@2E"  # the 3rd build of the seeded game, on Frankf
 
 def _photos(n_builds: int = 6) -> list[Observation]:
     """Exact photos of a seeded 4-player bot game, one per build; photo 3 reads 2E narrowly."""
-    cfg = make_config(4, seed=5, track_cards=True)
-    state = new_game(cfg)
-    bots = [GreedyBot(50 + i) for i in range(4)]
-    photos = [Observation.from_board("p000", state.board)]
-    while len(photos) <= n_builds:
-        move = bots[state.to_move].choose(state)
-        state = apply_move(state, move)
-        if isinstance(move, Commit):
-            continue
-        cards = {p.seat: state.played[p.seat][-1] for p in cfg.players if state.played[p.seat]}
-        photos.append(Observation.from_board(f"p{len(photos):03d}", state.board, cards))
+    photos, _, _ = exact_photos(make_config(4, seed=5, track_cards=True),
+                                [GreedyBot(50 + i) for i in range(4)], n_builds)
     photos[3] = replace(photos[3], doubtful=frozenset({Site.parse("2E")}))
     return photos
 
