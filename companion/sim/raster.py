@@ -62,7 +62,7 @@ class Object3D:
     persistent: bool = False
 
 
-def _array_key(*arrays: np.ndarray | np.generic) -> bytes:
+def array_key(*arrays: np.ndarray | np.generic) -> bytes:
     """Bytes that tell arrays apart exactly (dtype, shape and every bit)."""
     parts = []
     for x in arrays:
@@ -141,7 +141,7 @@ class View:
     def __post_init__(self) -> None:
         self.centre = -self.R.T @ self.t
         # exact identity of the view, for caches of what is drawn through it
-        self.key = _array_key(self.K, self.R, self.t) + f"{self.width}x{self.height}".encode()
+        self.key = array_key(self.K, self.R, self.t) + f"{self.width}x{self.height}".encode()
 
     def to_cam(self, pts: np.ndarray) -> np.ndarray:
         return np.asarray(pts, np.float64).reshape(-1, 3) @ self.R.T + self.t
@@ -379,8 +379,9 @@ def rasterize(view: View, face: Face, box: tuple[int, int, int, int],
 # shadow map
 
 
-def _union(a: tuple[int, int, int, int] | None, b: tuple[int, int, int, int]
-           ) -> tuple[int, int, int, int]:
+def union_box(a: tuple[int, int, int, int] | None, b: tuple[int, int, int, int]
+              ) -> tuple[int, int, int, int]:
+    """The box holding boxes ``a`` (None: no box yet) and ``b`` (x0, y0, x1, y1)."""
     if a is None:
         return b
     return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
@@ -539,7 +540,7 @@ class ShadowMap:
         self.dynamic_boxes: list[tuple[int, int, int, int]] = []
         self._face_h: dict[Face, np.ndarray] = {}  # lives as long as this map
         if kept:
-            key = (self.view.key, _array_key(self.light), tuple(kept))
+            key = (self.view.key, array_key(self.light), tuple(kept))
             hit = _SHADOW_MEMO.get(key)
             if hit is None:
                 self._draw_faces([(f, f.two_sided) for f in kept])
@@ -573,7 +574,7 @@ class ShadowMap:
                 h, w = r.cov.shape
                 roi = self.depth[r.y0:r.y0 + h, r.x0:r.x0 + w]
                 np.copyto(roi, np.minimum(roi, r.z), where=r.cov > 0)
-                self.box = _union(self.box, (r.x0, r.y0, r.x0 + w, r.y0 + h))
+                self.box = union_box(self.box, (r.x0, r.y0, r.x0 + w, r.y0 + h))
                 if boxes is not None:
                     boxes.append((r.x0, r.y0, r.x0 + w, r.y0 + h))
 
@@ -676,7 +677,7 @@ class Light:
 
     def key(self) -> bytes:
         """Exact identity of everything but the shadow map."""
-        return _array_key(np.asarray(self.pos), np.float64(self.ref_dist2),
+        return array_key(np.asarray(self.pos), np.float64(self.ref_dist2),
                           np.asarray(self.lamp), np.asarray(self.ambient))
 
 
@@ -844,7 +845,7 @@ class Canvas:
         ckey = None
         if shadow is None or static is not None:
             radius = np.float64(shadow.radius_px if shadow is not None else 0.0)
-            ckey = ("colour", f, view.key, lkey, i, static, _array_key(radius, np.float64(bias)))
+            ckey = ("colour", f, view.key, lkey, i, static, array_key(radius, np.float64(bias)))
             hit = FACE_MEMO.get(ckey)
             if hit is not None:
                 col, reach = hit

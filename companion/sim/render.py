@@ -43,10 +43,12 @@ from companion.sim.raster import (
     Object3D,
     ShadowMap,
     View,
+    array_key,
     blur_window,
     hull_area_px,
     polygon_area_px,
     rasterize,
+    union_box,
 )
 from companion.sim.scene import TABLES, Hand, Lighting, Scene, random_lighting
 from companion.sim.textures import (
@@ -246,9 +248,9 @@ _KEPT_MAX = 256
 _KEPT_LOCK = threading.Lock()
 
 
-def _num_key(*values: float) -> bytes:
+def _numbers_key(*values: float) -> bytes:
     """Numbers as exact bits (0.0 and -0.0 apart, unlike ==)."""
-    return np.asarray(values, np.float64).tobytes()
+    return array_key(np.asarray(values, np.float64))
 
 
 def _kept(key: tuple[Any, ...], build: Callable[[], list[Object3D]]) -> list[Object3D]:
@@ -397,7 +399,7 @@ def tower_objects(scene: Scene, site: Site, lighting: Lighting) -> list[Object3D
     Kept for later renders (see :func:`_kept`): a still table redraws the same towers."""
     tower = scene.board.tower(site)
     key = ("tower", scene.layout, scene.layout_seed, site.index, tower,
-           _num_key(*(v for b in tower for v in scene.colors[b.color]), *scene.block_jitter,
+           _numbers_key(*(v for b in tower for v in scene.colors[b.color]), *scene.block_jitter,
                     lighting.specular, lighting.shininess))
     return _kept(key, lambda: _tower_objects(scene, site, lighting))
 
@@ -462,7 +464,7 @@ def thing_objects(scene: Scene) -> list[Object3D]:
     standing on the board's surface, casting shadows."""
     if not scene.things:
         return []
-    key = ("things", _num_key(*(v for t in scene.things
+    key = ("things", _numbers_key(*(v for t in scene.things
                                 for v in (t.x, t.y, *t.size, *t.rgb, t.angle_deg))))
     return _kept(key, lambda: _thing_objects(scene))
 
@@ -493,7 +495,7 @@ def card_objects(scene: Scene, lighting: Lighting) -> list[Object3D]:
         else:
             stacks.append(None)
     key = ("cards", scene.layout, scene.layout_seed, tuple(stacks), bool(scene.deck),
-           _num_key(lighting.specular))
+           _numbers_key(lighting.specular))
     return _kept(key, lambda: _card_objects(scene, lighting))
 
 
@@ -758,8 +760,6 @@ class _Ground:
 
     colour8: np.ndarray  # table and board print, sRGB codes (read-only)
     labels: np.ndarray  # the empty sites' squares and the markers (copy before drawing)
-    floor_faces: dict[int, Face]
-    marker_faces: dict[int, Face]
     # the lamp's irradiance and broad gloss on the ground, on a coarse grid of ``step``
     # pixels (:func:`_ground_planes` makes the full planes)
     coarse: np.ndarray
@@ -891,8 +891,7 @@ def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
         a.flags.writeable = False
     floor_areas = {i: polygon_area_px(view, f.verts) for i, f in floor_faces.items()}
     marker_areas = {mid: polygon_area_px(view, f.verts) for mid, f in marker_faces.items()}
-    layers = _Ground(ground8, labels, floor_faces, marker_faces, coarse, step,
-                     floor_areas, marker_areas)
+    layers = _Ground(ground8, labels, coarse, step, floor_areas, marker_areas)
     while len(_GROUND_CACHE) >= 2:
         _GROUND_CACHE.pop(next(iter(_GROUND_CACHE)))
     _GROUND_CACHE[key] = layers
@@ -977,7 +976,6 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
         np.copyto(labels, layers.labels)
     else:
         labels = layers.labels.copy()
-    floor_faces, marker_faces = layers.floor_faces, layers.marker_faces
     fp = lay.footprint
     # cast shadows: the lamp's occupancy warped onto the table; contact darkening at bases
     occ = shadow.occupancy(out=_scratch("occ", shadow.depth.shape, f32),
@@ -995,7 +993,7 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
         p = view.project(_square_pts(x, y, ang, fp / 2 + 1.5))
         cv2.fillConvexPoly(ao, np.round(p * 16).astype(np.int32), 1.0, cv2.LINE_AA, 4)
         # anti-aliased edges reach a pixel past the polygon
-        ao_box = _union_box(ao_box, (int(math.floor(p[:, 0].min())) - 3,
+        ao_box = union_box(ao_box, (int(math.floor(p[:, 0].min())) - 3,
                                      int(math.floor(p[:, 1].min())) - 3,
                                      int(math.ceil(p[:, 0].max())) + 4,
                                      int(math.ceil(p[:, 1].max())) + 4))
@@ -1037,8 +1035,8 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     np.copyto(codes, seen)
     # label 0 also counts the pixels out of frame here: the truth never reads it
     counts = np.bincount(codes.ravel(), minlength=1024)
-    truth = _truth(scene, cam, view, counts, floor_faces, marker_faces, lighting, hands, seen,
-                   layers.floor_areas, layers.marker_areas)
+    truth = _truth(scene, cam, view, counts, lighting, hands, seen, layers.floor_areas,
+                   layers.marker_areas)
 
     # --- camera: lens, vignetting, blur, noise, white balance, gamma -----------------------
     # (the float stages work in place on this thread's scratch arrays)
@@ -1076,13 +1074,6 @@ def render(scene: Scene, camera: CameraModel, lighting: Lighting | None = None, 
     truth["hands"] = hand_info
     truth["jpeg_quality"] = jpeg_quality
     return Rendered(out, truth, np.ascontiguousarray(lab), cam, scene, lighting, jpeg)
-
-
-def _union_box(a: tuple[int, int, int, int] | None, b: tuple[int, int, int, int]
-               ) -> tuple[int, int, int, int]:
-    if a is None:
-        return b
-    return (min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3]))
 
 
 def _exposure(lighting: Lighting, lpos: np.ndarray) -> np.float32:
@@ -1139,12 +1130,11 @@ def _grid_visible(lay: Layout, view: View, labels: np.ndarray, label: int, centr
     return float(min(1.0, seen / area))
 
 
-def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
-           floor_faces: dict[int, Face], marker_faces: dict[int, Face], lighting: Lighting,
-           hands: Sequence[Hand], labels: np.ndarray,
-           floor_areas: dict[int, float] | None = None,
-           marker_areas: dict[int, float] | None = None) -> dict[str, Any]:
-    """``floor_areas``, ``marker_areas``: the faces' projected areas, if known."""
+def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray, lighting: Lighting,
+           hands: Sequence[Hand], labels: np.ndarray, floor_areas: dict[int, float],
+           marker_areas: dict[int, float]) -> dict[str, Any]:
+    """``floor_areas``, ``marker_areas``: the empty sites' squares and the markers as the
+    ground projected them (pixels)."""
     lay = scene.layout
     board = scene.board
     colors = list(scene.colors)
@@ -1164,8 +1154,7 @@ def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
             top_f = counts[LABEL_TOP + i] / max(top_area, 1e-6)
             site_f = (counts[LABEL_TOP + i] + counts[LABEL_SIDE + i]) / max(site_area, 1e-6)
         else:
-            area = (floor_areas[i] if floor_areas is not None
-                    else polygon_area_px(view, floor_faces[i].verts))
+            area = floor_areas[i]
             top_f = site_f = counts[LABEL_FLOOR + i] / max(area, 1e-6)
         top_f, site_f = float(min(1.0, top_f)), float(min(1.0, site_f))
         entry = {**site.to_json(), "top": round(top_f, 4), "site": round(site_f, 4)}
@@ -1173,9 +1162,7 @@ def _truth(scene: Scene, cam: CameraModel, view: View, counts: np.ndarray,
         if top_f < 0.5:
             unseen.append(site.to_json())
     markers = []
-    for mid, f in marker_faces.items():
-        area = (marker_areas[mid] if marker_areas is not None
-                else polygon_area_px(view, f.verts))
+    for mid, area in marker_areas.items():
         frac = counts[LABEL_MARKER + mid] / max(area, 1e-6)
         corners = cam.project(lay.marker_corners(mid))
         inside = bool(np.all((corners >= 2) & (corners <= np.array([cam.width - 3,
