@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -37,6 +36,7 @@ from companion.rules.topology import Seat
 from companion.sim.camera import CameraModel, undistort_points
 from companion.sim.layout import Layout, default_layout
 from companion.sim.raster import (
+    ByteLRU,
     Canvas,
     Face,
     Light,
@@ -243,9 +243,8 @@ def _scratch(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
 # kept objects: the frames of a live table rebuild the same towers and cards
 
 
-_KEPT: OrderedDict[tuple[Any, ...], list[Object3D]] = OrderedDict()
-_KEPT_MAX = 256
-_KEPT_LOCK = threading.Lock()
+# at most 256 entries: their faces' rasters and shading are what FACE_MEMO bounds by bytes
+_KEPT = ByteLRU(1 << 62, 256)
 
 
 def _numbers_key(*values: float) -> bytes:
@@ -257,20 +256,13 @@ def _kept(key: tuple[Any, ...], build: Callable[[], list[Object3D]]) -> list[Obj
     """The objects built for ``key`` (every input of ``build``, by value or by a kept
     reference), made once and reused while recently used. They are marked persistent:
     nobody changes them once built, so their faces' rasters and shading can be kept."""
-    with _KEPT_LOCK:
-        hit = _KEPT.get(key)
-        if hit is not None:
-            _KEPT.move_to_end(key)
-            return list(hit)
-    objs = build()
-    for o in objs:
-        o.persistent = True
-    with _KEPT_LOCK:
-        objs = _KEPT.setdefault(key, objs)  # another thread's, if it was quicker
-        _KEPT.move_to_end(key)
-        while len(_KEPT) > _KEPT_MAX:
-            _KEPT.popitem(last=False)
-    return list(objs)
+    hit: list[Object3D] | None = _KEPT.get(key)
+    if hit is None:
+        hit = build()
+        for o in hit:
+            o.persistent = True
+        _KEPT.put(key, hit, 0)  # (two threads may both build one: either is right)
+    return list(hit)
 
 
 # ---------------------------------------------------------------------------------------------
