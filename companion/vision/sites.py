@@ -203,6 +203,9 @@ class _Rounds(NamedTuple):
     py: np.ndarray
     rank: np.ndarray
     heights: list[int | None]
+    #: each site's reading in the first round, scored with nothing in front of it
+    #: (height, colour, score, depth; height None: unseen even so)
+    first: list[tuple[int | None, str | None, float, float]]
 
 
 class _Best(NamedTuple):
@@ -988,7 +991,7 @@ class SiteReader:
             self._uncover_after_checks(pose, strips, sf, model, results, rounds)
         self._doubt_close_readings(results)
         self._doubt_bright_sides(results)
-        self._doubt_shared_tops(pose, strips, results)
+        self._doubt_shared_tops(pose, strips, results, rounds.first)
         if cfg["refit_colours"]:
             fitted = self._refit(results, model)
             if fitted is not None:
@@ -1073,7 +1076,9 @@ class SiteReader:
             if r.height == 1 and r.color is not None and r.foot_board >= one_on_board:
                 r.reason = "board"
 
-    def _doubt_shared_tops(self, pose: Pose, st: Strips, results: list[SiteResult]) -> None:
+    def _doubt_shared_tops(self, pose: Pose, st: Strips, results: list[SiteResult],
+                           first: Sequence[tuple[int | None, str | None, float, float]] = (),
+                           ) -> None:
         """Of two towers whose tops show at one place in the photo, the one that won
         by less goes to ``unseen`` ("shared").
 
@@ -1092,6 +1097,20 @@ class SiteReader:
         four renderers, 16 hidden sites read wrong and 5 wrong towers went to
         unseen, and so did 8 right ones (docs/vision-errors.md, sixty-second
         session).
+
+        The farther tower may not be read at all: a low tower read tall hides
+        the tower whose top it took, so that one is left hidden behind it, and
+        the two readings agree with each other. What tells is the first
+        occlusion round (``first``: each site's height, colour, score and depth
+        scored with nothing in front of it): there the farther site read its own
+        tower. Where that first reading, in the tall reading's colour, has its
+        top ``shared_top_share`` or more on the tall reading's and scored more
+        than it by over ``shared_hidden_lead`` (null: not looked at), the tall
+        reading goes to unseen; the farther site stays hidden (read as its first
+        reading, it is as often a site truly hidden). Two points: both readings are
+        the photo's evidence for one top, and a point or two is the noise of such
+        scores; at 0 as many wrong readings went, and seven right ones for one
+        (docs/vision-errors.md, eightieth session).
         """
         least = self.cfg["shared_top_share"]
         if least is None:
@@ -1105,6 +1124,16 @@ class SiteReader:
         faces = self._top_faces(pose, st, np.array(read), np.array(
             [results[j].height for j in read]), np.array([results[j].depth for j in read]))
         tops = dict(zip(read, faces.astype(np.float32), strict=True))
+        lead_cfg = self.cfg.get("shared_hidden_lead")
+        lead = None if lead_cfg is None else float(lead_cfg)
+        # the sites left hidden whose first reading was a tower: that tower's top
+        behind: dict[int, np.ndarray] = {}
+        hid = [j for j, r in enumerate(results)
+               if r.reason in ("hidden", "foot hidden") and first and first[j][0]]
+        if lead is not None and hid:
+            hf = self._top_faces(pose, st, np.array(hid), np.array(
+                [first[j][0] for j in hid]), np.array([first[j][3] for j in hid]))
+            behind = dict(zip(hid, hf.astype(np.float32), strict=True))
         for i, face in tops.items():
             r = results[i]
             if r.reason or r.color is None:
@@ -1112,6 +1141,16 @@ class SiteReader:
             area = abs(float(cv2.contourArea(face)))
             if area < 4.0:
                 continue  # a top a pixel or two across (or behind the camera)
+            for j, other in behind.items():
+                if (first[j][1] != r.color or rank[j] <= rank[i]
+                        or lead is None or first[j][2] <= r.score + lead):
+                    continue
+                shared, _ = cv2.intersectConvexConvex(face, other)
+                if shared >= float(least) * area:
+                    r.reason = "shared"  # its top is the hidden site's own
+                    break
+            if r.reason:
+                continue
             for j, other in tops.items():
                 if results[j].color != r.color or rank[j] <= rank[i]:
                     continue
@@ -1537,10 +1576,16 @@ class SiteReader:
         scored_under = occluded.copy()  # the mask each site was last scored under
         results: list[SiteResult] = [None] * n  # type: ignore[list-item]
         todo = np.arange(n)
+        first: list[tuple[int | None, str | None, float, float]] = []
         for _ in range(int(cfg["occlusion_rounds"])):
             for i, res in zip(todo, self._score_under(todo, occluded, strips, sf, model),
                               strict=True):
                 results[int(i)] = res
+            if not first:
+                for r in results:
+                    seen, colour = (r.height, r.color) if r.height is not None else (
+                        r.hidden_best or (None, None))
+                    first.append((seen, colour, r.score, r.depth))
             scored_under[todo] = occluded[todo]
             if not cfg["occlusion"]:
                 break
@@ -1560,7 +1605,7 @@ class SiteReader:
         if cfg["occlusion"] and cfg["occlude_unseen"] and float(cfg["refute_margin"]) > 0:
             self._refute_guesses(pose, strips, sf, model, results, rank, occluded, px, py,
                                  scored_under)
-        return results, _Rounds(scored_under, px, py, rank, [r.height for r in results])
+        return results, _Rounds(scored_under, px, py, rank, [r.height for r in results], first)
 
     def _top_face(self, pose: Pose, st: Strips, i: int, height: int,
                   depth: float) -> FloatArray:
@@ -1651,7 +1696,7 @@ class SiteReader:
             r.reason in ("hidden", "foot hidden") for r in results)
         if not hiders and not uncover:
             return  # (nothing to cover or uncover: the silhouettes are not drawn again)
-        scored_under, px, py, rank, _ = rounds
+        scored_under, px, py, rank = rounds[:4]
         self._nearest = self._silhouettes(pose, strips, results, rank, self._nearest.shape[:2])
         occluded = _occluded(self._nearest, px, py, rank)
         if hiders:
@@ -1690,7 +1735,7 @@ class SiteReader:
         towers than phantoms (docs/vision-errors.md, sixty-second session).
         """
         assert self._nearest is not None
-        scored_under, px, py, _, _ = rounds
+        scored_under, px, py = rounds[:3]
         at_rank = _nearness_order(strips)
         least = float(self.cfg["cover_margin"])
         cand = []

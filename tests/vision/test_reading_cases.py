@@ -670,11 +670,13 @@ def test_heights_a_steep_view_cannot_tell_are_unseen_with_the_guess_kept_apart()
     # markers, outline.*)
     shot = _shot(2)
     truth = shot.scene.heights()
-    # (the close and bright-side rules off: their doubted towers are listed unresolved
-    # too; and the empty site's plastic-footprint penalty, which reads a sixteenth tower
+    # (the close, bright-side and hidden-top rules off: their doubted towers are listed
+    # unresolved too, here 2SW, a right 12-storey green, by sites.shared_hidden_lead;
+    # and the empty site's plastic-footprint penalty, which reads a sixteenth tower
     # here: sites.empty_plastic_weight)
     open_ = {"empty_doubt_margin": 0.0, "tower_doubt_margin": 0.0, "storey_doubt_margin": 0.0,
-             "bright_side_margin": None, "empty_plastic_weight": 0.0}
+             "bright_side_margin": None, "empty_plastic_weight": 0.0,
+             "shared_hidden_lead": None}
     # (on the three markers' pose, as measured: see the test above)
     reading = read_image(shot.image, None, shot.scene.colors,
                          config={"sites": open_, **NO_EDGES})
