@@ -1077,7 +1077,7 @@ class SiteReader:
                 r.reason = "board"
 
     def _doubt_shared_tops(self, pose: Pose, st: Strips, results: list[SiteResult],
-                           first: Sequence[tuple[int | None, str | None, float, float]] = (),
+                           first: Sequence[tuple[int | None, str | None, float, float]],
                            ) -> None:
         """Of two towers whose tops show at one place in the photo, the one that won
         by less goes to ``unseen`` ("shared").
@@ -1124,12 +1124,11 @@ class SiteReader:
         faces = self._top_faces(pose, st, np.array(read), np.array(
             [results[j].height for j in read]), np.array([results[j].depth for j in read]))
         tops = dict(zip(read, faces.astype(np.float32), strict=True))
-        lead_cfg = self.cfg.get("shared_hidden_lead")
-        lead = None if lead_cfg is None else float(lead_cfg)
+        lead = self.cfg["shared_hidden_lead"]
         # the sites left hidden whose first reading was a tower: that tower's top
         behind: dict[int, np.ndarray] = {}
         hid = [j for j, r in enumerate(results)
-               if r.reason in ("hidden", "foot hidden") and first and first[j][0]]
+               if r.reason in ("hidden", "foot hidden") and first[j][0]]
         if lead is not None and hid:
             hf = self._top_faces(pose, st, np.array(hid), np.array(
                 [first[j][0] for j in hid]), np.array([first[j][3] for j in hid]))
@@ -1143,7 +1142,7 @@ class SiteReader:
                 continue  # a top a pixel or two across (or behind the camera)
             for j, other in behind.items():
                 if (first[j][1] != r.color or rank[j] <= rank[i]
-                        or lead is None or first[j][2] <= r.score + lead):
+                        or first[j][2] <= r.score + float(lead)):
                     continue
                 shared, _ = cv2.intersectConvexConvex(face, other)
                 if shared >= float(least) * area:
