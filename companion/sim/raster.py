@@ -608,14 +608,11 @@ class ShadowMap:
         H, W = self.depth.shape
         return blur_reach(self.box, (H, W), self.radius_px * 0.6)
 
-    def lit(self, face: Face, s: np.ndarray, t: np.ndarray, bias: float) -> np.ndarray:
-        """Fraction of the lamp seen from the face's points (s, t) (percentage-closer
-        filtering). The face -> light-image map is a homography whose w is the depth."""
-        return self.lit_reach(face, s, t, bias)[0]
-
     def lit_reach(self, face: Face, s: np.ndarray, t: np.ndarray, bias: float
                   ) -> tuple[np.ndarray, tuple[int, int, int, int]]:
-        """:meth:`lit`, and a box (x0, y0, x1, y1) of the map holding every texel read."""
+        """Fraction of the lamp seen from the face's points (s, t) (percentage-closer
+        filtering; the face -> light-image map is a homography whose w is the depth),
+        and a box (x0, y0, x1, y1) of the map holding every texel read."""
         Hl = self._face_h.get(face)
         if Hl is None:  # the same for every band of the face
             Hl = self._face_h[face] = face_homography(self.view, face).astype(np.float32)
@@ -767,20 +764,11 @@ def shade_terms(view: View, face: Face, r: _Raster, light: Light, fc: _FaceConst
     return _ShadeTerms(direct, bool(np.any(direct > 0)), alb, spec)
 
 
-def shade_face(view: View, face: Face, r: _Raster, light: Light, bias: float,
-               fc: _FaceConst | None = None, terms: _ShadeTerms | None = None) -> np.ndarray:
-    """Linear RGB (h, w, 3) of ``face`` at the rasterized pixels (Lambert + Blinn-Phong)."""
-    return _shade(view, face, r, light, bias, fc, terms)[0]
-
-
-def _shade(view: View, face: Face, r: _Raster, light: Light, bias: float,
-           fc: _FaceConst | None = None, terms: _ShadeTerms | None = None
-           ) -> tuple[np.ndarray, tuple[int, int, int, int] | None]:
-    """:func:`shade_face`, and the box of the shadow map it read (None: none read)."""
-    if fc is None:
-        fc = face_constants(view, face, light)
-    if terms is None:
-        terms = shade_terms(view, face, r, light, fc)
+def shade_face(face: Face, r: _Raster, light: Light, bias: float, fc: _FaceConst,
+               terms: _ShadeTerms) -> tuple[np.ndarray, tuple[int, int, int, int] | None]:
+    """Linear RGB (h, w, 3) of ``face`` at the rasterized pixels (Lambert + Blinn-Phong:
+    ``terms`` before the shadow, ``fc`` the face's constants), and the box of the shadow
+    map it read (None: none read)."""
     direct = terms.direct
     reach = None
     if light.shadow is not None and terms.any_direct:
@@ -857,7 +845,7 @@ class Canvas:
         if terms is None:
             terms = shade_terms(view, f, r, light, fc, cv)
             FACE_MEMO.put(tkey, terms, terms.nbytes() + cv.idx.nbytes)
-        col, reach = _shade(view, f, cv.r, light, bias, fc, terms)
+        col, reach = shade_face(f, cv.r, light, bias, fc, terms)
         col = _spread(col, cv, r.cov.shape)
         if ckey is not None and (reach is None or shadow is None
                                  or not shadow.touches_dynamic(reach)):
@@ -926,7 +914,7 @@ class Canvas:
             else:
                 cv = _covered(r)
                 terms = shade_terms(view, f, r, light, fc, cv)
-                c = _spread(_shade(view, f, cv.r, light, obj.shadow_bias, fc, terms)[0], cv,
+                c = _spread(shade_face(f, cv.r, light, obj.shadow_bias, fc, terms)[0], cv,
                             r.cov.shape)
             dst = self.color[ys, xs]
             if solid:
