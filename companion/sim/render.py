@@ -1108,17 +1108,17 @@ def _grid_visible(lay: Layout, view: View, labels: np.ndarray, label: int, centr
     area = polygon_area_px(view, quad)
     if area < 1.0:
         return 0.0
-    mask = np.zeros(labels.shape, np.uint8)
     pts = np.round(view.project(quad) * 16).astype(np.int32)
-    cv2.fillPoly(mask, [pts], 1, cv2.LINE_8, 4)
-    # the polygon's pixels lie within its corners' box (a pixel of slack): count there
+    # the polygon's pixels lie within its corners' box (a pixel of slack): drawn and
+    # counted there alone (moved by whole pixels, it fills the same pixels)
     H, W = labels.shape
     x0, y0 = max(0, int(pts[:, 0].min()) // 16 - 2), max(0, int(pts[:, 1].min()) // 16 - 2)
     x1, y1 = min(W, int(pts[:, 0].max()) // 16 + 3), min(H, int(pts[:, 1].max()) // 16 + 3)
-    seen = 0
-    if x1 > x0 and y1 > y0:
-        seen = int(np.count_nonzero((labels[y0:y1, x0:x1] == label)
-                                    & mask[y0:y1, x0:x1].astype(bool)))
+    if x1 <= x0 or y1 <= y0:
+        return 0.0
+    mask = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(mask, [pts - np.int32(16) * np.array([x0, y0], np.int32)], 1, cv2.LINE_8, 4)
+    seen = int(np.count_nonzero((labels[y0:y1, x0:x1] == label) & mask.astype(bool)))
     return float(min(1.0, seen / area))
 
 
