@@ -789,7 +789,8 @@ def _ground_planes(layers: _Ground) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return colour, irradiance, gloss
 
 
-_GROUND_CACHE: dict[tuple[Any, ...], _Ground] = {}
+# the last two cameras' grounds (a ByteLRU bounded by entries, as the kept objects)
+_GROUND_CACHE = ByteLRU(1 << 62, 2)
 
 
 def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
@@ -800,7 +801,7 @@ def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
     key = (lay, scene.table, scene.layout_seed, view.K.tobytes(), view.R.tobytes(),
            view.t.tobytes(), view.width, view.height, px_per_mm, lpos.tobytes(),
            float(lighting.specular))
-    hit = _GROUND_CACHE.get(key)
+    hit: _Ground | None = _GROUND_CACHE.get(key)
     if hit is not None:
         return hit
     Wc, Hc = view.width, view.height
@@ -884,9 +885,7 @@ def _ground(scene: Scene, view: View, px_per_mm: float, lighting: Lighting,
     floor_areas = {i: polygon_area_px(view, f.verts) for i, f in floor_faces.items()}
     marker_areas = {mid: polygon_area_px(view, f.verts) for mid, f in marker_faces.items()}
     layers = _Ground(ground8, labels, coarse, step, floor_areas, marker_areas)
-    while len(_GROUND_CACHE) >= 2:
-        _GROUND_CACHE.pop(next(iter(_GROUND_CACHE)))
-    _GROUND_CACHE[key] = layers
+    _GROUND_CACHE.put(key, layers, 0)
     return layers
 
 
