@@ -5,7 +5,10 @@ there under other versions is the versions' before it is the reader's."""
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from functools import cache
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -47,6 +50,29 @@ def _notes() -> tuple[str, ...]:
     if not CONSTRAINTS.exists():
         return ()
     return tuple(version_notes(pinned_versions(CONSTRAINTS.read_text(encoding="utf-8"))))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # the run's folder of shared photos (tests/shots.py): made by the first process,
+    # before pytest-xdist starts its workers, which inherit the variable
+    from tests.shots import VARIABLE
+
+    if not os.environ.get(VARIABLE):
+        folder = tempfile.mkdtemp(prefix="companion-shots-")
+        os.environ[VARIABLE] = folder
+        config.stash[_SHOTS] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    folder = config.stash.get(_SHOTS, None)
+    if folder is not None:
+        from tests.shots import VARIABLE
+
+        shutil.rmtree(folder, ignore_errors=True)
+        os.environ.pop(VARIABLE, None)
+
+
+_SHOTS = pytest.StashKey[str]()
 
 
 def pytest_report_header() -> list[str]:

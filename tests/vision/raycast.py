@@ -2058,8 +2058,9 @@ def _shoot(seed, kind="mounted"):
 
 def shoot(seed: int, kind: str = "mounted"):
     """A rendered photo (BGR uint8) and its truth dict, fully determined by (seed, kind)."""
-    img, truth, _, _ = _shoot(seed, kind)
-    return img, truth
+    from tests.shots import shared
+
+    return shared(("raycast", seed, kind), lambda: _shoot(seed, kind)[:2])
 
 
 def main(argv=None):

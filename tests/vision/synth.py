@@ -395,6 +395,15 @@ def shoot(seed: int, kind: str = "mounted", side: Seat | None = None,
           elevation: float | None = None, light: str = "white", colour_set: str = "classic",
           tall: int = 2, fill: float = 0.55) -> Shot:
     """One reproducible rendered photo with its truth."""
+    from tests.shots import shared
+
+    key = ("synth", seed, kind, side, elevation, light, colour_set, tall, fill)
+    return shared(key, lambda: _shoot(seed, kind, side, elevation, light, colour_set, tall,
+                                      fill))
+
+
+def _shoot(seed: int, kind: str, side: Seat | None, elevation: float | None, light: str,
+           colour_set: str, tall: int, fill: float) -> Shot:
     rng = np.random.default_rng(seed)
     scene = random_scene(rng, colour_set, fill, tall)
     pose, _ = random_camera(rng, kind, side, elevation)
