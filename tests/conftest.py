@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from tests.shots import VARIABLE
+
 CONSTRAINTS = Path(__file__).resolve().parents[1] / "constraints.txt"
 
 
@@ -52,11 +54,13 @@ def _notes() -> tuple[str, ...]:
     return tuple(version_notes(pinned_versions(CONSTRAINTS.read_text(encoding="utf-8"))))
 
 
+#: the run's folder of shared photos, in the process that made it
+_SHOTS = pytest.StashKey[str]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # the run's folder of shared photos (tests/shots.py): made by the first process,
     # before pytest-xdist starts its workers, which inherit the variable
-    from tests.shots import VARIABLE
-
     if not os.environ.get(VARIABLE):
         folder = tempfile.mkdtemp(prefix="companion-shots-")
         os.environ[VARIABLE] = folder
@@ -66,13 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     folder = config.stash.get(_SHOTS, None)
     if folder is not None:
-        from tests.shots import VARIABLE
-
         shutil.rmtree(folder, ignore_errors=True)
         os.environ.pop(VARIABLE, None)
-
-
-_SHOTS = pytest.StashKey[str]()
 
 
 def pytest_report_header() -> list[str]:

@@ -43,12 +43,13 @@ def shared(key: tuple[Any, ...], render: Callable[[], T]) -> T:
         return out
     except FileNotFoundError:
         pass
-    out = render()
+    data = pickle.dumps(render(), protocol=pickle.HIGHEST_PROTOCOL)
     # written whole under another name first: another process never reads half a file
     fd, tmp = tempfile.mkstemp(dir=folder, suffix=".part")
     with os.fdopen(fd, "wb") as f:
-        pickle.dump(out, f, protocol=pickle.HIGHEST_PROTOCOL)
+        f.write(data)
     os.replace(tmp, path)
-    with path.open("rb") as f:
-        fresh: T = pickle.load(f)  # not the object just rendered: the caller gets its own
+    # the first caller gets a copy made from the same bytes as the later ones: every
+    # test sees its photo alike (arrays contiguous and writable) whichever ran first
+    fresh: T = pickle.loads(data)
     return fresh

@@ -1127,9 +1127,9 @@ class SiteReader:
         lead = self.cfg["shared_hidden_lead"]
         # the sites left hidden whose first reading was a tower: that tower's top
         behind: dict[int, np.ndarray] = {}
-        hid = [j for j, r in enumerate(results)
-               if r.reason in ("hidden", "foot hidden") and first[j][0]]
-        if lead is not None and hid:
+        hid = [] if lead is None else [j for j, r in enumerate(results)
+                                       if r.reason in ("hidden", "foot hidden") and first[j][0]]
+        if hid:
             hf = self._top_faces(pose, st, np.array(hid), np.array(
                 [first[j][0] for j in hid]), np.array([first[j][3] for j in hid]))
             behind = dict(zip(hid, hf.astype(np.float32), strict=True))

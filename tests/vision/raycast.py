@@ -2058,6 +2058,7 @@ def _shoot(seed, kind="mounted"):
 
 def shoot(seed: int, kind: str = "mounted"):
     """A rendered photo (BGR uint8) and its truth dict, fully determined by (seed, kind)."""
+    # (imported here: the renderer itself imports nothing of the project's)
     from tests.shots import shared
 
     return shared(("raycast", seed, kind), lambda: _shoot(seed, kind)[:2])

@@ -25,6 +25,7 @@ from companion.vision.geometry import (
     intrinsics_for_fov,
     look_at_pose,
 )
+from tests.shots import shared
 
 JITTER = os.environ.get("SYNTH_JITTER", "block")  # "block": each block; "tower": one offset
 SEAT_AZIMUTH = {Seat.S: 0.0, Seat.E: 90.0, Seat.N: 180.0, Seat.W: 270.0}
@@ -395,8 +396,6 @@ def shoot(seed: int, kind: str = "mounted", side: Seat | None = None,
           elevation: float | None = None, light: str = "white", colour_set: str = "classic",
           tall: int = 2, fill: float = 0.55) -> Shot:
     """One reproducible rendered photo with its truth."""
-    from tests.shots import shared
-
     key = ("synth", seed, kind, side, elevation, light, colour_set, tall, fill)
     return shared(key, lambda: _shoot(seed, kind, side, elevation, light, colour_set, tall,
                                       fill))
