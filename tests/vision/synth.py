@@ -292,9 +292,10 @@ def render(scene: Scene, pose: Pose, rng: np.random.Generator, light: str = "whi
     if lamp["soft"] > 0:
         k = lamp["soft"] * ss * float(K[0, 0]) / (ss * 1000.0)
         shadow = cv2.GaussianBlur(shadow, (0, 0), max(0.5, k))
-    light_map = (lamp["ambient"] * lamp["amb_col"][None, None, :]
-                 + (irr * (1 - shadow))[..., None] * lamp["col"][None, None, :])
-    img = img * light_map
+    # in place where it can be: a fresh full-size array costs more than its arithmetic
+    light_map = (irr * (1 - shadow))[..., None] * lamp["col"][None, None, :]
+    light_map += lamp["ambient"] * lamp["amb_col"][None, None, :]
+    img = np.multiply(light_map, img, out=light_map)
     ids = np.zeros((CH, CW), np.int32)  # which site's top face is seen (1 + index)
     top_area = np.zeros(len(g.sites))
     # towers, far to near
@@ -346,31 +347,28 @@ def render(scene: Scene, pose: Pose, rng: np.random.Generator, light: str = "whi
     frame[mh * ss:(mh + H) * ss, mw * ss:(mw + W) * ss] = True
     ids[~frame] = -2
     visible: dict[Site, float] = {}
+    # each site's top pixels counted at once (labels 1..54; -1 faces, -2 out of frame)
+    seen_tops = np.bincount(ids[ids > 0], minlength=len(g.sites) + 1)
     for site in g.sites:
         if site in scene.towers:
-            visible[site] = float((ids == site.index + 1).sum()) / top_area[site.index]
+            visible[site] = float(seen_tops[site.index + 1]) / top_area[site.index]
         else:
-            fp = pin.project(g.top_face(site, 0))
-            mask = np.zeros((CH, CW), np.uint8)
-            cv2.fillPoly(mask, [np.round(fp).astype(np.int32)], 1)
-            m = mask.astype(bool)
-            visible[site] = float((m & (ids == 0)).sum()) / max(1, int(m.sum()))
+            fp = np.round(pin.project(g.top_face(site, 0))).astype(np.int32)
+            m, win = _polygon_mask(fp, CW, CH)
+            visible[site] = float((m & (ids[win] == 0)).sum()) / max(1, int(m.sum()))
     # cards: fraction of each stack's grid region not covered by towers
     card_vis: dict[Seat, float] = {}
-    tower_mask = ids != 0
     for seat in scene.cards:
         along, ang, gap = scene.card_place[seat]
         centre = g.card_centre(seat, along, gap)
         quad = g.card_to_board(seat, centre, ang, np.array(
             [[-30, 40], [30, 40], [30, 8], [-30, 8]]))
         ip = pin.project(np.column_stack([quad, np.zeros(4)]))
-        mask = np.zeros((CH, CW), np.uint8)
-        cv2.fillPoly(mask, [np.round(ip).astype(np.int32)], 1)
-        inside = mask.astype(bool)
+        inside, win = _polygon_mask(np.round(ip).astype(np.int32), CW, CH)
         full = _quad_area(ip)
-        card_vis[seat] = float((inside & ~tower_mask).sum()) / max(1.0, full)
+        card_vis[seat] = float((inside & (ids[win] == 0)).sum()) / max(1.0, full)
     # lens distortion, downsample, noise, JPEG
-    img = np.clip(img, 0, 255).astype(np.float32)
+    img = np.clip(img, 0, 255, out=img).astype(np.float32)
     small = cv2.resize(img, (W + 2 * mw, H + 2 * mh), interpolation=cv2.INTER_AREA)
     if intr.has_distortion:
         yy, xx = np.mgrid[0:H, 0:W].astype(np.float32)
@@ -386,6 +384,19 @@ def render(scene: Scene, pose: Pose, rng: np.random.Generator, light: str = "whi
         ok, buf = cv2.imencode(".jpg", out8, [cv2.IMWRITE_JPEG_QUALITY, jpeg])
         out8 = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return Shot(out8, pose, scene, visible, card_vis, "synth")
+
+
+def _polygon_mask(pts: np.ndarray, width: int, height: int,
+                  ) -> tuple[np.ndarray, tuple[slice, slice]]:
+    """The polygon ``pts`` filled as a boolean mask over its bounding box within the
+    ``width`` x ``height`` image, and that box: the pixels a full-frame mask would
+    set, without filling and scanning the whole frame once per site."""
+    x0, y0 = np.clip(pts.min(axis=0), 0, [width, height])
+    x1, y1 = np.clip(pts.max(axis=0) + 1, 0, [width, height])
+    mask = np.zeros((max(0, y1 - y0), max(0, x1 - x0)), np.uint8)
+    if mask.size:
+        cv2.fillPoly(mask, [pts - [x0, y0]], 1)
+    return mask.astype(bool), (slice(y0, y1), slice(x0, x1))
 
 
 def _quad_area(p: np.ndarray) -> float:
