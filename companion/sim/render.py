@@ -227,7 +227,9 @@ def _scratch(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     "lit", "ao", "direct", "plane0".."plane2", "gl3", "irr3" (the canvas colour) and "zbuf"
     for the table's light and the objects; then the truth takes "lit" and "gl3", the lens
     "gl3", the vignette "plane0", "plane1" and its own "vignette", the encoding "ao",
-    the blur "direct", the noise "gl3" and "irr3"."""
+    the blur "direct", the noise "gl3" and "irr3". A stage that kept an array past its
+    turn would read a later stage's numbers, alike every run: tests/sim/test_kept.py
+    draws frames again with every array fresh and wants them the same to the byte."""
     bufs: dict[str, np.ndarray] | None = getattr(_SCRATCH, "bufs", None)
     if bufs is None:
         bufs = _SCRATCH.bufs = {}

@@ -15,6 +15,7 @@ from companion.sim import Lighting, Scene, random_camera, render
 from companion.sim.layout import default_layout
 from companion.sim.raster import FACE_MEMO
 from companion.sim.render import tower_objects
+from companion.sim.scene import Thing
 from companion.simtable import SimTable
 
 _render = sys.modules["companion.sim.render"]
@@ -87,3 +88,52 @@ def test_a_tower_kept_from_one_frame_is_drawn_at_its_own_site_in_the_next() -> N
         built = tower_objects(scene, site, NEUTRAL)
         assert [f.verts.tobytes() for o in built for f in o.faces] == \
             [f.verts.tobytes() for o in objects for f in o.faces]
+
+
+def test_no_stage_uses_a_scratch_array_after_another_stage_took_it(monkeypatch) -> None:
+    """The renderer's stages lend one another its scratch arrays by name, in an order
+    only `_scratch`'s docstring records: a stage that kept one after a later stage took
+    the same name would read that stage's numbers, the same wrong ones every run (so
+    comparing runs cannot tell). Drawn again with every array taken fresh and filled
+    with a byte pattern (no two stages share memory, nothing is left over from an
+    earlier frame), each frame must be the same to the byte: hands, a thing set down,
+    both camera kinds, a new ground and a kept one."""
+    cup = Thing(40.0, -60.0, (30.0, 30.0, 45.0), (200, 200, 190))
+
+    def film(frames: int) -> list[str]:
+        _forget_everything()
+        mounted = SimTable(seed=4, hand_frames=1, still_frames=1, put=(1, cup))
+        phone = SimTable(seed=9, players=3, edition="2017", hand_frames=1, still_frames=1,
+                         kind="phone")
+        out = []
+        for _ in range(frames):
+            out.append(_digest(mounted.read().image))
+            out.append(_digest(phone.read().image))
+        return out
+
+    shared = film(6)
+    taken: dict[str, np.ndarray] = {}
+
+    def fresh(name: str, shape: tuple[int, ...], dtype: object) -> np.ndarray:
+        dt = np.dtype(dtype)
+        n = int(np.prod(shape)) * dt.itemsize
+        buf = np.full(max(n, 64), 0xA5 ^ len(taken) % 251, np.uint8)
+        bufs = getattr(_render._SCRATCH, "bufs", None)
+        if bufs is None:
+            bufs = _render._SCRATCH.bufs = {}
+        bufs[name] = taken[name] = buf  # what the dirty boxes and the vignette compare
+        return buf[:n].view(dt).reshape(shape)
+
+    monkeypatch.setattr(_render, "_scratch", fresh)
+    assert film(6) == shared
+
+    # the check fails when two arrays in use share memory: here the vignette's two
+    # temporaries, so its falloff is worked out from numbers already overwritten
+    def lent_twice(name: str, shape: tuple[int, ...], dtype: object) -> np.ndarray:
+        if name == "plane1" and np.dtype(dtype) == np.float32 and "plane0" in taken:
+            n = int(np.prod(shape))
+            return taken["plane0"][:4 * n].view(np.float32).reshape(shape)
+        return fresh(name, shape, dtype)
+
+    monkeypatch.setattr(_render, "_scratch", lent_twice)
+    assert film(1) != shared[:2]
