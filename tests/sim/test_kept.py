@@ -111,7 +111,7 @@ def test_no_stage_uses_a_scratch_array_after_another_stage_took_it(monkeypatch) 
             out.append(_digest(phone.read().image))
         return out
 
-    shared = film(6)
+    shared = film(5)
     taken: dict[str, np.ndarray] = {}
 
     def fresh(name: str, shape: tuple[int, ...], dtype: object) -> np.ndarray:
@@ -125,7 +125,7 @@ def test_no_stage_uses_a_scratch_array_after_another_stage_took_it(monkeypatch) 
         return buf[:n].view(dt).reshape(shape)
 
     monkeypatch.setattr(_render, "_scratch", fresh)
-    assert film(6) == shared
+    assert film(5) == shared
 
     # the check fails when two arrays in use share memory: here the vignette's two
     # temporaries, so its falloff is worked out from numbers already overwritten
