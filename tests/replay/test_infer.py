@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
 from companion.bots import GreedyBot
@@ -10,10 +12,19 @@ from companion.rules import Site, make_config, new_game
 
 
 def _bot_game(n_players: int, seed: int):
+    """A seeded bot game: its config, moves, one exact photo per turn, and its end.
+    The lists are the caller's own (tests change photos in them)."""
+    cfg, moves, photos, state = _played(n_players, seed)
+    return cfg, list(moves), list(photos), state
+
+
+@functools.cache
+def _played(n_players: int, seed: int):
+    """:func:`_bot_game`'s game, played once a process (the values are immutable)."""
     cfg = make_config(n_players, seed=seed, track_cards=True)
     photos, moves, state = exact_photos(
         cfg, [GreedyBot(seed * 10 + i) for i in range(n_players)])
-    return cfg, moves, photos, state
+    return cfg, tuple(moves), tuple(photos), state
 
 
 @pytest.mark.parametrize("n_players,seed", [(4, 5), (3, 7), (2, 11)])

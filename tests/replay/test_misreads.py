@@ -16,9 +16,15 @@ def _builds(moves):
     return [k + 1 for k, m in enumerate(moves) if isinstance(m, Build) and k >= 6]
 
 
-def _check(cfg, moves, photos):
-    result = replay(photos, make_config(list(cfg.players), edition=cfg.edition))
-    assert [m["notation"] for m in result.moves] == [str(m) for m in moves]
+#: exact photos replayed past the misread one: enough for the next photos to say which
+#: build it was (the rest of the game replays as `test_infer` replays it whole)
+AFTER = 8
+
+
+def _check(cfg, moves, photos, k):
+    """The game to ``AFTER`` photos past photo ``k`` replays to its exact moves."""
+    result = replay(photos[:k + AFTER + 1], make_config(list(cfg.players), edition=cfg.edition))
+    assert [m["notation"] for m in result.moves] == [str(m) for m in moves[:k + AFTER]]
     assert [w["reason"] for w in result.warnings] == []
 
 
@@ -34,7 +40,7 @@ def test_a_build_the_photo_reads_unchanged_without_its_card(pick):
         sites[site] = before[site]
     cards = {s: c for s, c in photos[k].cards.items() if s != seat}
     photos[k] = replace(photos[k], sites=sites, cards=cards)
-    _check(cfg, moves, photos)
+    _check(cfg, moves, photos, k)
 
 
 @pytest.mark.parametrize("pick", [0, 5, 11])
@@ -51,7 +57,7 @@ def test_a_build_unseen_then_read_unchanged_with_its_card_read(pick):
     if site in before:
         sites[site] = before[site]
     photos[k + 1] = replace(photos[k + 1], sites=sites)
-    _check(cfg, moves, photos)
+    _check(cfg, moves, photos, k)
 
 
 @pytest.mark.parametrize("card_read", [True, False])

@@ -34,9 +34,21 @@ def _hide(photos: list[Observation], site, start: int, view: SiteView | None = N
     return out
 
 
+#: exact photos replayed past the hidden build's own: the game to there (the rest of it
+#: replays as `test_infer` replays it whole)
+AFTER = 8
+
+
+def _game_to(k: int):
+    """The four-player bot game's config, moves and photos to ``AFTER`` photos past the
+    one taken after move ``k``."""
+    cfg, moves, photos, _ = _bot_game(4, 5)
+    return cfg, moves[:k + 1 + AFTER], photos[:k + 2 + AFTER]
+
+
 def test_a_build_no_photo_shows_is_marked_and_said():
-    cfg, moves, photos, final = _bot_game(4, 5)
     k = 52  # North's green 1 on Sao Paulo E: the only build there
+    cfg, moves, photos = _game_to(k)
     build = moves[k]
     assert isinstance(build, Build) and str(build) == "N c10 green1@4E"
     assert [m.site for m in moves if isinstance(m, Build)].count(build.site) == 1
@@ -87,8 +99,8 @@ def test_a_build_no_photo_shows_is_marked_and_said():
 
 
 def test_a_build_read_a_storey_off_is_not_said():
-    cfg, moves, photos, final = _bot_game(4, 5)
     k = 52
+    cfg, moves, photos = _game_to(k)
     build = moves[k]
     config = make_config(list(cfg.players), edition=cfg.edition)
     # a storey too tall in every photo after: evidence for the build all the same
