@@ -1124,11 +1124,13 @@ class SiteReader:
         faces = self._top_faces(pose, st, np.array(read), np.array(
             [results[j].height for j in read]), np.array([results[j].depth for j in read]))
         tops = dict(zip(read, faces.astype(np.float32), strict=True))
-        lead = self.cfg["shared_hidden_lead"]
+        lead_cfg = self.cfg["shared_hidden_lead"]
+        lead = 0.0 if lead_cfg is None else float(lead_cfg)  # (None: no hidden site looked at)
         # the sites left hidden whose first reading was a tower: that tower's top
         behind: dict[int, np.ndarray] = {}
-        hid = [] if lead is None else [j for j, r in enumerate(results)
-                                       if r.reason in ("hidden", "foot hidden") and first[j][0]]
+        hid = [] if lead_cfg is None else [
+            j for j, r in enumerate(results)
+            if r.reason in ("hidden", "foot hidden") and first[j][0]]
         if hid:
             hf = self._top_faces(pose, st, np.array(hid), np.array(
                 [first[j][0] for j in hid]), np.array([first[j][3] for j in hid]))
@@ -1142,7 +1144,7 @@ class SiteReader:
                 continue  # a top a pixel or two across (or behind the camera)
             for j, other in behind.items():
                 if (first[j][1] != r.color or rank[j] <= rank[i]
-                        or first[j][2] <= r.score + float(lead)):
+                        or first[j][2] <= r.score + lead):
                     continue
                 shared, _ = cv2.intersectConvexConvex(face, other)
                 if shared >= float(least) * area:

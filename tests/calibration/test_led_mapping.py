@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import cv2
 import numpy as np
 import pytest
@@ -40,16 +42,14 @@ def _led_positions(ledmap, profile) -> dict[int, tuple[float, float]]:
 def _camera(backend: FakeBackend, positions, size=(1280, 720)):
     """Renders the last frame the strip showed: a dark table with light spots, under
     sensor noise (eight seeded noise pictures taken in turn: drawing a frame's worth of
-    noise for each of a mapping's 300-400 frames was most of these tests' time)."""
+    noise for each of a mapping's 300-420 frames was most of these tests' time)."""
     rng = np.random.default_rng(3)
-    noisy = [cv2.add(np.full((size[1], size[0], 3), 30, np.uint8),
-                     rng.integers(0, 6, (size[1], size[0], 3), dtype=np.uint8))
-             for _ in range(8)]
-    taken = [0]
+    noisy = itertools.cycle([cv2.add(np.full((size[1], size[0], 3), 30, np.uint8),
+                                     rng.integers(0, 6, (size[1], size[0], 3), dtype=np.uint8))
+                             for _ in range(8)])
 
     def grab() -> np.ndarray:
-        img = noisy[taken[0] % len(noisy)].copy()
-        taken[0] += 1
+        img = next(noisy).copy()
         frame = backend.last_frame or ()
         for led, rgb in enumerate(frame):
             if rgb != (0, 0, 0) and led in positions:

@@ -27,6 +27,17 @@ def _played(n_players: int, seed: int):
     return cfg, tuple(moves), tuple(photos), state
 
 
+#: exact photos replayed past a case: enough for the next photos to settle it (the whole
+#: game is replayed below, and every other photo of it in test_skipped_photos)
+AFTER = 8
+
+
+def _up_to(moves, photos, photo: int):
+    """A bot game's moves and photos to ``AFTER`` photos past photo ``photo`` (the one
+    taken after move ``photo - 1``)."""
+    return moves[:photo + AFTER], photos[:photo + AFTER + 1]
+
+
 @pytest.mark.parametrize("n_players,seed", [(4, 5), (3, 7), (2, 11)])
 def test_one_photo_per_turn_gives_the_exact_move_list(n_players, seed):
     cfg, moves, photos, final = _bot_game(n_players, seed)

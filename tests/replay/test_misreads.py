@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from test_infer import _bot_game
+from test_infer import _bot_game, _up_to
 
 from companion.replay import replay
 from companion.rules import Build, make_config
@@ -16,15 +16,11 @@ def _builds(moves):
     return [k + 1 for k, m in enumerate(moves) if isinstance(m, Build) and k >= 6]
 
 
-#: exact photos replayed past the misread one: enough for the next photos to say which
-#: build it was (the rest of the game replays as `test_infer` replays it whole)
-AFTER = 8
-
-
 def _check(cfg, moves, photos, k):
-    """The game to ``AFTER`` photos past photo ``k`` replays to its exact moves."""
-    result = replay(photos[:k + AFTER + 1], make_config(list(cfg.players), edition=cfg.edition))
-    assert [m["notation"] for m in result.moves] == [str(m) for m in moves[:k + AFTER]]
+    """The game a few photos past the misread photo ``k`` replays to its exact moves."""
+    moves, photos = _up_to(moves, photos, k)
+    result = replay(photos, make_config(list(cfg.players), edition=cfg.edition))
+    assert [m["notation"] for m in result.moves] == [str(m) for m in moves]
     assert [w["reason"] for w in result.warnings] == []
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from test_infer import _bot_game
+from test_infer import _bot_game, _up_to
 
 from companion.replay import Observation, replay
 from companion.report import replay_html
@@ -34,16 +34,11 @@ def _hide(photos: list[Observation], site, start: int, view: SiteView | None = N
     return out
 
 
-#: exact photos replayed past the hidden build's own: the game to there (the rest of it
-#: replays as `test_infer` replays it whole)
-AFTER = 8
-
-
 def _game_to(k: int):
-    """The four-player bot game's config, moves and photos to ``AFTER`` photos past the
-    one taken after move ``k``."""
+    """The four-player bot game's config, and its moves and photos to a few photos past
+    the one taken after move ``k``."""
     cfg, moves, photos, _ = _bot_game(4, 5)
-    return cfg, moves[:k + 1 + AFTER], photos[:k + 2 + AFTER]
+    return (cfg, *_up_to(moves, photos, k + 1))
 
 
 def test_a_build_no_photo_shows_is_marked_and_said():
