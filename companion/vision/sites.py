@@ -1238,8 +1238,13 @@ class SiteReader:
         nsites = len(g.sites)
         rank = _nearness_rank(strips)
         nearest = self._nearest
-        if nearest is None or nearest.shape != (H, W):
-            nearest = self._silhouettes(pose, strips, results, rank, (H, W))
+        # the sites left unseen hide nothing from the check: their guesses are painted
+        # so that the rounds read no tower on their faces, but a guess may be a phantom
+        # over the very footprint looked at here
+        guesses = {i for i, r in enumerate(results) if r.height is None and r.tower is not None
+                   } if cfg["print_past_guesses"] else set()
+        if guesses or nearest is None or nearest.shape != (H, W):
+            nearest = self._silhouettes(pose, strips, results, rank, (H, W), skip=guesses)
         behind = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
         vis = ok & ~behind
         # shading-free: each site relative to its own median brightness
