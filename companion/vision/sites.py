@@ -1207,7 +1207,8 @@ class SiteReader:
         empty is resampled top-down over its footprint (board mm, so all sites
         line up) and compared by normalised correlation with the median of all
         empty sites (when that is flat, of the ones that agree with each other:
-        :func:`_agreeing_group`), over the part no nearer tower hides. A hand,
+        :func:`_agreeing_group`), over the part no nearer tower read hides (an unseen
+        site's guess hides nothing here: ``print_past_guesses``). A hand,
         an arm or a tower the scorer missed does not show the print's pattern,
         or shows it in another colour (:func:`_print_colour_offset`: a top over
         its printed square): the site goes to ``unseen`` rather than being
@@ -1242,7 +1243,7 @@ class SiteReader:
         # so that the rounds read no tower on their faces, but a guess may be a phantom
         # over the very footprint looked at here
         guesses = {i for i, r in enumerate(results) if r.height is None and r.tower is not None
-                   } if cfg["print_past_guesses"] else set()
+                   } if cfg["print_past_guesses"] and cfg["occlude_unseen"] else set()
         if guesses or nearest is None or nearest.shape != (H, W):
             nearest = self._silhouettes(pose, strips, results, rank, (H, W), skip=guesses)
         behind = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
