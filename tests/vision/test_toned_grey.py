@@ -83,8 +83,9 @@ def test_the_warm_lamp_photo_reads_its_towers_colours() -> None:
     got = {s: (v.height, v.owner) for s, v in reading.sites.items()}
     # read green before: 4 green, 7 green, 6 green, 4 green (Sao Paulo S, the 6-storey
     # blue, is unseen since the print check looks past the unseen sites' guesses,
-    # sites.print_past_guesses: no print on its footprint, and its tower beat by the
-    # empty site; it was read right after the check while a guess hid the footprint)
+    # sites.print_past_guesses: no print on its footprint, its tower beaten by the
+    # empty site, and two covered neighbours make an arm of it for the covered-tower
+    # rescue; it was read right after the check while a guess hid the footprint)
     assert [got.get(Site(c, r, k)) for c, r, k in ((3, 0, 1), (3, 2, 1), (4, 2, 1), (5, 1, 0))
             ] == [(4, "red"), (7, "blue"), None, (4, "black")]
     assert Site(4, 2, 1) in reading.unseen

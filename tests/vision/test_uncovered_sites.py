@@ -89,7 +89,7 @@ def hider_photo():
 #: 3E's 4-storey blue wins in the rounds, and nothing is left for the cover step; and
 #: the print check held back by the unseen sites' guesses as when this was measured
 #: (sites.print_past_guesses: past them 3E is covered and read as its 4-storey blue
-#: by the covered-tower rescue, and 3C behind it is doubted as a top 3E shares)
+#: by the covered-tower rescue, and 3C behind it goes unseen without the cover step)
 ROUNDS_MISS = {"empty_plastic_weight": 0.0, "print_past_guesses": False}
 
 
