@@ -1242,8 +1242,7 @@ class SiteReader:
         # the sites left unseen hide nothing from the check: their guesses are painted
         # so that the rounds read no tower on their faces, but a guess may be a phantom
         # over the very footprint looked at here
-        guesses = {i for i, r in enumerate(results) if r.height is None and r.tower is not None
-                   } if cfg["print_past_guesses"] and cfg["occlude_unseen"] else set()
+        guesses = self._guesses(results) if cfg["print_past_guesses"] else set()
         if guesses or nearest is None or nearest.shape != (H, W):
             nearest = self._silhouettes(pose, strips, results, rank, (H, W), skip=guesses)
         behind = (nearest[py, px].reshape(nsites, -1) < rank[:, None])
@@ -1952,7 +1951,7 @@ class SiteReader:
         """The towers that hide what lies behind them, far first: each tower read, and
         (``occlude_unseen``) each unseen site's best tower, unless in ``skip``. Site,
         height, depth and colour."""
-        unseen = bool(self.cfg["occlude_unseen"])
+        guesses = self._guesses(results) - (skip or set())
         towers: list[tuple[int, int, float, str | None]] = []
         for i in np.argsort(-rank):  # far first, near overwrite
             r = results[int(i)]
@@ -1960,10 +1959,17 @@ class SiteReader:
                 continue
             if r.height:
                 towers.append((int(i), int(r.height), float(r.depth), r.color))
-            elif r.height is None and unseen and r.tower is not None and (
-                    skip is None or int(i) not in skip):
+            elif int(i) in guesses:
+                assert r.tower is not None
                 towers.append((int(i), int(r.tower[0]), float(r.tower[2]), r.tower[1]))
         return towers
+
+    def _guesses(self, results: Sequence[SiteResult | None]) -> set[int]:
+        """The unseen sites whose best tower the silhouettes paint (``occlude_unseen``)."""
+        if not self.cfg["occlude_unseen"]:
+            return set()
+        return {i for i, r in enumerate(results)
+                if r is not None and r.height is None and r.tower is not None}
 
     def _hulls(self, pose: Pose, st: Strips,
                towers: Sequence[tuple[int, int, float, str | None]]) -> list[np.ndarray]:

@@ -21,6 +21,7 @@ import numpy as np
 from companion.rules.board import Site
 from companion.vision.evaluate import compare, site_verdicts
 from companion.vision.reader import read_image
+from tests.vision.readings import detail, verdict_changes
 
 OFF = {"sites": {"covered_tower_margin": 0.0}}
 
@@ -98,26 +99,24 @@ def test_an_unseen_sites_guess_does_not_keep_the_print_check_off_a_footprint():
     image, truth = shoot(30, "mounted")
     cols = truth["expected"]["colors"]
     site, guess = Site(1, 0, 2), Site(1, 2, 2)
-    built = {(e["city"], e["row"], e["col"]): (e["height"], e["owner"])
-             for e in truth["board"]["sites"]}
-    assert built[(1, 0, 2)] == (8, "black") and (1, 2, 2) not in built
+    built = {Site.from_json(e): (e["height"], e["owner"]) for e in truth["board"]["sites"]}
+    assert built[site] == (8, "black") and guess not in built
     before = read_image(image, None, cols, _with(NOMINAL, {"sites": {
         "print_past_guesses": False}}))
     reading = read_image(image, None, cols, NOMINAL)
     for r in (before, reading):
-        hid = {d.site: d for d in r.details}[guess]
+        hid = detail(r, guess)
         assert guess in r.unseen and hid.reason == "hidden"
         assert hid.tower is not None and hid.tower[:2] == (13, "black")
-    was = {d.site: d for d in before.details}[site]
+    was = detail(before, site)
     assert site not in before.sites and site not in before.unseen  # read empty
     assert (was.height, was.reason) == (0, "") and 1.4 < was.margin < 1.6
     assert [(h, c) for h, c, _ in was.rivals[:2]] == [(8, "black"), (2, "blue")]
     assert (reading.sites[site].height, reading.sites[site].owner) == (8, "black")
-    assert {d.site: d for d in reading.details}[site].reason == ""
+    assert detail(reading, site).reason == ""
     # that site alone is read otherwise, and a hidden site (2E, empty) goes from read
     # empty to unseen
-    now, then = (site_verdicts(r.to_json(), truth) for r in (reading, before))
-    assert {s: (then[s], now[s]) for s in now if now[s] != then[s]} == {
+    assert verdict_changes(reading, before, truth) == {
         site: (("empty", "wrong"), ("8 black", "right")),
         Site(2, 1, 2): (("empty", "hidden"), ("unseen", "hidden"))}
 
