@@ -307,6 +307,10 @@ class Scorer:
         self.scale = np.ones(len(names)) if scale is None else np.asarray(scale, np.float64)
         self.linear = np.asarray(linear, np.float64)
         self.hidden = hidden
+        # the hidden layer in single precision: its tanh is most of the scorer's time
+        # and five times faster so; the scores move by a few millionths of a point
+        self._hidden32 = None if hidden is None else tuple(
+            np.asarray(a, np.float32) for a in hidden)
 
     @classmethod
     def from_config(cls, cfg: Mapping[str, Any] | None) -> Scorer:
@@ -367,9 +371,12 @@ class Scorer:
         if self.hidden is not None:
             X = X / self.scale
         s = X @ self.linear
-        if self.hidden is not None:
-            W1, b1, w2 = self.hidden
-            s = s + np.tanh(X @ W1 + b1) @ w2
+        if self._hidden32 is not None:
+            W1, b1, w2 = self._hidden32
+            hidden = X.astype(np.float32) @ W1
+            hidden += b1
+            np.tanh(hidden, out=hidden)
+            s = s + hidden @ w2
         return s
 
 
