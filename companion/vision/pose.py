@@ -57,7 +57,9 @@ def detect_markers(gray: np.ndarray, geometry: BoardGeometry,
     default local threshold, and a lower or a wider one keeps them apart; a
     marker the first look misses may decode at 4 pixels a cell, a look made
     whenever a marker is missing (every marker more pins the focal length, which
-    two or three markers on one plane leave loose).
+    two or three markers on one plane leave loose); and a small marker blurred by
+    more than a pixel, whose border bleeds into its outer cells, decodes when each
+    cell is read from its middle only (the last entry).
     Each look adds only the markers not found yet; ``retry_below`` 0 turns
     every entry off. ``previous``: the pose of a camera being tracked; when the
     first look's markers all lie within ``bump_px`` of where it puts them, the
