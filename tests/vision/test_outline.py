@@ -1,6 +1,9 @@
 """The board's outline fixes a pose that markers on one side of the board left loose.
 
-Ray-traced frame 214 (mounted, 52 degrees): towers hide both far markers, the
+Ray-traced frame 214 (mounted, 52 degrees): the detector finds neither far
+marker, but for its look at the cells' middles, which decodes marker 0 (37 x 27
+px, blurred, a block against its quiet zone) and which this module leaves out
+(TWO) but for one test; the
 two near ones fix where the near edge lies but hardly how the board tilts
 (nor, without a camera file, the focal length: 17% long), and the sites the
 reader projects were 7-17 px off. The outline's four edges,
@@ -21,8 +24,8 @@ from companion.vision.settings import section
 from tests.vision.retries import without_middle_look
 
 #: the two near markers this module was written for: the detector's look at the
-#: cells' middles (pose.retry's last entry) decodes marker 0 too, which towers only
-#: partly hide (test_the_middle_look_finds_a_far_marker_here)
+#: cells' middles (pose.retry's last entry) decodes far marker 0 too
+#: (test_the_middle_look_finds_a_far_marker_here)
 TWO = {"pose": without_middle_look()}
 OFF = {"outline": {"enabled": False}, **TWO}
 
@@ -108,8 +111,8 @@ def test_each_edge_is_found_outside_the_border_art(frame):
 
 def test_the_middle_look_finds_a_far_marker_here(frame):
     """As shipped, the detector's look at each cell's middle decodes marker 0 beside
-    the two near ones (its outer cells blurred into its border, partly behind a
-    tower): three markers put the sites within half a pixel, as the outline does."""
+    the two near ones (the other looks misread its bits): three markers put the
+    sites within half a pixel, as the outline does from two."""
     image, truth = frame
     reading = read_image(image, None, truth["expected"]["colors"])
     assert reading.pose.markers == (0, 2, 3)
