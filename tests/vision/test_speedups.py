@@ -42,3 +42,24 @@ def test_blas_limit_is_harmless() -> None:
     before = a @ a.T
     limit_blas_threads(1)
     assert np.array_equal(a @ a.T, before)
+
+
+def test_the_scorers_single_precision_layer_is_the_double_one_within_a_hair() -> None:
+    """The shipped network scorer computes its hidden layer in float32: its scores
+    stay within 2e-5 of a point of the float64 expression (decisions are taken at
+    margins of tenths of a point), in the layout the site reader hands it."""
+    from companion.vision.settings import section
+    from companion.vision.sites import FEATURES, Scorer
+
+    scorer = Scorer.from_config(section("sites")["scorer"])
+    assert scorer.hidden is not None
+    W1, b1, w2 = scorer.hidden
+    rng = np.random.default_rng(5)
+    # feature-major storage, as _features builds it
+    F = rng.normal(size=(len(FEATURES), 9, 31, 7)).transpose(1, 2, 3, 0)
+    X = F[..., scorer.inv] / scorer.scale
+    exact = X @ scorer.linear + np.tanh(X @ W1 + b1) @ w2
+    got = scorer(F)
+    assert got.dtype == np.float64 and got.shape == exact.shape
+    assert float(np.abs(got - exact).max()) < 2e-5
+    assert float(np.abs(got - exact).max()) > 0.0  # single precision, not the same sums
