@@ -368,7 +368,7 @@ class Scorer:
         # F[..., inv] is laid out feature-major whatever F's layout: keep that layout
         # (F as _features builds it has it already), the matrix products sum alike
         X = F if self.identity and F.strides[-1] > F.strides[0] else F[..., self.inv]
-        if self.hidden is not None:
+        if self._hidden32 is not None:
             X = X / self.scale
         s = X @ self.linear
         if self._hidden32 is not None:

@@ -12,6 +12,7 @@ import numpy as np
 from companion.vision.geometry import board_geometry
 from companion.vision.pose import detect_markers
 from companion.vision.settings import section
+from tests.vision.retries import without_middle_look
 
 
 def _blurred_marker(width_px: float, squash: float, sigma: float, turn_deg: float
@@ -45,7 +46,7 @@ def test_a_blurred_small_marker_decodes_from_its_cells_middles() -> None:
     pose_cfg = section("pose")
     assert pose_cfg["retry"][-1] == {"below": 4, "perspectiveRemovePixelPerCell": 3,
                                      "perspectiveRemoveIgnoredMarginPerCell": 0.35}
-    without = {**pose_cfg, "retry": pose_cfg["retry"][:-1]}
+    without = {**pose_cfg, **without_middle_look()}
     for turn in (0.0, 12.0):
         image, truth = _blurred_marker(36, 0.65, 1.6, turn)
         assert detect_markers(image, geometry, without) == {}
@@ -61,7 +62,7 @@ def test_a_sharp_marker_needs_no_such_look() -> None:
     found by the first look is found as before."""
     geometry = board_geometry()
     pose_cfg = section("pose")
-    without = {**pose_cfg, "retry": pose_cfg["retry"][:-1]}
+    without = {**pose_cfg, **without_middle_look()}
     image, truth = _blurred_marker(48, 0.75, 1.0, 12.0)
     before = detect_markers(image, geometry, without)
     after = detect_markers(image, geometry, pose_cfg)

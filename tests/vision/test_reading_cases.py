@@ -531,13 +531,12 @@ def test_a_small_marker_whose_bits_are_misread_is_read_on_a_finer_look():
     from companion.vision.pose import detect_markers
     from companion.vision.settings import section
     from tests.vision.raycast import shoot as raycast_shoot
+    from tests.vision.retries import looks_before_the_middle
 
     image, truth = raycast_shoot(214, "mounted")
     g = board_geometry()
     gray = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
     pose_cfg = section("pose")
-    from tests.vision.retries import looks_before_the_middle
-
     # (the look at each cell's middle, pose.retry's last entry, decodes markers 0 and
     # 2 even from the coarse first look, and marker 0 beside 2 and 3 as shipped)
     coarse = {**pose_cfg, "first": {}, "retry": looks_before_the_middle()[1:]}
