@@ -26,14 +26,32 @@ def locate_spot(baseline: np.ndarray, lit: np.ndarray, min_delta: float = 40.0
     import cv2
 
     diff = cv2.absdiff(lit, baseline)
-    # the largest channel's change (numpy's max over the colour axis took 30 ms a frame)
-    grey = diff if diff.ndim == 2 else np.maximum.reduce(cv2.split(diff))
+    # the largest channel's change (numpy's max over the colour axis took 30 ms a frame,
+    # and np.maximum.reduce over the planes stacks them into one array first)
+    if diff.ndim == 2:
+        grey = diff
+    else:
+        planes = cv2.split(diff)
+        grey = planes[0]
+        for plane in planes[1:]:
+            grey = cv2.max(grey, plane)
     grey = cv2.GaussianBlur(grey, (0, 0), 2.0)
     peak = float(grey.max())
     if peak < min_delta:
         return None
-    ys, xs = np.nonzero(grey >= 0.5 * peak)
-    weights = grey[ys, xs].astype(np.float64)
+    # the pixels at half the peak or more, looked for only in the box that holds them
+    # all (the same pixels in the same order as over the whole frame: a spot is a few
+    # hundred pixels of a million). Whole grey levels: v >= peak / 2 is v > ceil - 1
+    level = float(np.ceil(0.5 * peak)) - 1.0
+    if grey.dtype == np.uint8:
+        _, mask = cv2.threshold(grey, level, 255, cv2.THRESH_BINARY)
+        x0, y0, w, h = cv2.boundingRect(mask)
+    else:  # (a float frame: no box, the whole of it)
+        x0, y0, (h, w) = 0, 0, grey.shape[:2]
+    box = grey[y0:y0 + h, x0:x0 + w]
+    ys, xs = np.nonzero(box >= 0.5 * peak)
+    weights = box[ys, xs].astype(np.float64)
+    ys, xs = ys + y0, xs + x0
     return float((xs * weights).sum() / weights.sum()), float((ys * weights).sum() / weights.sum())
 
 

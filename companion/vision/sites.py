@@ -125,6 +125,30 @@ def covered_tower_lead(r: SiteResult, cfg: Mapping[str, Any]) -> float | None:
     return lead
 
 
+def recolour_tops(results: Sequence[SiteResult], model: ColourModel,
+                  fitted: ColourModel) -> None:
+    """Each top's colour decided again under ``fitted`` (the colours re-centred on the
+    photo's confident tops), where the scorer gave it the colour nearest it under
+    ``model``; heights stay (they hardly depend on the exact centres).
+
+    A top the scorer gave another colour keeps it: nearest is not how that colour
+    was decided. A glossy top in a lamp's mirror image is pastel, fits no colour
+    and is nearest black or yellow, and took its side face's colour
+    (:meth:`SiteReader._glare_colour`); decided again by nearness it went back to
+    the colour the scorer had refused (raycast phone 16008: three orange tops read
+    yellow; mounted 14: a pink-washed red top read black).
+    """
+    tops = [r for r in results if r.height and r.top_feature is not None]
+    if not tops:
+        return
+    feats = np.stack([r.top_feature for r in tops if r.top_feature is not None])
+    was = np.argmin(model.distance2(feats), axis=1)
+    now = np.argmin(fitted.distance2(feats), axis=1)
+    for r, k0, k in zip(tops, was, now, strict=True):
+        if model.names[int(k0)] == r.color:
+            r.color = fitted.names[int(k)]
+
+
 def claim_split_colour(results: Sequence[SiteResult], model: ColourModel,
                        cfg: Mapping[str, Any]) -> int:
     """Tops of one colour in two groups apart, one of them another colour in play.
@@ -1002,16 +1026,8 @@ class SiteReader:
         if cfg["refit_colours"]:
             fitted = self._refit(results, model)
             if fitted is not None:
-                # colours re-centred on this photo's confident tops: decide every top's
-                # colour again (heights stay: they hardly depend on the exact centres)
+                recolour_tops(results, model, fitted)
                 model = fitted
-                tops: list[tuple[SiteResult, FloatArray]] = [
-                    (r, r.top_feature) for r in results
-                    if r.height and r.top_feature is not None]
-                if tops:
-                    d2 = model.distance2(np.stack([f for _, f in tops]))
-                    for (r, _), k in zip(tops, np.argmin(d2, axis=1), strict=True):
-                        r.color = model.names[int(k)]
         if claim_split_colour(results, model, cfg) and cfg["refit_colours"]:
             model = self._refit(results, model) or model
         return results, strips, model

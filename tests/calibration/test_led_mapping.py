@@ -106,6 +106,39 @@ def test_spot_finding_ignores_noise():
     assert abs(u - 70) < 0.5 and abs(v - 30) < 0.5
 
 
+def _spot_over_the_whole_frame(baseline, lit, min_delta=40.0):
+    """The spot as the whole frame gives it: every half-peak pixel, wherever it is."""
+    diff = cv2.absdiff(lit, baseline)
+    grey = cv2.GaussianBlur(diff.max(axis=2), (0, 0), 2.0)
+    peak = float(grey.max())
+    if peak < min_delta:
+        return None
+    ys, xs = np.nonzero(grey >= 0.5 * peak)
+    w = grey[ys, xs].astype(np.float64)
+    return float((xs * w).sum() / w.sum()), float((ys * w).sum() / w.sum())
+
+
+def test_the_spot_is_the_whole_frames_to_the_bit():
+    # the half-peak pixels are looked for in the box that holds them: the same pixels,
+    # the same sums, with several lights, big and small, and noise over the frame
+    rng = np.random.default_rng(11)
+    found = 0
+    for k in range(40):
+        base = cv2.add(np.full((180, 320, 3), 30, np.uint8),
+                       rng.integers(0, 6, (180, 320, 3), dtype=np.uint8))
+        lit = base.copy()
+        for _ in range(int(rng.integers(0, 3))):
+            centre = (int(rng.integers(0, 320)), int(rng.integers(0, 180)))
+            colour = tuple(int(c) for c in rng.integers(0, 256, 3))
+            cv2.circle(lit, centre, int(rng.integers(1, 9)), colour, -1, cv2.LINE_AA)
+        if k % 5 == 0:
+            lit = cv2.add(lit, rng.integers(0, 90, lit.shape, dtype=np.uint8))
+        want = _spot_over_the_whole_frame(base, lit)
+        assert locate_spot(base, lit) == want
+        found += want is not None
+    assert found >= 20  # lights were there to find
+
+
 def test_edges_layout_builds_rows_and_columns():
     # the built-in edge layout lights a site by its row LED and its column LED
     m = edges()

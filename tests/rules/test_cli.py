@@ -55,6 +55,42 @@ def test_score_prints_player_totals_for_two_colour_players(tmp_path: Path) -> No
     assert "player Ann: 13" in table.stdout and "black" in table.stdout
 
 
+# the command modules every run loads name their heavy imports inside the commands;
+# the vision package's names once made `companion score` import the reader
+_LOADED = """
+import json, sys
+from companion.cli import main
+code = main(sys.argv[1:])
+print(json.dumps([code, sorted(m for m in ("numpy", "cv2", "flask", "waitress")
+                                if m in sys.modules)]))
+"""
+
+
+@pytest.mark.parametrize("args", [["score", "rulebook-1994.board.json", "--json"],
+                                  ["play", "--seed", "3"], ["games", "--data-dir", "{tmp}"],
+                                  []])
+def test_the_rules_commands_load_no_numpy_opencv_or_flask(args: list[str], tmp_path: Path
+                                                          ) -> None:
+    args = [str(EXAMPLES / a) if a.endswith(".json") else a.format(tmp=tmp_path)
+            for a in args]
+    proc = subprocess.run([sys.executable, "-c", _LOADED, *args], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    code, loaded = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert (code, loaded) == (0 if args else 2, [])  # no command: the help, status 2
+
+
+def test_the_vision_packages_names_still_import() -> None:
+    import companion.vision as vision
+    from companion.vision import BoardNotFoundError, read_image
+    from companion.vision.errors import VisionError
+    from companion.vision.reader import read_image as direct
+
+    assert read_image is direct and issubclass(BoardNotFoundError, VisionError)
+    assert sorted(vision.__all__) == sorted(vision._HOMES)
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        vision.nothing  # noqa: B018
+
 BAD_FILES = {
     "not-json.json": ("text", "this is not JSON\n", "malformed JSON: Expecting value"),
     "binary.json": ("bytes", b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "not a text file"),

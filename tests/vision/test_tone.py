@@ -354,8 +354,10 @@ def test_a_camera_that_lifts_its_darks_but_not_its_shadows_is_not_dehazed() -> N
     # tops read then: sites.empty_plastic_weight)
     assert read.gains == (1.35, 1.1)
     # [(3, 17), (2, 30)] before the empty site lost points on a plastic footprint
-    # (sites.empty_plastic_weight)
-    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(2, 19), (3, 28)]
+    # (sites.empty_plastic_weight); (2, 19) for the read while the refit decided every
+    # top's colour again by nearness (sites.recolour_tops: 1NE, the 2-storey red washed
+    # pink, read red by its side face and reported black)
+    assert [(c["wrong"], c["unseen_visible"]) for c in got] == [(1, 19), (3, 28)]
 
 
 def test_with_few_sure_tops_the_tops_won_by_a_little_fit_the_curve() -> None:
