@@ -91,6 +91,7 @@ def test_the_vision_packages_names_still_import() -> None:
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         vision.nothing  # noqa: B018
 
+
 BAD_FILES = {
     "not-json.json": ("text", "this is not JSON\n", "malformed JSON: Expecting value"),
     "binary.json": ("bytes", b"\x89PNG\r\n\x1a\n\x00\xff\xfe", "not a text file"),
