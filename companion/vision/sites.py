@@ -138,13 +138,13 @@ def recolour_tops(results: Sequence[SiteResult], model: ColourModel,
     the colour the scorer had refused (raycast phone 16008: three orange tops read
     yellow; mounted 14: a pink-washed red top read black).
     """
-    tops = [r for r in results if r.height and r.top_feature is not None]
+    tops = [(r, r.top_feature) for r in results if r.height and r.top_feature is not None]
     if not tops:
         return
-    feats = np.stack([r.top_feature for r in tops if r.top_feature is not None])
+    feats = np.stack([f for _, f in tops])
     was = np.argmin(model.distance2(feats), axis=1)
     now = np.argmin(fitted.distance2(feats), axis=1)
-    for r, k0, k in zip(tops, was, now, strict=True):
+    for (r, _), k0, k in zip(tops, was, now, strict=True):
         if model.names[int(k0)] == r.color:
             r.color = fitted.names[int(k)]
 
