@@ -15,3 +15,14 @@ def test_the_replay_bench_times_an_exact_replay_of_a_game() -> None:
     assert out["every_other_photo_moves_right"] == 12
     assert 0 < out["every_photo_s"] and 0 < out["every_other_photo_s"]
     assert "replay" in PARTS
+
+
+def test_the_bench_help_names_every_part(capsys) -> None:
+    from companion.cli import main
+
+    try:
+        main(["bench", "--help"])
+    except SystemExit as done:
+        assert done.code == 0
+    listed = capsys.readouterr().out.split("comma-separated:", 1)[1].split()[0]
+    assert listed.split(",") == PARTS
