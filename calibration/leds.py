@@ -42,8 +42,8 @@ def locate_spot(baseline: np.ndarray, lit: np.ndarray, min_delta: float = 40.0
     # the pixels at half the peak or more, looked for only in the box that holds them
     # all (the same pixels in the same order as over the whole frame: a spot is a few
     # hundred pixels of a million). Whole grey levels: v >= peak / 2 is v > ceil - 1
-    level = float(np.ceil(0.5 * peak)) - 1.0
     if grey.dtype == np.uint8:
+        level = float(np.ceil(0.5 * peak)) - 1.0
         _, mask = cv2.threshold(grey, level, 255, cv2.THRESH_BINARY)
         x0, y0, w, h = cv2.boundingRect(mask)
     else:  # (a float frame: no box, the whole of it)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from companion.bench import PARTS, bench_replay
 
 
@@ -17,12 +19,11 @@ def test_the_replay_bench_times_an_exact_replay_of_a_game() -> None:
     assert "replay" in PARTS
 
 
-def test_the_bench_help_names_every_part(capsys) -> None:
+def test_the_bench_help_names_every_part(capsys: pytest.CaptureFixture[str]) -> None:
     from companion.cli import main
 
-    try:
+    with pytest.raises(SystemExit) as done:
         main(["bench", "--help"])
-    except SystemExit as done:
-        assert done.code == 0
+    assert done.value.code == 0
     listed = capsys.readouterr().out.split("comma-separated:", 1)[1].split()[0]
     assert listed.split(",") == PARTS
